@@ -1,0 +1,35 @@
+/**
+ * The contract between a surface's method table and the transport-neutral JSON-RPC core.
+ * A surface (evmrpc/, cometrpc/) declares ONE table: wire name -> param codecs -> handler.
+ */
+
+/** Per-call context the transport supplies. */
+export interface CallContext {
+  readonly transport: 'http' | 'ws';
+  /** true when the request carried a valid auth token (private namespaces need it) */
+  readonly authenticated: boolean;
+  /** WebSocket connection id (undefined over HTTP) */
+  readonly connectionId?: string;
+  /** sends a notification to this connection (WebSocket only) */
+  readonly notify?: (method: string, params: unknown) => boolean;
+}
+
+/** Decodes one positional param; throws FerryError(-32602) naming the argument on bad input. */
+export interface ParamCodec<T = unknown> {
+  /** human name used in docs */
+  readonly name: string;
+  /** when true the param may be absent (or null) and decode receives undefined */
+  readonly optional?: boolean;
+  decode(value: unknown, index: number): T;
+}
+
+export interface MethodSpec {
+  readonly params: readonly ParamCodec[];
+  /** `private` methods need CallContext.authenticated */
+  readonly private?: boolean;
+  /** result is JSON-ready (hex already applied by the surface's format layer) */
+  handler(args: any[], ctx: CallContext): unknown | Promise<unknown>;
+}
+
+/** wire name ("eth_getBalance") -> spec */
+export type MethodTable = Readonly<Record<string, MethodSpec>>;
