@@ -1,0 +1,105 @@
+/**
+ * Every option of the node, with its default. Names follow Evmos app.toml `[json-rpc]` and CometBFT
+ * config.toml keys. Precedence: flag > file > default (see load.ts).
+ */
+
+export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'miner', 'txpool', 'personal'] as const;
+export type Namespace = (typeof NAMESPACES)[number];
+
+export interface JsonRpcOptions {
+  enable: boolean;
+  /** host:port */
+  address: string;
+  /** host:port */
+  wsAddress: string;
+  api: Namespace[];
+  gasCap: bigint;
+  /** milliseconds */
+  evmTimeoutMs: number;
+  filterCap: number;
+  feeHistoryCap: number;
+  logsCap: number;
+  blockRangeCap: number;
+  httpTimeoutMs: number;
+  httpIdleTimeoutMs: number;
+  allowUnprotectedTxs: boolean;
+  /** 0 = unlimited */
+  maxOpenConnections: number;
+  batchRequestLimit: number;
+  batchResponseMaxSize: number;
+  httpBodyLimit: number;
+}
+
+export interface ConsensusOptions {
+  /** milliseconds between blocks */
+  timeoutCommitMs: number;
+  /** dev option: make a block as soon as a transaction arrives */
+  createEmptyBlocks: boolean;
+  blockOnTx: boolean;
+}
+
+export interface RpcOptions {
+  /** tcp://host:port */
+  laddr: string;
+}
+
+export interface MempoolOptions {
+  /** max txs in the pool (pending + queued) */
+  size: number;
+  /** max bytes of one tx */
+  maxTxBytes: number;
+  /** replacement needs this percentage bump of fee cap and tip */
+  priceBumpPercent: number;
+  /** max queued (nonce-gapped) txs per account */
+  accountQueue: number;
+}
+
+export interface NodeOptions {
+  home: string;
+  /** wei per gas; txs below are rejected by CheckTx */
+  minimumGasPrice: bigint;
+  /** true when --minimum-gas-prices was given on the command line (miner_setGasPrice then has no effect) */
+  minimumGasPriceFromFlag: boolean;
+  logLevel: string;
+  jsonRpc: JsonRpcOptions;
+  rpc: RpcOptions;
+  consensus: ConsensusOptions;
+  mempool: MempoolOptions;
+}
+
+export const DEFAULT_JSON_RPC: JsonRpcOptions = {
+  enable: true,
+  address: '127.0.0.1:8545',
+  wsAddress: '0.0.0.0:8546',
+  api: ['eth', 'net', 'web3'],
+  gasCap: 25_000_000n,
+  evmTimeoutMs: 5_000,
+  filterCap: 200,
+  feeHistoryCap: 100,
+  logsCap: 10_000,
+  blockRangeCap: 10_000,
+  httpTimeoutMs: 30_000,
+  httpIdleTimeoutMs: 120_000,
+  allowUnprotectedTxs: false,
+  maxOpenConnections: 0,
+  batchRequestLimit: 1000,
+  batchResponseMaxSize: 25_000_000,
+  httpBodyLimit: 5 * 1024 * 1024,
+};
+
+export const DEFAULT_CONSENSUS: ConsensusOptions = {
+  timeoutCommitMs: 1_000,
+  createEmptyBlocks: true,
+  blockOnTx: false,
+};
+
+export const DEFAULT_RPC: RpcOptions = { laddr: 'tcp://127.0.0.1:26657' };
+
+export const DEFAULT_MEMPOOL: MempoolOptions = {
+  size: 10_000,
+  maxTxBytes: 128 * 1024,
+  priceBumpPercent: 10,
+  accountQueue: 64,
+};
+
+export const DEFAULT_HOME_DIRNAME = '.ferry';
