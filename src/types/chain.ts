@@ -1,0 +1,109 @@
+/**
+ * Domain types of the EVM chain. Numbers are bigint, bytes are Uint8Array — never hex strings;
+ * hex appears only at the RPC boundary (evmrpc/format.ts, cometrpc/).
+ */
+
+export type Bytes = Uint8Array;
+/** 20 bytes */
+export type Address = Uint8Array;
+/** 32 bytes */
+export type Hash = Uint8Array;
+
+export interface AccessListItem {
+  address: Address;
+  storageKeys: Hash[];
+}
+
+/** A signed EVM transaction, decoded, with its recovered sender. */
+export interface EvmTx {
+  /** keccak256 of the signed envelope */
+  hash: Hash;
+  /** 0 legacy, 1 EIP-2930, 2 EIP-1559 */
+  type: 0 | 1 | 2;
+  /** undefined for a pre-EIP-155 legacy tx */
+  chainId: bigint | undefined;
+  nonce: bigint;
+  gasLimit: bigint;
+  /** legacy and type 1 */
+  gasPrice: bigint | undefined;
+  /** type 2 */
+  maxFeePerGas: bigint | undefined;
+  maxPriorityFeePerGas: bigint | undefined;
+  to: Address | undefined;
+  value: bigint;
+  input: Bytes;
+  accessList: AccessListItem[];
+  v: bigint;
+  r: bigint;
+  s: bigint;
+  from: Address;
+  /** the signed envelope bytes (what eth_sendRawTransaction got) */
+  raw: Bytes;
+}
+
+export interface EvmLog {
+  address: Address;
+  topics: Hash[];
+  data: Bytes;
+  blockNumber: bigint;
+  blockHash: Hash;
+  transactionHash: Hash;
+  transactionIndex: number;
+  /** block-wide index */
+  logIndex: number;
+}
+
+export interface EvmReceipt {
+  transactionHash: Hash;
+  transactionIndex: number;
+  blockHash: Hash;
+  blockNumber: bigint;
+  from: Address;
+  to: Address | undefined;
+  type: 0 | 1 | 2;
+  /** 1 success, 0 failure */
+  status: 0 | 1;
+  cumulativeGasUsed: bigint;
+  gasUsed: bigint;
+  effectiveGasPrice: bigint;
+  contractAddress: Address | undefined;
+  logs: EvmLog[];
+  logsBloom: Bytes;
+  /** the VM error when status is 0 ("execution reverted", "out of gas", ...) */
+  vmError: string | undefined;
+  /** revert return data when status is 0 */
+  revertData: Bytes | undefined;
+}
+
+export interface EvmHeader {
+  number: bigint;
+  /** == CometBFT header hash of the same height (genesis: keccak of the genesis header RLP) */
+  hash: Hash;
+  parentHash: Hash;
+  stateRoot: Hash;
+  transactionsRoot: Hash;
+  receiptsRoot: Hash;
+  logsBloom: Bytes;
+  miner: Address;
+  gasLimit: bigint;
+  gasUsed: bigint;
+  /** seconds */
+  timestamp: bigint;
+  extraData: Bytes;
+  baseFeePerGas: bigint;
+  mixHash: Hash;
+  /** bytes of the block's encoding */
+  size: bigint;
+}
+
+export interface EvmBlock {
+  header: EvmHeader;
+  transactions: EvmTx[];
+}
+
+/** Where a committed tx lives. */
+export interface TxLocation {
+  blockNumber: bigint;
+  blockHash: Hash;
+  index: number;
+}
