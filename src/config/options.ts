@@ -41,6 +41,27 @@ export interface ConsensusOptions {
 export interface RpcOptions {
   /** tcp://host:port */
   laddr: string;
+  /** CORS allowed origins; empty = CORS off, `*` = any */
+  corsAllowedOrigins: string[];
+  /** serve the unsafe routes (dial_seeds, dial_peers, unsafe_flush_mempool) */
+  unsafe: boolean;
+  /** 0 = unlimited */
+  maxOpenConnections: number;
+  /** distinct remote addresses with subscriptions */
+  maxSubscriptionClients: number;
+  maxSubscriptionsPerClient: number;
+  /** events buffered per subscription */
+  experimentalSubscriptionBufferSize: number;
+  /** responses buffered per WebSocket connection */
+  experimentalWebsocketWriteBufferSize: number;
+  /** close a slow WebSocket client instead of dropping its events */
+  experimentalCloseOnSlowClient: boolean;
+  /** milliseconds broadcast_tx_commit waits for the block */
+  timeoutBroadcastTxCommitMs: number;
+  /** 0 = unlimited */
+  maxRequestBatchSize: number;
+  maxBodyBytes: number;
+  maxHeaderBytes: number;
 }
 
 export interface MempoolOptions {
@@ -93,7 +114,22 @@ export const DEFAULT_CONSENSUS: ConsensusOptions = {
   blockOnTx: false,
 };
 
-export const DEFAULT_RPC: RpcOptions = { laddr: 'tcp://127.0.0.1:26657' };
+/** CometBFT v0.38 `DefaultRPCConfig` values. */
+export const DEFAULT_RPC: RpcOptions = {
+  laddr: 'tcp://127.0.0.1:26657',
+  corsAllowedOrigins: [],
+  unsafe: false,
+  maxOpenConnections: 900,
+  maxSubscriptionClients: 100,
+  maxSubscriptionsPerClient: 5,
+  experimentalSubscriptionBufferSize: 200,
+  experimentalWebsocketWriteBufferSize: 200,
+  experimentalCloseOnSlowClient: false,
+  timeoutBroadcastTxCommitMs: 10_000,
+  maxRequestBatchSize: 10,
+  maxBodyBytes: 1_000_000,
+  maxHeaderBytes: 1024 * 1024,
+};
 
 export const DEFAULT_MEMPOOL: MempoolOptions = {
   size: 10_000,
@@ -103,3 +139,11 @@ export const DEFAULT_MEMPOOL: MempoolOptions = {
 };
 
 export const DEFAULT_HOME_DIRNAME = '.ferry';
+
+/** The EVM denom of `minimum-gas-prices`: 1 aferry = 1 wei. */
+export const EVM_DENOM = 'aferry';
+export const DEFAULT_MINIMUM_GAS_PRICE = 0n;
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const DEFAULT_LOG_LEVEL: LogLevel = 'info';

@@ -1,0 +1,228 @@
+/**
+ * Starts each node the bench compares on free loopback ports, waits until it answers JSON-RPC,
+ * and stops it again. Every node is a child process of the bench, so its peak RSS can be read.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeClient, sleep } from './rpc.js';
+import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
+
+export const NODE_NAMES = ['anvil', 'hardhat', 'ferry', 'bare'] as const;
+export type NodeName = (typeof NODE_NAMES)[number];
+
+const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, bare: 10_000 };
+const STOP_TIMEOUT_MS = 10_000;
+const READY_POLL_MS = 200;
+const LOG_TAIL_CHARS = 1_500;
+
+export interface RunningNode {
+  name: NodeName;
+  url: string;
+  pid: number;
+  version: string;
+  /** false for the bare server: it only answers a constant reply */
+  isChain: boolean;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+function tail(file: string): string {
+  try {
+    const text = readFileSync(file, 'utf8');
+    return text.slice(-LOG_TAIL_CHARS).trim();
+  } catch {
+    return '';
+  }
+}
+
+interface LaunchSpec {
+  name: NodeName;
+  cmd: string;
+  args: string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  port: number;
+  version: string;
+  isChain: boolean;
+  /** removed after stop */
+  scratch?: string;
+}
+
+async function launch(spec: LaunchSpec): Promise<RunningNode> {
+  const logDir = join(PEERS_DIR, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${spec.name}.log`);
+  const fd = openSync(logFile, 'w');
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.cmd, spec.args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
+  let exited: string | undefined;
+  const exitPromise = new Promise<void>((r) => {
+    child.once('exit', (code, signal) => {
+      exited = `exited with ${code ?? signal}`;
+      r();
+    });
+    child.once('error', (e) => {
+      exited = `failed to spawn: ${e.message}`;
+      r();
+    });
+  });
+  const stop = async (): Promise<void> => {
+    if (exited === undefined) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exitPromise;
+      clearTimeout(timer);
+    }
+    if (spec.scratch) rmSync(spec.scratch, { recursive: true, force: true });
+  };
+  const url = `http://127.0.0.1:${spec.port}/`;
+  const probe = makeClient(url, 1);
+  const deadline = Date.now() + START_TIMEOUT_MS[spec.name];
+  try {
+    for (;;) {
+      if (exited !== undefined) throw new Error(`${spec.name} ${exited}: ${tail(logFile)}`);
+      if (Date.now() > deadline) throw new Error(`${spec.name} did not answer within ${START_TIMEOUT_MS[spec.name]} ms: ${tail(logFile)}`);
+      try {
+        await probe.call('eth_chainId');
+        break;
+      } catch {
+        await sleep(READY_POLL_MS);
+      }
+    }
+  } catch (e) {
+    await stop();
+    throw e;
+  } finally {
+    probe.close();
+  }
+  return { name: spec.name, url, pid: child.pid!, version: spec.version, isChain: spec.isChain, logFile, stop };
+}
+
+function anvilVersion(bin: string): string {
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8' });
+  return /Version:\s*(\S+)/.exec(r.stdout ?? '')?.[1] ?? 'unknown';
+}
+
+function ferryVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+  const rev = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout?.trim();
+  return rev ? `${pkg.version} (${rev})` : pkg.version;
+}
+
+/** A Hardhat 3 project must resolve `hardhat` locally: it lives inside bench/.peers/. */
+function hardhatProject(): string {
+  const dir = join(PEERS_DIR, 'hardhat-project');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'ferry-bench-hardhat', private: true, type: 'module' }) + '\n');
+  // Defaults: in-process EDR network, automine, 20 accounts from "test test ... junk", chain id 31337.
+  writeFileSync(join(dir, 'hardhat.config.js'), 'export default {};\n');
+  return dir;
+}
+
+export async function startNode(name: NodeName, peers: PeerPaths | undefined): Promise<RunningNode> {
+  const port = await freePort();
+  switch (name) {
+    case 'anvil': {
+      if (!peers) throw new Error('peers not installed');
+      const scratch = mkdtempSync(join(tmpdir(), 'ferry-bench-anvil-'));
+      return launch({
+        name, port, cwd: scratch, scratch, isChain: true,
+        cmd: peers.anvil,
+        args: ['--port', String(port), '--host', '127.0.0.1'],
+        version: anvilVersion(peers.anvil),
+      });
+    }
+    case 'hardhat': {
+      if (!peers) throw new Error('peers not installed');
+      return launch({
+        name, port, cwd: hardhatProject(), isChain: true,
+        cmd: peers.node22,
+        args: [peers.hardhatCli, 'node', '--port', String(port), '--hostname', '127.0.0.1'],
+        env: { ...process.env, HARDHAT_DISABLE_TELEMETRY: 'true' },
+        version: `${peers.versions.hardhat} on node ${peers.versions.node22}`,
+      });
+    }
+    case 'ferry': {
+      const entry = join(REPO_ROOT, 'dist', 'src', 'bin', 'ferry.js');
+      if (!existsSync(entry)) throw new Error('dist/src/bin/ferry.js is not built yet');
+      const scratch = mkdtempSync(join(tmpdir(), 'ferry-bench-home-'));
+      const [cometPort, wsPort] = [await freePort(), await freePort()];
+      return launch({
+        name, port, cwd: REPO_ROOT, scratch, isChain: true,
+        cmd: process.execPath,
+        args: [
+          join(REPO_ROOT, 'bin', 'ferry.js'), 'start', '--home', scratch,
+          '--json-rpc.address', `127.0.0.1:${port}`,
+          '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
+          '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,
+        ],
+        version: ferryVersion(),
+      });
+    }
+    case 'bare':
+      return launch({
+        name, port, cwd: REPO_ROOT, isChain: false,
+        cmd: process.execPath,
+        args: [join(REPO_ROOT, 'dist', 'bench', 'bare-server.js'), String(port)],
+        version: `node ${process.version}`,
+      });
+  }
+}
+
+/** pid and all its descendants, from /proc. */
+function processTree(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // the comm field may hold spaces: fields after the closing parenthesis
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parentOf.set(Number(entry), ppid);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [child, parent] of parentOf) if (parent === tree[i]) tree.push(child);
+  }
+  return tree;
+}
+
+/** Peak resident set (VmHWM) of the node's process and its descendants, in MiB. */
+export function peakRssMiB(pid: number): { mib: number; processes: number } {
+  let kib = 0;
+  let processes = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) {
+        kib += Number(m[1]);
+        processes++;
+      }
+    } catch {
+      // gone
+    }
+  }
+  return { mib: kib / 1024, processes };
+}

@@ -1,0 +1,194 @@
+/**
+ * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
+ *
+ *   npm run bench -- [--nodes anvil,hardhat,ferry,bare] [--only blocknumber,balance,...] [--quick]
+ *                    [--duration SECONDS] [--transfers N] [--anvil-transfers N]
+ *
+ * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1,
+ * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS. Nodes run one after another (never two at
+ * once), each on free loopback ports; a node that fails to start or a workload that fails prints
+ * `n/a` with the reason and the run goes on. The final table is printed and written to
+ * bench/.peers/last-run.md.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { NODE_NAMES, startNode, type NodeName, type RunningNode } from './nodes.js';
+import { PEERS_DIR, ensurePeers, type PeerPaths } from './setup.js';
+import { CONCURRENCY, NodeContext, WORKLOADS, WORKLOAD_NAMES, type BenchConfig, type Figure, type WorkloadName } from './workloads.js';
+
+const FULL: BenchConfig = {
+  quick: false, durationMs: 5_000, warmupMs: 500, transfers: 2_000, anvilTransfers: 1_000,
+  bursts: 2, burstSize: 1_000, logsRepeats: 21, transferTimeoutMs: 180_000,
+};
+const QUICK: BenchConfig = {
+  quick: true, durationMs: 2_000, warmupMs: 200, transfers: 500, anvilTransfers: 500,
+  bursts: 1, burstSize: 500, logsRepeats: 7, transferTimeoutMs: 60_000,
+};
+const PEER_NODES: readonly NodeName[] = ['anvil', 'hardhat', 'bare'];
+const OUTPUT_FILE = join(PEERS_DIR, 'last-run.md');
+
+type Cell = Figure | { na: string };
+type Results = Map<NodeName, Map<WorkloadName, Cell>>;
+
+function parseList<T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] {
+  if (!raw) return [...allowed];
+  const items = raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  for (const it of items) if (!allowed.includes(it as T)) throw new Error(`unknown ${what} "${it}" (choose from ${allowed.join(', ')})`);
+  return allowed.filter((a) => items.includes(a));
+}
+
+function positive(raw: string | undefined, what: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${what} must be a positive number, got "${raw}"`);
+  return n;
+}
+
+function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig } {
+  const env = process.env;
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string' },
+      only: { type: 'string' },
+      quick: { type: 'boolean' },
+      duration: { type: 'string' },
+      transfers: { type: 'string' },
+      'anvil-transfers': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(`usage: npm run bench -- [--nodes ${NODE_NAMES.join(',')}] [--only ${WORKLOAD_NAMES.join(',')}]
+                       [--quick] [--duration SECONDS] [--transfers N] [--anvil-transfers N]`);
+    process.exit(0);
+  }
+  const quick = values.quick ?? ['1', 'true'].includes(env.BENCH_QUICK ?? '');
+  const cfg = { ...(quick ? QUICK : FULL) };
+  const duration = positive(values.duration ?? env.BENCH_DURATION, 'duration');
+  if (duration !== undefined) cfg.durationMs = duration * 1000;
+  const transfers = positive(values.transfers ?? env.BENCH_TRANSFERS, 'transfers');
+  if (transfers !== undefined) {
+    cfg.transfers = Math.floor(transfers);
+    cfg.anvilTransfers = Math.min(cfg.anvilTransfers, cfg.transfers);
+  }
+  const anvil = positive(values['anvil-transfers'] ?? env.BENCH_ANVIL_TRANSFERS, 'anvil-transfers');
+  if (anvil !== undefined) cfg.anvilTransfers = Math.floor(anvil);
+  return {
+    nodes: parseList(values.nodes ?? env.BENCH_NODES, NODE_NAMES, 'node'),
+    only: parseList(values.only ?? env.BENCH_ONLY, WORKLOAD_NAMES, 'workload'),
+    cfg,
+  };
+}
+
+const log = (msg: string): void => console.error(msg);
+
+async function benchNode(name: NodeName, only: WorkloadName[], cfg: BenchConfig, peers: PeerPaths | undefined, versions: Map<NodeName, string>): Promise<Map<WorkloadName, Cell>> {
+  const cells = new Map<WorkloadName, Cell>();
+  const workloads = WORKLOADS.filter((w) => only.includes(w.name) && (name !== 'bare' || w.onBare));
+  if (workloads.length === 0) return cells;
+  log(`\n== ${name}: starting`);
+  let node: RunningNode;
+  try {
+    node = await startNode(name, peers);
+  } catch (e) {
+    const reason = `did not start: ${(e as Error).message.split('\n')[0]}`;
+    log(`== ${name}: ${reason}`);
+    for (const w of workloads) cells.set(w.name, { na: reason });
+    return cells;
+  }
+  versions.set(name, node.version);
+  log(`== ${name} ${node.version}: ${node.url} (pid ${node.pid}, log ${node.logFile})`);
+  const ctx = new NodeContext(node, cfg);
+  try {
+    for (const w of workloads) {
+      try {
+        const fig = await w.run(ctx);
+        cells.set(w.name, fig);
+        log(`   ${w.name}: ${fmt(fig.value)} ${w.unit}${fig.detail ? ` (${fig.detail})` : ''}`);
+      } catch (e) {
+        const reason = (e as Error).message.split('\n')[0]!.slice(0, 300);
+        cells.set(w.name, { na: reason });
+        log(`   ${w.name}: n/a — ${reason}`);
+      }
+    }
+  } finally {
+    ctx.close();
+    await node.stop();
+  }
+  return cells;
+}
+
+function fmt(v: number): string {
+  if (v >= 100) return Math.round(v).toLocaleString('en-US');
+  if (v >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: BenchConfig, versions: Map<NodeName, string>, peers: PeerPaths | undefined): string {
+  const ratioPeers = nodes.includes('ferry') ? PEER_NODES.filter((p) => nodes.includes(p)) : [];
+  const head = ['workload', 'unit', 'better', ...nodes, ...ratioPeers.map((p) => `ferry ÷ ${p}`)];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  const notes: string[] = [];
+  for (const w of WORKLOADS.filter((x) => only.includes(x.name))) {
+    const cell = (n: NodeName): Cell | undefined => results.get(n)?.get(w.name);
+    const row = [w.name, w.unit, w.higherIsBetter ? 'higher' : 'lower'];
+    for (const n of nodes) {
+      const c = cell(n);
+      if (!c) row.push(n === 'bare' && !w.onBare ? '—' : 'n/a');
+      else if ('na' in c) {
+        row.push('n/a');
+        notes.push(`- ${n} / ${w.name}: n/a — ${c.na}`);
+      } else {
+        row.push(fmt(c.value));
+        if (c.detail) notes.push(`- ${n} / ${w.name}: ${c.detail}`);
+      }
+    }
+    for (const p of ratioPeers) {
+      const f = cell('ferry');
+      const o = cell(p);
+      row.push(f && o && !('na' in f) && !('na' in o) && o.value > 0 ? `${(f.value / o.value).toFixed(2)}×` : 'n/a');
+    }
+    lines.push(`| ${row.join(' | ')} |`);
+  }
+  const cpu = cpus();
+  const header = [
+    `# ferry bench — ${new Date().toISOString()}`,
+    '',
+    `Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; bench client node ${process.version}.`,
+    `Mode: ${cfg.quick ? 'quick' : 'full'} — ${cfg.durationMs / 1000} s per rate run (after ${cfg.warmupMs} ms warm-up), ${CONCURRENCY} connections, ` +
+      `${cfg.transfers} transfers (Anvil ${cfg.anvilTransfers}), ${cfg.bursts}×${cfg.burstSize}-transfer bursts for latency.`,
+    `Nodes: ${nodes.map((n) => `${n} ${versions.get(n) ?? (n === 'anvil' || n === 'hardhat' ? `(pinned ${peers?.versions[n] ?? '?'})` : '')}`.trim()).join('; ')}.`,
+    '',
+    'Workloads:',
+    ...WORKLOADS.filter((w) => only.includes(w.name)).map((w) => `- ${w.name}: ${w.title}`),
+    '',
+  ];
+  return [...header, ...lines, '', 'Notes:', ...(notes.length ? notes : ['- none']), ''].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { nodes, only, cfg } = parseCli();
+  let peers: PeerPaths | undefined;
+  if (nodes.some((n) => n === 'anvil' || n === 'hardhat')) {
+    try {
+      peers = ensurePeers(log);
+    } catch (e) {
+      log(`bench: peers unavailable: ${(e as Error).message}`);
+    }
+  }
+  const results: Results = new Map();
+  const versions = new Map<NodeName, string>();
+  for (const n of nodes) results.set(n, await benchNode(n, only, cfg, peers, versions));
+  const md = report(results, nodes, only, cfg, versions, peers);
+  console.log('\n' + md);
+  mkdirSync(PEERS_DIR, { recursive: true });
+  writeFileSync(OUTPUT_FILE, md);
+  log(`bench: written to ${OUTPUT_FILE}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(`bench: ${(e as Error).message}`);
+  process.exitCode = 1;
+});

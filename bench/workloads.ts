@@ -1,0 +1,301 @@
+/**
+ * The workloads, each run against one node at a time. A workload returns a figure or throws;
+ * run.ts turns a throw into "n/a" with the reason and goes on.
+ */
+import type { HDNodeWallet } from 'ethers';
+import {
+  HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TRANSFER_GAS, TRANSFER_TOPIC,
+  chainInfo, deployToken, devWallet, pendingNonce, signTx, verifyReceipts, waitAllReceipts,
+  type ChainInfo, type Token, type TxFields,
+} from './chain.js';
+import { peakRssMiB, type RunningNode } from './nodes.js';
+import { checkBatch, checkSingle, makeClient, percentile, runLoad, sleep, type LoadSpec, type RpcClient } from './rpc.js';
+
+export const WORKLOAD_NAMES = ['blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'latency', 'rss'] as const;
+export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
+
+export const CONCURRENCY = 32;
+export const BATCH_SIZE = 100;
+/** hard cap on requests of one throughput run, whatever its duration */
+const MAX_LOAD_REQUESTS = 2_000_000;
+const SETUP_TIMEOUT_MS = 60_000;
+const LOGS_MAX_MS = 60_000;
+const SAMPLER_GAP_MS = 2;
+const MAX_LATENCY_SAMPLES = 200_000;
+
+export interface BenchConfig {
+  quick: boolean;
+  durationMs: number;
+  warmupMs: number;
+  transfers: number;
+  /** Anvil stalls when 2000 transfers arrive at once: it gets this many instead */
+  anvilTransfers: number;
+  bursts: number;
+  burstSize: number;
+  logsRepeats: number;
+  /** bound on one transfer run, sending plus waiting for receipts */
+  transferTimeoutMs: number;
+}
+
+export interface Figure {
+  value: number;
+  detail?: string;
+}
+
+export interface Workload {
+  name: WorkloadName;
+  title: string;
+  unit: string;
+  higherIsBetter: boolean;
+  /** the bare server answers a constant reply: only these make sense against it */
+  onBare: boolean;
+  run(ctx: NodeContext): Promise<Figure>;
+}
+
+/** Per-node state shared by the workloads of one run. */
+export class NodeContext {
+  readonly client: RpcClient;
+  private info?: ChainInfo;
+  private wallets?: HDNodeWallet[];
+  private token?: Token;
+  /** ERC-20 Transfer events the node should hold (mints + transfers) */
+  tokenLogs = 0;
+  tokenTransfers = 0;
+
+  constructor(readonly node: RunningNode, readonly cfg: BenchConfig) {
+    this.client = makeClient(node.url, CONCURRENCY);
+  }
+
+  async chain(): Promise<ChainInfo> {
+    this.info ??= await chainInfo(this.client);
+    return this.info;
+  }
+
+  /** The first SENDERS dev accounts; checks the node funds them. */
+  async senders(): Promise<HDNodeWallet[]> {
+    if (!this.wallets) {
+      const ws = Array.from({ length: SENDERS }, (_, i) => devWallet(i));
+      for (const w of ws) {
+        const bal = BigInt(await this.client.call<string>('eth_getBalance', [w.address, 'latest']));
+        if (bal === 0n) throw new Error(`dev account ${w.address} has no funds on ${this.node.name}`);
+      }
+      this.wallets = ws;
+    }
+    return this.wallets;
+  }
+
+  async erc20(): Promise<Token> {
+    if (!this.token) {
+      this.token = await deployToken(this.client, await this.chain(), await this.senders(), SETUP_TIMEOUT_MS);
+      this.tokenLogs = SENDERS;
+    }
+    return this.token;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+async function throughput(ctx: NodeContext, spec: Omit<LoadSpec, 'concurrency' | 'durationMs' | 'maxRequests'>): Promise<Figure> {
+  const base = { ...spec, concurrency: CONCURRENCY, maxRequests: MAX_LOAD_REQUESTS };
+  await runLoad(ctx.client, { ...base, durationMs: ctx.cfg.warmupMs });
+  const r = await runLoad(ctx.client, { ...base, durationMs: ctx.cfg.durationMs });
+  if (r.errors > 0) throw new Error(`${r.errors} failed requests (${r.ok} ok): ${r.firstError}`);
+  return { value: r.perSecond, detail: `${r.ok} requests in ${(r.elapsedMs / 1000).toFixed(1)} s` };
+}
+
+const rpcBody = (method: string, params: unknown[], id = 1): string => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+const holder = (i: number): string => HOLDERS[i % HOLDER_COUNT]!;
+const hex = (n: number | bigint): string => '0x' + n.toString(16);
+
+interface SendResult {
+  sent: number;
+  firstError?: string;
+}
+
+/** Sends each sender's txs in nonce order (one in flight per sender), all senders at once. */
+async function sendStreams(c: RpcClient, streams: string[][], deadline: number): Promise<SendResult> {
+  let sent = 0;
+  let firstError: string | undefined;
+  await Promise.all(
+    streams.map(async (raws) => {
+      for (const raw of raws) {
+        if (Date.now() > deadline) {
+          firstError ??= 'time bound reached while sending';
+          return;
+        }
+        try {
+          await c.call('eth_sendRawTransaction', [raw]);
+          sent++;
+        } catch (e) {
+          firstError ??= (e as Error).message;
+          return; // later nonces of this sender would only queue behind the gap
+        }
+      }
+    }),
+  );
+  return { sent, firstError };
+}
+
+interface Signed {
+  streams: string[][];
+  hashes: string[];
+  /** the last hash of each sender: once these have receipts, all do */
+  lastHashes: string[];
+}
+
+/** Signs `count` txs round-robin over the senders, from their pending nonces (untimed). */
+async function signBatch(ctx: NodeContext, count: number, fields: (k: number) => Omit<TxFields, 'nonce'>): Promise<Signed> {
+  const info = await ctx.chain();
+  const senders = await ctx.senders();
+  const nonces = await Promise.all(senders.map((w) => pendingNonce(ctx.client, w.address)));
+  const streams: string[][] = senders.map(() => []);
+  const hashes: string[] = [];
+  const lastHashes: string[] = senders.map(() => '');
+  for (let k = 0; k < count; k++) {
+    const s = k % senders.length;
+    const { raw, hash } = signTx(senders[s]!, info, { ...fields(k), nonce: nonces[s]! + Math.floor(k / senders.length) });
+    streams[s]!.push(raw);
+    hashes.push(hash);
+    lastHashes[s] = hash;
+  }
+  return { streams, hashes, lastHashes: lastHashes.filter((h) => h !== '') };
+}
+
+/** Sends signed txs and waits for every sender's last receipt; returns elapsed ms. */
+async function sendAndConfirm(ctx: NodeContext, signed: Signed): Promise<number> {
+  const start = performance.now();
+  const deadline = Date.now() + ctx.cfg.transferTimeoutMs;
+  const sent = await sendStreams(ctx.client, signed.streams, deadline);
+  if (sent.firstError) throw new Error(`sent ${sent.sent}/${signed.hashes.length}, then: ${sent.firstError}`);
+  const done = await waitAllReceipts(ctx.client, signed.lastHashes, deadline);
+  const elapsed = performance.now() - start;
+  if (!done) throw new Error(`not all ${signed.hashes.length} txs mined within ${ctx.cfg.transferTimeoutMs / 1000} s (stalled?)`);
+  return elapsed;
+}
+
+async function transferRun(ctx: NodeContext, fields: (k: number) => Omit<TxFields, 'nonce'>): Promise<Figure & { count: number }> {
+  const count = ctx.node.name === 'anvil' ? ctx.cfg.anvilTransfers : ctx.cfg.transfers;
+  const signed = await signBatch(ctx, count, fields);
+  const elapsed = await sendAndConfirm(ctx, signed);
+  const { missing, failed } = await verifyReceipts(ctx.client, signed.hashes);
+  if (missing > 0 || failed > 0) throw new Error(`${missing} receipts missing, ${failed} txs reverted out of ${count}`);
+  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s`;
+  if (ctx.node.name === 'anvil' && count < ctx.cfg.transfers) detail += ` (only ${count}: Anvil stalls when ${ctx.cfg.transfers} arrive at once)`;
+  return { value: (count * 1000) / elapsed, detail, count };
+}
+
+const sortNum = (a: number, b: number): number => a - b;
+
+export const WORKLOADS: readonly Workload[] = [
+  {
+    name: 'blocknumber', title: `eth_blockNumber, ${CONCURRENCY} keep-alive connections`, unit: 'req/s', higherIsBetter: true, onBare: true,
+    run: (ctx) => throughput(ctx, { body: (i) => rpcBody('eth_blockNumber', [], i), check: checkSingle }),
+  },
+  {
+    name: 'balance', title: `eth_getBalance (${HOLDER_COUNT} addresses), ${CONCURRENCY} connections`, unit: 'req/s', higherIsBetter: true, onBare: true,
+    run: (ctx) => throughput(ctx, { body: (i) => rpcBody('eth_getBalance', [holder(i), 'latest'], i), check: checkSingle }),
+  },
+  {
+    name: 'call', title: `eth_call ERC-20 balanceOf (${HOLDER_COUNT} holders), ${CONCURRENCY} connections`, unit: 'req/s', higherIsBetter: true, onBare: false,
+    async run(ctx) {
+      const token = await ctx.erc20();
+      const data = HOLDERS.map((h) => TOKEN_ABI.encodeFunctionData('balanceOf', [h]));
+      return throughput(ctx, {
+        body: (i) => rpcBody('eth_call', [{ to: token.address, data: data[i % HOLDER_COUNT] }, 'latest'], i),
+        check: checkSingle,
+      });
+    },
+  },
+  {
+    name: 'batch', title: `batch of ${BATCH_SIZE} eth_getBalance per request, ${CONCURRENCY} connections`, unit: 'batches/s', higherIsBetter: true, onBare: false,
+    run: (ctx) =>
+      throughput(ctx, {
+        body: (i) =>
+          JSON.stringify(
+            Array.from({ length: BATCH_SIZE }, (_, j) => ({ jsonrpc: '2.0', id: j + 1, method: 'eth_getBalance', params: [holder(i * BATCH_SIZE + j), 'latest'] })),
+          ),
+        check: checkBatch(BATCH_SIZE),
+      }),
+  },
+  {
+    name: 'transfers', title: 'pre-signed value transfers, end to end until every receipt exists', unit: 'tx/s', higherIsBetter: true, onBare: false,
+    run: (ctx) => transferRun(ctx, (k) => ({ to: holder(k), value: 1n, gasLimit: TRANSFER_GAS })),
+  },
+  {
+    name: 'erc20', title: 'pre-signed ERC-20 transfers, end to end until every receipt exists', unit: 'tx/s', higherIsBetter: true, onBare: false,
+    async run(ctx) {
+      const token = await ctx.erc20();
+      const r = await transferRun(ctx, (k) => ({
+        to: token.address,
+        gasLimit: TOKEN_TRANSFER_GAS,
+        data: TOKEN_ABI.encodeFunctionData('transfer', [holder(k), 1n]),
+      }));
+      ctx.tokenLogs += r.count;
+      ctx.tokenTransfers += r.count;
+      return r;
+    },
+  },
+  {
+    name: 'logs', title: 'eth_getLogs of all ERC-20 Transfer events (median of repeated calls)', unit: 'ms', higherIsBetter: false, onBare: false,
+    async run(ctx) {
+      if (ctx.tokenTransfers === 0) throw new Error('needs the erc20 workload first (no ERC-20 transfers on this node)');
+      const token = await ctx.erc20();
+      const filter = { fromBlock: hex(token.deployBlock), toBlock: 'latest', address: token.address, topics: [TRANSFER_TOPIC] };
+      const lat: number[] = [];
+      const deadline = Date.now() + LOGS_MAX_MS;
+      while (lat.length < ctx.cfg.logsRepeats && Date.now() < deadline) {
+        const t0 = performance.now();
+        const logs = await ctx.client.call<unknown[]>('eth_getLogs', [filter]);
+        lat.push(performance.now() - t0);
+        if (logs.length !== ctx.tokenLogs) throw new Error(`eth_getLogs returned ${logs.length} logs, expected ${ctx.tokenLogs}`);
+      }
+      lat.sort(sortNum);
+      return { value: percentile(lat, 50), detail: `${ctx.tokenLogs} logs, ${lat.length} calls, max ${lat[lat.length - 1]!.toFixed(1)} ms` };
+    },
+  },
+  {
+    name: 'latency', title: 'eth_blockNumber p99 latency while 1000-transfer bursts execute', unit: 'ms', higherIsBetter: false, onBare: false,
+    async run(ctx) {
+      const sampler = makeClient(ctx.node.url, 1);
+      const lat: number[] = [];
+      try {
+        for (let b = 0; b < ctx.cfg.bursts; b++) {
+          const signed = await signBatch(ctx, ctx.cfg.burstSize, (k) => ({ to: holder(k + b), value: 1n, gasLimit: TRANSFER_GAS }));
+          let done = false;
+          const sampling = (async () => {
+            while (!done && lat.length < MAX_LATENCY_SAMPLES) {
+              const t0 = performance.now();
+              await sampler.call('eth_blockNumber');
+              lat.push(performance.now() - t0);
+              await sleep(SAMPLER_GAP_MS);
+            }
+          })();
+          try {
+            await sendAndConfirm(ctx, signed);
+          } finally {
+            done = true;
+            await sampling;
+          }
+        }
+      } finally {
+        sampler.close();
+      }
+      lat.sort(sortNum);
+      const f = (p: number): string => percentile(lat, p).toFixed(1);
+      return {
+        value: percentile(lat, 99),
+        detail: `${ctx.cfg.bursts}×${ctx.cfg.burstSize} transfers, ${lat.length} samples, p50 ${f(50)} ms, max ${lat[lat.length - 1]!.toFixed(1)} ms`,
+      };
+    },
+  },
+  {
+    name: 'rss', title: 'peak RSS of the node process (VmHWM, after the workloads above)', unit: 'MiB', higherIsBetter: false, onBare: true,
+    async run(ctx) {
+      const { mib, processes } = peakRssMiB(ctx.node.pid);
+      if (processes === 0) throw new Error(`cannot read /proc/${ctx.node.pid}/status`);
+      return { value: mib, detail: processes > 1 ? `sum over ${processes} processes` : undefined };
+    },
+  },
+];

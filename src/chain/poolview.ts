@@ -1,0 +1,58 @@
+/**
+ * A read-only mirror of the chain thread's tx pool, kept by the RPC thread from pool-change messages:
+ * pending tx lookups, pending nonces, pending-tx listings — without asking the chain thread.
+ */
+import type { EvmTx } from '../types/chain.js';
+import { hexKey, type PoolChange } from './txpool.js';
+
+/** Bound of the mirror (the pool itself is bounded; this guards against lost removals). */
+export const POOL_VIEW_MAX = 50_000;
+
+export class PoolView {
+  private readonly byHash = new Map<string, EvmTx>();
+  private readonly bySender = new Map<string, Map<bigint, EvmTx>>();
+
+  apply(change: PoolChange): void {
+    for (const h of change.removed) {
+      const k = hexKey(h);
+      const tx = this.byHash.get(k);
+      if (!tx) continue;
+      this.byHash.delete(k);
+      const s = this.bySender.get(hexKey(tx.from));
+      if (s && s.get(tx.nonce) === tx) {
+        s.delete(tx.nonce);
+        if (s.size === 0) this.bySender.delete(hexKey(tx.from));
+      }
+    }
+    for (const tx of change.added) {
+      if (this.byHash.size >= POOL_VIEW_MAX) break;
+      this.byHash.set(hexKey(tx.hash), tx);
+      const sk = hexKey(tx.from);
+      let s = this.bySender.get(sk);
+      if (!s) this.bySender.set(sk, (s = new Map()));
+      const prev = s.get(tx.nonce);
+      if (prev) this.byHash.delete(hexKey(prev.hash));
+      s.set(tx.nonce, tx);
+    }
+  }
+
+  get(hash: Uint8Array): EvmTx | undefined {
+    return this.byHash.get(hexKey(hash));
+  }
+
+  /** state nonce advanced by the sender's contiguous pool txs */
+  pendingNonce(sender: Uint8Array, stateNonce: bigint): bigint {
+    const s = this.bySender.get(hexKey(sender));
+    let n = stateNonce;
+    while (s?.has(n)) n++;
+    return n;
+  }
+
+  all(): EvmTx[] {
+    return [...this.byHash.values()];
+  }
+
+  get size(): number {
+    return this.byHash.size;
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * The EVM transaction pool (application-side mempool). Per sender, txs are keyed by nonce: the run
+ * that continues the account's state nonce is `pending` (executable), the rest is `queued` (nonce gap).
+ * A same-nonce replacement needs a price bump on both fee cap and tip; the pool is bounded and evicts
+ * the cheapest tx when full. Error texts are geth's.
+ */
+import { FerryError, ErrorCode } from '../lib/errors.js';
+import type { DecodedTx } from '../evm/tx.js';
+import { effectiveTip, feeCap, tipCap } from '../evm/tx.js';
+import type { EvmTx } from '../types/chain.js';
+
+export interface PoolEntry {
+  decoded: DecodedTx;
+  native: Uint8Array;
+  nativeHash: Uint8Array;
+  /** arrival order */
+  seq: number;
+}
+
+export interface PoolLimits {
+  size: number;
+  priceBumpPercent: number;
+  accountQueue: number;
+}
+
+export interface PoolChange {
+  added: EvmTx[];
+  removed: Uint8Array[];
+}
+
+const key = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+const reject = (msg: string): FerryError => new FerryError(ErrorCode.server, msg);
+
+class Account {
+  readonly txs = new Map<bigint, PoolEntry>();
+  constructor(public stateNonce: bigint) {}
+  /** highest nonce of the contiguous executable run, or stateNonce-1 */
+  pendingEnd(): bigint {
+    let n = this.stateNonce;
+    while (this.txs.has(n)) n++;
+    return n - 1n;
+  }
+}
+
+export class TxPool {
+  private readonly byHash = new Map<string, PoolEntry>();
+  private readonly accounts = new Map<string, Account>();
+  private seq = 0;
+
+  constructor(private readonly limits: PoolLimits) {}
+
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  has(hash: Uint8Array): boolean {
+    return this.byHash.has(key(hash));
+  }
+
+  get(hash: Uint8Array): PoolEntry | undefined {
+    return this.byHash.get(key(hash));
+  }
+
+  /**
+   * Admits a checked tx. `stateNonce` is the sender's committed nonce. Returns the entries removed
+   * (replaced or evicted). Throws FerryError with geth's texts.
+   */
+  add(entry: Omit<PoolEntry, 'seq'>, stateNonce: bigint): EvmTx[] {
+    const tx = entry.decoded.evm;
+    const h = key(tx.hash);
+    if (this.byHash.has(h)) throw reject('already known');
+    if (tx.nonce < stateNonce) throw reject('nonce too low');
+    const sender = key(tx.from);
+    let acct = this.accounts.get(sender);
+    if (!acct) {
+      acct = new Account(stateNonce);
+      this.accounts.set(sender, acct);
+    } else acct.stateNonce = stateNonce;
+    const removed: EvmTx[] = [];
+    const old = acct.txs.get(tx.nonce);
+    if (old) {
+      const bump = BigInt(100 + this.limits.priceBumpPercent);
+      const o = old.decoded.evm;
+      if (feeCap(tx) * 100n < feeCap(o) * bump || tipCap(tx) * 100n < tipCap(o) * bump) {
+        throw reject('replacement transaction underpriced');
+      }
+    } else if (tx.nonce > acct.pendingEnd() + 1n) {
+      // a gapped (queued) tx: bounded per account
+      let queued = 0;
+      const end = acct.pendingEnd();
+      for (const n of acct.txs.keys()) if (n > end) queued++;
+      if (queued >= this.limits.accountQueue) throw reject('txpool is full');
+    }
+    if (!old && this.byHash.size >= this.limits.size) {
+      const victim = this.cheapest();
+      if (!victim || tipCap(victim.decoded.evm) >= tipCap(tx)) throw reject('txpool is full');
+      this.remove(victim.decoded.evm);
+      removed.push(victim.decoded.evm);
+    }
+    if (old) {
+      this.byHash.delete(key(old.decoded.evm.hash));
+      removed.push(old.decoded.evm);
+    }
+    const e: PoolEntry = { ...entry, seq: this.seq++ };
+    acct.txs.set(tx.nonce, e);
+    this.byHash.set(h, e);
+    return removed;
+  }
+
+  private cheapest(): PoolEntry | undefined {
+    let worst: PoolEntry | undefined;
+    for (const e of this.byHash.values()) {
+      if (!worst || tipCap(e.decoded.evm) < tipCap(worst.decoded.evm)) worst = e;
+    }
+    return worst;
+  }
+
+  private remove(tx: EvmTx): void {
+    const sender = key(tx.from);
+    const acct = this.accounts.get(sender);
+    acct?.txs.delete(tx.nonce);
+    if (acct && acct.txs.size === 0) this.accounts.delete(sender);
+    this.byHash.delete(key(tx.hash));
+  }
+
+  /** Highest pool nonce + 1 of the sender's executable run, or undefined if it has none. */
+  pendingNonce(sender: Uint8Array): bigint | undefined {
+    const acct = this.accounts.get(key(sender));
+    if (!acct) return undefined;
+    const end = acct.pendingEnd();
+    return end >= acct.stateNonce ? end + 1n : undefined;
+  }
+
+  /** pending (executable) and queued entries, each sorted by sender then nonce */
+  content(): { pending: PoolEntry[]; queued: PoolEntry[] } {
+    const pending: PoolEntry[] = [];
+    const queued: PoolEntry[] = [];
+    for (const acct of this.accounts.values()) {
+      const end = acct.pendingEnd();
+      for (const n of [...acct.txs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+        (n <= end ? pending : queued).push(acct.txs.get(n)!);
+      }
+    }
+    return { pending, queued };
+  }
+
+  /**
+   * Picks executable txs for a block: across senders, the head with the highest effective tip first
+   * (ties: arrival order), nonces in order per sender, until gas or bytes run out.
+   */
+  select(baseFee: bigint, maxGas: bigint, maxBytes: number): PoolEntry[] {
+    const heads: { acct: Account; next: bigint }[] = [];
+    for (const acct of this.accounts.values()) heads.push({ acct, next: acct.stateNonce });
+    const out: PoolEntry[] = [];
+    let gas = 0n;
+    let bytes = 0;
+    const entryOf = (h: { acct: Account; next: bigint }) => h.acct.txs.get(h.next);
+    let live = heads.filter((h) => {
+      const e = entryOf(h);
+      return e !== undefined && feeCap(e.decoded.evm) >= baseFee;
+    });
+    while (live.length > 0) {
+      let best = 0;
+      for (let i = 1; i < live.length; i++) {
+        const a = entryOf(live[i]!)!;
+        const b = entryOf(live[best]!)!;
+        const ta = effectiveTip(a.decoded.evm, baseFee);
+        const tb = effectiveTip(b.decoded.evm, baseFee);
+        if (ta > tb || (ta === tb && a.seq < b.seq)) best = i;
+      }
+      const head = live[best]!;
+      const e = entryOf(head)!;
+      const g = e.decoded.evm.gasLimit;
+      if (gas + g > maxGas || bytes + e.native.length > maxBytes) {
+        live.splice(best, 1);
+        continue;
+      }
+      out.push(e);
+      gas += g;
+      bytes += e.native.length;
+      head.next++;
+      const nx = entryOf(head);
+      if (!nx || feeCap(nx.decoded.evm) < baseFee) live.splice(best, 1);
+    }
+    return out;
+  }
+
+  /**
+   * After a block: the senders' new state nonces. Drops txs whose nonce is now below the state
+   * nonce (included or made stale). Returns what was dropped.
+   */
+  onCommit(newNonces: Map<string, bigint>): EvmTx[] {
+    const dropped: EvmTx[] = [];
+    for (const [sender, nonce] of newNonces) {
+      const acct = this.accounts.get(sender);
+      if (!acct) continue;
+      acct.stateNonce = nonce;
+      for (const [n, e] of acct.txs) {
+        if (n < nonce) {
+          acct.txs.delete(n);
+          this.byHash.delete(key(e.decoded.evm.hash));
+          dropped.push(e.decoded.evm);
+        }
+      }
+      if (acct.txs.size === 0) this.accounts.delete(sender);
+    }
+    return dropped;
+  }
+
+  /** Removes specific txs (failed to apply in a block). */
+  drop(txs: EvmTx[]): void {
+    for (const t of txs) if (this.byHash.has(key(t.hash))) this.remove(t);
+  }
+}
+
+export { key as hexKey };

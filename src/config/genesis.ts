@@ -1,0 +1,387 @@
+/**
+ * genesis.json: a CometBFT genesis document (int64 as decimal strings, validator keys in base64)
+ * whose `app_state.evm` holds the EVM genesis with a geth-style `alloc`.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { DEV_ACCOUNT_BALANCE, DEV_ACCOUNT_COUNT, devAccounts } from './devaccounts.js';
+import { ConfigError } from './keys.js';
+
+export interface GenesisValidator {
+  /** 20 bytes: first 20 bytes of sha256(pubKey) */
+  address: Uint8Array;
+  /** ed25519, 32 bytes */
+  pubKey: Uint8Array;
+  power: bigint;
+  name: string;
+}
+
+export interface GenesisAccount {
+  balance: bigint;
+  nonce: bigint;
+  code?: Uint8Array;
+  /** 0x + 64 lowercase hex slot → 32-byte value */
+  storage?: Map<string, Uint8Array>;
+}
+
+export interface Genesis {
+  /** RFC3339 */
+  genesisTime: string;
+  chainId: string;
+  /** from chainId, see parseChainId */
+  evmChainId: bigint;
+  initialHeight: bigint;
+  maxBytes: bigint;
+  /** EVM block gas limit */
+  maxGas: bigint;
+  validators: GenesisValidator[];
+  evm: {
+    hardfork: string;
+    baseFeePerGas: bigint;
+    /** 20 bytes */
+    coinbase: Uint8Array;
+    /** key: lowercase 0x address */
+    alloc: Map<string, GenesisAccount>;
+  };
+}
+
+export const DEFAULT_CHAIN_ID = 'ferry_9000-1';
+export const DEFAULT_HARDFORK = 'cancun';
+export const SUPPORTED_HARDFORKS: readonly string[] = ['cancun', 'prague'];
+export const DEFAULT_BASE_FEE_PER_GAS = 1_000_000_000n;
+export const DEFAULT_BLOCK_MAX_BYTES = 22_020_096n;
+export const DEFAULT_BLOCK_MAX_GAS = 60_000_000n;
+/** CometBFT `types.MaxBlockSizeBytes` */
+export const MAX_BLOCK_MAX_BYTES = 104_857_600n;
+/** CometBFT `MaxChainIDLen` */
+export const MAX_CHAIN_ID_LENGTH = 50;
+export const DEV_VALIDATOR_POWER = 10n;
+export const DEV_VALIDATOR_NAME = 'ferry';
+export const PUBKEY_TYPE_ED25519 = 'tendermint/PubKeyEd25519';
+
+/**
+ * The consensus params ferry supports besides `block`, as CometBFT writes them in genesis.json and
+ * /consensus_params (a genesis naming other values is rejected).
+ */
+export const FIXED_CONSENSUS_PARAMS = {
+  evidence: { max_age_num_blocks: '100000', max_age_duration: '172800000000000', max_bytes: '1048576' },
+  validator: { pub_key_types: ['ed25519'] },
+  version: { app: '0' },
+  abci: { vote_extensions_enable_height: '0' },
+} as const;
+
+/** Evmos `ethermint/types/chain_id.go` */
+const CHAIN_ID = /^([a-z]{1,})_{1}([1-9][0-9]*)-{1}([1-9][0-9]*)$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+const INT64_TEXT = /^-?\d+$/;
+const HEX_QUANTITY = /^0x[0-9a-fA-F]+$/;
+const DECIMAL = /^\d+$/;
+const HEX_DATA = /^0x([0-9a-fA-F]{2})*$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const INT64_MAX = (1n << 63n) - 1n;
+const UINT64_MAX = (1n << 64n) - 1n;
+const UINT256_MAX = (1n << 256n) - 1n;
+const ADDRESS_BYTES = 20;
+const ED25519_PUBKEY_BYTES = 32;
+const SLOT_BYTES = 32;
+
+/** EVM chain id of a Cosmos chain id `name_<evm id>-<epoch>`, e.g. `ferry_9000-1` → 9000n. */
+export function parseChainId(chainId: string): bigint {
+  const m = CHAIN_ID.exec(chainId);
+  if (!m || chainId.length > MAX_CHAIN_ID_LENGTH) {
+    throw new ConfigError('chain_id', `invalid chain-id ${JSON.stringify(chainId)}: want {name}_{evm chain id}-{epoch}, e.g. ${DEFAULT_CHAIN_ID}`);
+  }
+  return BigInt(m[2]!);
+}
+
+/** CometBFT validator address: first 20 bytes of sha256 of the ed25519 public key. */
+export function validatorAddress(pubKey: Uint8Array): Uint8Array {
+  return sha256(pubKey).subarray(0, ADDRESS_BYTES);
+}
+
+/** The dev coinbase: last 20 bytes of keccak256 of the validator's ed25519 public key. */
+export function coinbaseOf(pubKey: Uint8Array): Uint8Array {
+  return keccak_256(pubKey).subarray(12);
+}
+
+/** A dev genesis: one validator, the dev accounts funded with 10000 ETH each. */
+export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array; genesisTime?: string }): Genesis {
+  const chainId = args.chainId ?? DEFAULT_CHAIN_ID;
+  const alloc = new Map<string, GenesisAccount>();
+  for (const a of devAccounts(DEV_ACCOUNT_COUNT)) {
+    alloc.set(hex(a.address), { balance: DEV_ACCOUNT_BALANCE, nonce: 0n });
+  }
+  return {
+    genesisTime: args.genesisTime ?? new Date().toISOString(),
+    chainId,
+    evmChainId: parseChainId(chainId),
+    initialHeight: 1n,
+    maxBytes: DEFAULT_BLOCK_MAX_BYTES,
+    maxGas: DEFAULT_BLOCK_MAX_GAS,
+    validators: [
+      {
+        address: validatorAddress(args.validatorPubKey),
+        pubKey: args.validatorPubKey,
+        power: DEV_VALIDATOR_POWER,
+        name: DEV_VALIDATOR_NAME,
+      },
+    ],
+    evm: {
+      hardfork: DEFAULT_HARDFORK,
+      baseFeePerGas: DEFAULT_BASE_FEE_PER_GAS,
+      coinbase: coinbaseOf(args.validatorPubKey),
+      alloc,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// parsing
+
+function fail(path: string, detail: string): never {
+  throw new ConfigError(path, `invalid genesis: ${path}: ${detail}`);
+}
+
+type Obj = Record<string, unknown>;
+
+/** An object with exactly the allowed keys (`required` must be present). */
+function object(v: unknown, path: string, required: readonly string[], optional: readonly string[] = []): Obj {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `expected an object, got ${kind(v)}`);
+  const o = v as Obj;
+  for (const key of Object.keys(o)) {
+    if (!required.includes(key) && !optional.includes(key)) fail(join(path, key), 'unknown field');
+  }
+  for (const key of required) {
+    if (!(key in o)) fail(join(path, key), 'missing');
+  }
+  return o;
+}
+
+/** A JSON object used as a map (any keys). */
+function record(v: unknown, path: string): Obj {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `expected an object, got ${kind(v)}`);
+  return v as Obj;
+}
+
+function string(v: unknown, path: string): string {
+  if (typeof v !== 'string') fail(path, `expected a string, got ${kind(v)}`);
+  return v;
+}
+
+/** CometBFT int64: a decimal string. */
+function int64(v: unknown, path: string, min: bigint): bigint {
+  const s = string(v, path);
+  if (!INT64_TEXT.test(s)) fail(path, `expected an integer string, got ${JSON.stringify(s)}`);
+  const n = BigInt(s);
+  if (n > INT64_MAX) fail(path, `${s} overflows int64`);
+  if (n < min) fail(path, `must be at least ${min}, got ${s}`);
+  return n;
+}
+
+/** geth HexOrDecimal: `0x…` hex or decimal digits. */
+function uint(v: unknown, path: string, max: bigint): bigint {
+  const s = string(v, path);
+  if (!HEX_QUANTITY.test(s) && !DECIMAL.test(s)) fail(path, `expected a 0x-hex or decimal number, got ${JSON.stringify(s)}`);
+  const n = BigInt(s);
+  if (n > max) fail(path, `${s} is too large`);
+  return n;
+}
+
+function data(v: unknown, path: string, size?: number): Uint8Array {
+  const s = string(v, path);
+  if (!HEX_DATA.test(s)) fail(path, `expected 0x-prefixed hex bytes, got ${JSON.stringify(s)}`);
+  const bytes = new Uint8Array(Buffer.from(s.slice(2), 'hex'));
+  if (size !== undefined && bytes.length !== size) fail(path, `expected ${size} bytes, got ${bytes.length}`);
+  return bytes;
+}
+
+function base64(v: unknown, path: string, size: number): Uint8Array {
+  const s = string(v, path);
+  if (!BASE64.test(s)) fail(path, 'expected base64');
+  const bytes = new Uint8Array(Buffer.from(s, 'base64'));
+  if (bytes.length !== size) fail(path, `expected ${size} bytes, got ${bytes.length}`);
+  return bytes;
+}
+
+function fixed(v: unknown, path: string, want: unknown): void {
+  if (JSON.stringify(v) !== JSON.stringify(want)) {
+    fail(path, `ferry supports only ${JSON.stringify(want)}, got ${JSON.stringify(v)}`);
+  }
+}
+
+/** Parses and checks genesis.json text (or its already-parsed JSON value). Errors name the field. */
+export function parseGenesis(json: string | unknown): Genesis {
+  let doc: unknown = json;
+  if (typeof json === 'string') {
+    try {
+      doc = JSON.parse(json);
+    } catch (e) {
+      throw new ConfigError('genesis', `invalid genesis: not JSON: ${(e as Error).message}`);
+    }
+  }
+  const g = object(doc, '', ['genesis_time', 'chain_id', 'initial_height', 'consensus_params', 'validators', 'app_hash', 'app_state']);
+
+  const genesisTime = string(g.genesis_time, 'genesis_time');
+  if (!RFC3339.test(genesisTime) || Number.isNaN(Date.parse(genesisTime))) {
+    fail('genesis_time', `expected an RFC3339 time, got ${JSON.stringify(genesisTime)}`);
+  }
+  const chainId = string(g.chain_id, 'chain_id');
+  let evmChainId: bigint;
+  try {
+    evmChainId = parseChainId(chainId);
+  } catch (e) {
+    fail('chain_id', (e as Error).message);
+  }
+  const initialHeight = int64(g.initial_height, 'initial_height', 1n);
+
+  const cp = object(g.consensus_params, 'consensus_params', ['block'], Object.keys(FIXED_CONSENSUS_PARAMS));
+  const block = object(cp.block, 'consensus_params.block', ['max_bytes', 'max_gas']);
+  const maxBytes = int64(block.max_bytes, 'consensus_params.block.max_bytes', 1n);
+  if (maxBytes > MAX_BLOCK_MAX_BYTES) fail('consensus_params.block.max_bytes', `must be at most ${MAX_BLOCK_MAX_BYTES}`);
+  const maxGas = int64(block.max_gas, 'consensus_params.block.max_gas', 1n);
+  for (const [name, want] of Object.entries(FIXED_CONSENSUS_PARAMS)) {
+    if (name in cp) fixed(cp[name], `consensus_params.${name}`, want);
+  }
+
+  if (!Array.isArray(g.validators) || g.validators.length === 0) fail('validators', 'expected a non-empty array');
+  const validators = g.validators.map((v, i) => parseValidator(v, `validators[${i}]`));
+
+  if (g.app_hash !== '') fail('app_hash', 'must be "" (the application computes the genesis state root)');
+
+  const appState = object(g.app_state, 'app_state', ['evm']);
+  const evm = object(appState.evm, 'app_state.evm', ['alloc'], ['hardfork', 'base_fee_per_gas', 'coinbase']);
+  const hardfork = evm.hardfork === undefined ? DEFAULT_HARDFORK : string(evm.hardfork, 'app_state.evm.hardfork');
+  if (!SUPPORTED_HARDFORKS.includes(hardfork)) {
+    fail('app_state.evm.hardfork', `unsupported hardfork ${JSON.stringify(hardfork)} (supported: ${SUPPORTED_HARDFORKS.join(', ')})`);
+  }
+  const baseFeePerGas =
+    evm.base_fee_per_gas === undefined ? DEFAULT_BASE_FEE_PER_GAS : uint(evm.base_fee_per_gas, 'app_state.evm.base_fee_per_gas', UINT256_MAX);
+  const coinbase = evm.coinbase === undefined ? coinbaseOf(validators[0]!.pubKey) : data(evm.coinbase, 'app_state.evm.coinbase', ADDRESS_BYTES);
+
+  const allocDoc = record(evm.alloc, 'app_state.evm.alloc');
+  const alloc = new Map<string, GenesisAccount>();
+  for (const [addr, account] of Object.entries(allocDoc)) {
+    const path = `app_state.evm.alloc.${addr}`;
+    const key = hex(data(addr, path, ADDRESS_BYTES));
+    if (alloc.has(key)) fail(path, 'duplicate address');
+    alloc.set(key, parseAccount(account, path));
+  }
+
+  return {
+    genesisTime,
+    chainId,
+    evmChainId,
+    initialHeight,
+    maxBytes,
+    maxGas,
+    validators,
+    evm: { hardfork, baseFeePerGas, coinbase, alloc },
+  };
+}
+
+function parseValidator(v: unknown, path: string): GenesisValidator {
+  const o = object(v, path, ['address', 'pub_key', 'power'], ['name']);
+  const pk = object(o.pub_key, `${path}.pub_key`, ['type', 'value']);
+  if (pk.type !== PUBKEY_TYPE_ED25519) fail(`${path}.pub_key.type`, `expected ${JSON.stringify(PUBKEY_TYPE_ED25519)}`);
+  const pubKey = base64(pk.value, `${path}.pub_key.value`, ED25519_PUBKEY_BYTES);
+  const addressText = string(o.address, `${path}.address`);
+  if (!/^[0-9a-fA-F]{40}$/.test(addressText)) fail(`${path}.address`, 'expected 40 hex digits');
+  const address = new Uint8Array(Buffer.from(addressText, 'hex'));
+  if (hex(address) !== hex(validatorAddress(pubKey))) {
+    fail(`${path}.address`, `does not match pub_key (want ${Buffer.from(validatorAddress(pubKey)).toString('hex').toUpperCase()})`);
+  }
+  const power = int64(o.power, `${path}.power`, 1n);
+  const name = o.name === undefined ? '' : string(o.name, `${path}.name`);
+  return { address, pubKey, power, name };
+}
+
+function parseAccount(v: unknown, path: string): GenesisAccount {
+  const o = object(v, path, ['balance'], ['nonce', 'code', 'storage']);
+  const account: GenesisAccount = {
+    balance: uint(o.balance, `${path}.balance`, UINT256_MAX),
+    nonce: o.nonce === undefined ? 0n : uint(o.nonce, `${path}.nonce`, UINT64_MAX),
+  };
+  if (o.code !== undefined) {
+    const code = data(o.code, `${path}.code`);
+    if (code.length > 0) account.code = code;
+  }
+  if (o.storage !== undefined) {
+    const storageDoc = record(o.storage, `${path}.storage`);
+    const storage = new Map<string, Uint8Array>();
+    for (const [slot, value] of Object.entries(storageDoc)) {
+      const slotPath = `${path}.storage.${slot}`;
+      const key = hex(data(slot, slotPath, SLOT_BYTES));
+      if (storage.has(key)) fail(slotPath, 'duplicate slot');
+      storage.set(key, data(value, slotPath, SLOT_BYTES));
+    }
+    account.storage = storage;
+  }
+  return account;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rendering
+
+/** genesis.json text (2-space indent, trailing newline). Throws if evmChainId does not match chainId. */
+export function renderGenesis(g: Genesis): string {
+  if (parseChainId(g.chainId) !== g.evmChainId) {
+    throw new ConfigError('chain_id', `genesis evmChainId ${g.evmChainId} does not match chain id ${g.chainId}`);
+  }
+  const alloc: Obj = {};
+  for (const [addr, a] of [...g.evm.alloc].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+    const entry: Obj = { balance: quantity(a.balance) };
+    if (a.nonce !== 0n) entry.nonce = quantity(a.nonce);
+    if (a.code && a.code.length > 0) entry.code = hex(a.code);
+    if (a.storage && a.storage.size > 0) {
+      const storage: Obj = {};
+      for (const [slot, value] of [...a.storage].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+        storage[slot] = hex(value);
+      }
+      entry.storage = storage;
+    }
+    alloc[addr] = entry;
+  }
+  const doc = {
+    genesis_time: g.genesisTime,
+    chain_id: g.chainId,
+    initial_height: g.initialHeight.toString(),
+    consensus_params: {
+      block: { max_bytes: g.maxBytes.toString(), max_gas: g.maxGas.toString() },
+      ...FIXED_CONSENSUS_PARAMS,
+    },
+    validators: g.validators.map((v) => ({
+      address: Buffer.from(v.address).toString('hex').toUpperCase(),
+      pub_key: { type: PUBKEY_TYPE_ED25519, value: Buffer.from(v.pubKey).toString('base64') },
+      power: v.power.toString(),
+      name: v.name,
+    })),
+    app_hash: '',
+    app_state: {
+      evm: {
+        hardfork: g.evm.hardfork,
+        base_fee_per_gas: g.evm.baseFeePerGas.toString(),
+        coinbase: hex(g.evm.coinbase),
+        alloc,
+      },
+    },
+  };
+  return JSON.stringify(doc, null, 2) + '\n';
+}
+
+function hex(b: Uint8Array): string {
+  return '0x' + Buffer.from(b).toString('hex');
+}
+
+function quantity(n: bigint): string {
+  return '0x' + n.toString(16);
+}
+
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function kind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v;
+}

@@ -1,0 +1,106 @@
+/**
+ * Loads NodeOptions from `<home>/config/app.toml`, `<home>/config/config.toml` and flags.
+ * Precedence: flag > file > default. Every value is validated; a bad one throws a ConfigError whose
+ * message names the key, e.g. `invalid json-rpc config value: json-rpc.api: unknown namespace "foo"`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, TomlError } from 'smol-toml';
+import { CONFIG_KEYS, ConfigError, type ConfigFile, type ConfigKey } from './keys.js';
+import {
+  DEFAULT_CONSENSUS,
+  DEFAULT_JSON_RPC,
+  DEFAULT_LOG_LEVEL,
+  DEFAULT_MEMPOOL,
+  DEFAULT_MINIMUM_GAS_PRICE,
+  DEFAULT_RPC,
+  type NodeOptions,
+} from './options.js';
+
+export { ConfigError } from './keys.js';
+
+export const CONFIG_DIR = 'config';
+export const DATA_DIR = 'data';
+export const APP_TOML = 'app.toml';
+export const CONFIG_TOML = 'config.toml';
+
+const FILES: readonly ConfigFile[] = [APP_TOML, CONFIG_TOML];
+const KEYS_BY_NAME = new Map(CONFIG_KEYS.map((k) => [k.name, k]));
+
+/** All defaults, for `home`. Fresh copies: callers may mutate the result. */
+export function defaultOptions(home: string): NodeOptions {
+  return {
+    home,
+    minimumGasPrice: DEFAULT_MINIMUM_GAS_PRICE,
+    minimumGasPriceFromFlag: false,
+    logLevel: DEFAULT_LOG_LEVEL,
+    jsonRpc: { ...DEFAULT_JSON_RPC, api: [...DEFAULT_JSON_RPC.api] },
+    rpc: { ...DEFAULT_RPC, corsAllowedOrigins: [...DEFAULT_RPC.corsAllowedOrigins] },
+    consensus: { ...DEFAULT_CONSENSUS },
+    mempool: { ...DEFAULT_MEMPOOL },
+  };
+}
+
+/**
+ * Reads the config files of `home` (a missing file means all defaults) and applies `flags` on top.
+ * Flag keys are the flag names without `--` (`'json-rpc.api'`, `'rpc.laddr'`, `'minimum-gas-prices'`,
+ * `'consensus.timeout_commit'`, `'log_level'`); values are strings as typed, booleans, or numbers;
+ * undefined values are skipped. An unknown flag key is an error.
+ */
+export function loadOptions(home: string, flags: Record<string, unknown>): NodeOptions {
+  const opts = defaultOptions(home);
+  for (const file of FILES) {
+    const path = join(home, CONFIG_DIR, file);
+    if (existsSync(path)) applyFile(opts, file, path);
+  }
+  for (const [name, raw] of Object.entries(flags)) {
+    if (raw === undefined) continue;
+    const key = KEYS_BY_NAME.get(name);
+    if (!key) throw new ConfigError(name, `unknown flag --${name}`);
+    key.apply(opts, raw);
+    if (name === 'minimum-gas-prices') opts.minimumGasPriceFromFlag = true;
+  }
+  checkCombination(opts);
+  return opts;
+}
+
+function applyFile(opts: NodeOptions, file: ConfigFile, path: string): void {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(readFileSync(path, 'utf8'), { integersAsBigInt: true });
+  } catch (e) {
+    const detail = e instanceof TomlError ? e.message.split('\n')[0] : (e as Error).message;
+    throw new ConfigError(file, `cannot read ${path}: ${detail}`);
+  }
+  const keys = CONFIG_KEYS.filter((k) => k.file === file);
+  const sections = new Set(keys.map((k) => k.section));
+  for (const [name, value] of Object.entries(doc)) {
+    if (sections.has(name) && name !== '') {
+      if (!isTable(value)) throw new ConfigError(name, `${path}: [${name}] must be a table`);
+      for (const [key, raw] of Object.entries(value)) applyKey(keys, name, key, raw, path);
+    } else {
+      applyKey(keys, '', name, value, path);
+    }
+  }
+
+  function applyKey(keys: readonly ConfigKey[], section: string, key: string, raw: unknown, where: string): void {
+    const spec = keys.find((k) => k.section === section && k.key === key);
+    const name = section === '' ? key : `${section}.${key}`;
+    if (!spec) throw new ConfigError(name, `${where}: unknown key ${JSON.stringify(name)}`);
+    spec.apply(opts, raw);
+  }
+}
+
+/** Rules across keys (Evmos `JSONRPCConfig.Validate`). */
+function checkCombination(opts: NodeOptions): void {
+  if (opts.jsonRpc.enable && opts.jsonRpc.api.length === 0) {
+    throw new ConfigError(
+      'json-rpc.api',
+      'invalid json-rpc config value: json-rpc.api: cannot enable JSON-RPC without defining any API namespace',
+    );
+  }
+}
+
+function isTable(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date);
+}

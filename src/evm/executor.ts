@@ -1,0 +1,343 @@
+/**
+ * Runs EVM work with ethereumjs over the store's trie: genesis allocation, block execution (one
+ * executor owned by the chain thread) and calls/estimates at any committed state root (readers).
+ */
+import { createBlock, genTransactionsTrieRoot, type Block } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
+import { MerklePatriciaTrie } from '@ethereumjs/mpt';
+import { RLP } from '@ethereumjs/rlp';
+import { MerkleStateManager } from '@ethereumjs/statemanager';
+import { createTx, type TypedTransaction } from '@ethereumjs/tx';
+import { Account, Address, ValueEncoding, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
+import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
+import { FerryError, ErrorCode } from '../lib/errors.js';
+import type { TrieDB } from '../store/triedb.js';
+import type { EvmTx } from '../types/chain.js';
+import { keccak256 } from './common.js';
+import type { DecodedTx } from './tx.js';
+
+export const EMPTY_TRIE_ROOT = Uint8Array.from(
+  Buffer.from('56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421', 'hex'),
+);
+
+export interface BlockContext {
+  number: bigint;
+  timestamp: bigint;
+  coinbase: Uint8Array;
+  gasLimit: bigint;
+  baseFee: bigint;
+  mixHash: Uint8Array;
+}
+
+export interface ExecutedTx {
+  tx: EvmTx;
+  status: 0 | 1;
+  gasUsed: bigint;
+  cumulativeGasUsed: bigint;
+  logs: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array }[];
+  logsBloom: Uint8Array;
+  createdAddress: Uint8Array | undefined;
+  vmError: string | undefined;
+  returnValue: Uint8Array;
+}
+
+export interface ExecutedBlock {
+  txs: ExecutedTx[];
+  /** txs that could not be applied (stale nonce, funds): left out of the block */
+  excluded: { tx: EvmTx; reason: string }[];
+  gasUsed: bigint;
+  stateRoot: Uint8Array;
+  logsBloom: Uint8Array;
+  transactionsRoot: Uint8Array;
+  receiptsRoot: Uint8Array;
+}
+
+export interface GenesisAccount {
+  balance: bigint;
+  nonce: bigint;
+  code?: Uint8Array;
+  storage?: Map<string, Uint8Array>;
+}
+
+export type BlockHashLookup = (n: bigint) => Uint8Array | undefined;
+
+function makeTrie(db: TrieDB, common: Common, root?: Uint8Array): MerklePatriciaTrie {
+  return new MerklePatriciaTrie({
+    db,
+    valueEncoding: ValueEncoding.Bytes,
+    useKeyHashing: true,
+    useKeyHashingFunction: keccak256,
+    common,
+    root,
+  });
+}
+
+/** A VM over its own state manager. Not re-entrant: callers serialize its use. */
+export class EvmRunner {
+  private constructor(
+    readonly vm: VM,
+    readonly sm: MerkleStateManager,
+    private readonly common: Common,
+  ) {}
+
+  static async create(common: Common, db: TrieDB, hashOf: BlockHashLookup, root?: Uint8Array): Promise<EvmRunner> {
+    const sm = new MerkleStateManager({ trie: makeTrie(db, common, root), common });
+    const blockchain = {
+      async getBlock(n: number) {
+        const h = hashOf(BigInt(n));
+        if (!h) throw new Error(`block ${n} not found`);
+        return { hash: () => h };
+      },
+      async putBlock() {},
+      shallowCopy() {
+        return blockchain;
+      },
+    };
+    const vm = await createVM({ common, stateManager: sm, blockchain: blockchain as never });
+    return new EvmRunner(vm, sm, common);
+  }
+
+  private block(ctx: BlockContext): Block {
+    return createBlock(
+      {
+        header: {
+          number: ctx.number,
+          timestamp: ctx.timestamp,
+          coinbase: new Address(ctx.coinbase),
+          gasLimit: ctx.gasLimit,
+          baseFeePerGas: ctx.baseFee,
+          mixHash: ctx.mixHash,
+          difficulty: 0n,
+          excessBlobGas: 0n,
+          blobGasUsed: 0n,
+          parentBeaconBlockRoot: new Uint8Array(32),
+        },
+      },
+      { common: this.common, skipConsensusFormatValidation: true, freeze: false },
+    );
+  }
+
+  async setRoot(root: Uint8Array): Promise<void> {
+    const cur = await this.sm.getStateRoot();
+    if (Buffer.compare(cur, root) !== 0) await this.sm.setStateRoot(root, true);
+  }
+
+  /** Writes the genesis allocation into an empty state and returns the root. */
+  async applyGenesis(alloc: Map<string, GenesisAccount>): Promise<Uint8Array> {
+    for (const [addrHex, acc] of alloc) {
+      const addr = new Address(Uint8Array.from(Buffer.from(addrHex.slice(2), 'hex')));
+      await this.sm.putAccount(addr, new Account(acc.nonce, acc.balance));
+      if (acc.code && acc.code.length > 0) await this.sm.putCode(addr, acc.code);
+      if (acc.storage) {
+        for (const [slot, value] of acc.storage) {
+          await this.sm.putStorage(addr, setLengthLeft(Buffer.from(slot.slice(2), 'hex'), 32), value);
+        }
+      }
+    }
+    await this.sm.checkpoint();
+    await this.sm.commit();
+    return this.sm.getStateRoot();
+  }
+
+  /** Executes txs in order on `parentRoot`. Txs that cannot be applied are excluded, not fatal. */
+  async executeBlock(parentRoot: Uint8Array, ctx: BlockContext, txs: DecodedTx[]): Promise<ExecutedBlock> {
+    await this.setRoot(parentRoot);
+    const block = this.block(ctx);
+    const out: ExecutedTx[] = [];
+    const excluded: ExecutedBlock['excluded'] = [];
+    const included: TypedTransaction[] = [];
+    const receiptsTrie = new MerklePatriciaTrie({ common: this.common });
+    const bloom = new Bloom(undefined, this.common);
+    let cumulative = 0n;
+    for (const d of txs) {
+      if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
+        excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
+        continue;
+      }
+      let res: RunTxResult;
+      try {
+        res = await runTx(this.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
+      } catch (e) {
+        excluded.push({ tx: d.evm, reason: e instanceof Error ? e.message.split(' (')[0]! : String(e) });
+        continue;
+      }
+      cumulative += res.totalGasSpent;
+      const logs = res.receipt.logs.map(([address, topics, data]) => ({ address, topics, data }));
+      const err = res.execResult.exceptionError;
+      await receiptsTrie.put(RLP.encode(out.length), encodeReceipt(res.receipt, d.tx.type));
+      bloom.or(res.bloom);
+      included.push(d.tx);
+      out.push({
+        tx: d.evm,
+        status: err ? 0 : 1,
+        gasUsed: res.totalGasSpent,
+        cumulativeGasUsed: cumulative,
+        logs,
+        logsBloom: res.bloom.bitvector,
+        createdAddress: res.createdAddress?.bytes,
+        vmError: err ? vmErrorText(err.error) : undefined,
+        returnValue: res.execResult.returnValue,
+      });
+    }
+    const stateRoot = await this.sm.getStateRoot();
+    return {
+      txs: out,
+      excluded,
+      gasUsed: cumulative,
+      stateRoot,
+      logsBloom: bloom.bitvector,
+      transactionsRoot: included.length ? await genTransactionsTrieRoot(included) : EMPTY_TRIE_ROOT,
+      receiptsRoot: included.length ? receiptsTrie.root() : EMPTY_TRIE_ROOT,
+    };
+  }
+
+  /** Abandons the state of an unfinished block. */
+  async reset(root: Uint8Array): Promise<void> {
+    this.sm.clearCaches();
+    await this.sm.setStateRoot(root, true);
+  }
+
+  // ---- reads ----
+  async account(root: Uint8Array, addr: Uint8Array): Promise<Account | undefined> {
+    await this.setRoot(root);
+    return this.sm.getAccount(new Address(addr));
+  }
+  async code(root: Uint8Array, addr: Uint8Array): Promise<Uint8Array> {
+    await this.setRoot(root);
+    return this.sm.getCode(new Address(addr));
+  }
+  async storage(root: Uint8Array, addr: Uint8Array, slot: Uint8Array): Promise<Uint8Array> {
+    await this.setRoot(root);
+    return setLengthLeft(await this.sm.getStorage(new Address(addr), slot), 32);
+  }
+
+  /**
+   * Runs a message call (eth_call / eth_estimateGas) on `root` with an impersonated sender; every
+   * state change is reverted afterwards. Returns the raw run result.
+   */
+  async simulate(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides?: SimOverrides): Promise<RunTxResult> {
+    await this.setRoot(root);
+    await this.sm.checkpoint();
+    try {
+      if (overrides) await applyOverrides(this.sm, overrides);
+      const from = new Address(call.from ?? new Uint8Array(20));
+      const acct = await this.sm.getAccount(from);
+      const feeGiven = call.gasPrice !== undefined || call.maxFeePerGas !== undefined;
+      const txData: Record<string, unknown> = {
+        nonce: acct?.nonce ?? 0n,
+        gasLimit: call.gas,
+        to: call.to ? new Address(call.to) : undefined,
+        value: call.value ?? 0n,
+        data: call.data ?? new Uint8Array(),
+        accessList: call.accessList?.map((a) => [a.address, a.storageKeys]),
+      };
+      if (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined) {
+        txData.type = 2;
+        txData.maxFeePerGas = call.maxFeePerGas ?? ctx.baseFee + (call.maxPriorityFeePerGas ?? 0n);
+        txData.maxPriorityFeePerGas = call.maxPriorityFeePerGas ?? 0n;
+      } else {
+        txData.type = call.accessList ? 1 : 0;
+        txData.gasPrice = call.gasPrice ?? 0n;
+      }
+      const tx = createTx(txData as never, { common: this.common, freeze: false }) as TypedTransaction;
+      (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
+      // geth's eth_call skips the base-fee check when no fee is given (NoBaseFee)
+      const block = this.block(feeGiven ? ctx : { ...ctx, baseFee: 0n });
+      return await runTx(this.vm, {
+        tx,
+        block,
+        skipNonce: true,
+        skipBalance: !feeGiven,
+        skipBlockGasLimitValidation: true,
+        skipHardForkValidation: true,
+      });
+    } finally {
+      await this.sm.revert();
+    }
+  }
+}
+
+export interface SimCall {
+  from?: Uint8Array;
+  to?: Uint8Array;
+  gas: bigint;
+  gasPrice?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  value?: bigint;
+  data?: Uint8Array;
+  accessList?: { address: Uint8Array; storageKeys: Uint8Array[] }[];
+}
+
+export type SimOverrides = Map<
+  string,
+  { balance?: bigint; nonce?: bigint; code?: Uint8Array; state?: Map<string, Uint8Array>; stateDiff?: Map<string, Uint8Array> }
+>;
+
+async function applyOverrides(sm: MerkleStateManager, overrides: SimOverrides): Promise<void> {
+  for (const [addrHex, o] of overrides) {
+    const addr = new Address(Uint8Array.from(Buffer.from(addrHex.slice(2), 'hex')));
+    const acct = (await sm.getAccount(addr)) ?? new Account();
+    if (o.balance !== undefined) acct.balance = o.balance;
+    if (o.nonce !== undefined) acct.nonce = o.nonce;
+    await sm.putAccount(addr, acct);
+    if (o.code !== undefined) await sm.putCode(addr, o.code);
+    if (o.state !== undefined) {
+      await sm.clearStorage(addr);
+      for (const [slot, v] of o.state) await sm.putStorage(addr, setLengthLeft(Buffer.from(slot.slice(2), 'hex'), 32), v);
+    }
+    if (o.stateDiff !== undefined) {
+      for (const [slot, v] of o.stateDiff) await sm.putStorage(addr, setLengthLeft(Buffer.from(slot.slice(2), 'hex'), 32), v);
+    }
+  }
+}
+
+/** geth's wording for VM errors. */
+export function vmErrorText(err: string): string {
+  switch (err) {
+    case 'revert':
+      return 'execution reverted';
+    case 'out of gas':
+      return 'out of gas';
+    case 'invalid opcode':
+      return 'invalid opcode';
+    case 'stack underflow':
+      return 'stack underflow';
+    case 'stack overflow':
+      return 'stack limit reached 1024 (1023)';
+    case 'invalid JUMP':
+      return 'invalid jump destination';
+    case 'static state change':
+      return 'write protection';
+    default:
+      return err;
+  }
+}
+
+/** Decodes the reason of `Error(string)` revert data, if it is one. */
+export function revertReason(data: Uint8Array): string | undefined {
+  if (data.length < 68 || Buffer.from(data.subarray(0, 4)).toString('hex') !== '08c379a0') return undefined;
+  try {
+    const len = Number(BigInt('0x' + Buffer.from(data.subarray(36, 68)).toString('hex')));
+    if (68 + len > data.length) return undefined;
+    return Buffer.from(data.subarray(68, 68 + len)).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Turns a failed simulation into geth's error: code 3 with data for reverts, -32000 otherwise. */
+export function simulationError(res: RunTxResult): FerryError | undefined {
+  const err = res.execResult.exceptionError;
+  if (!err) return undefined;
+  if (err.error === 'revert') {
+    const data = res.execResult.returnValue;
+    const reason = revertReason(data);
+    const hex = '0x' + Buffer.from(data).toString('hex');
+    if (data.length === 0) return new FerryError(ErrorCode.reverted, 'execution reverted', hex);
+    return new FerryError(ErrorCode.reverted, reason !== undefined ? `execution reverted: ${reason}` : 'execution reverted', hex);
+  }
+  return new FerryError(ErrorCode.server, vmErrorText(err.error));
+}
+
+export { bigIntToBytes };

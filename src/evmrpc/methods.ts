@@ -1,0 +1,380 @@
+/**
+ * Surface A's method table for the `eth`, `web3` and `net` namespaces: wire name → param codecs →
+ * handler. Handlers decode nothing and encode nothing themselves: codecs.ts decodes, the EvmBackend
+ * port answers in domain values, format.ts writes the wire form.
+ *
+ * Not-found lookups answer null; a state query at a block that does not exist is -32000
+ * `header not found` (geth). Limits come from `info` (app.toml [json-rpc]); 0 means unlimited for
+ * the block-range and logs caps.
+ */
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { invalidParams, serverError } from '../lib/errors.js';
+import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
+import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { EvmBlock, Hash } from '../types/chain.js';
+import type { BlockSelector, CallRequest, EvmBackend, StateOverrides } from './backend.js';
+import {
+  LATEST,
+  MAX_PROOF_KEYS,
+  MAX_REWARD_PERCENTILES,
+  blockCount,
+  blockNumberOrTag,
+  blockNumberOrTagOrHash,
+  blockOrDefault,
+  callArgs,
+  logFilter,
+  rewardPercentiles,
+  stateOverrides,
+  storageKey,
+  storageKeyList,
+  type CallArgs,
+  type LogFilter,
+  type StorageKey,
+} from './codecs.js';
+import {
+  FormatCache,
+  formatFeeHistory,
+  formatLog,
+  formatProof,
+  formatTransaction,
+  hexData,
+  hexKey,
+  hexQuantity,
+  txContextOf,
+  type RpcBlock,
+  type RpcFeeHistory,
+  type RpcReceipt,
+  type RpcTransaction,
+} from './format.js';
+
+export interface EvmMethodsInfo {
+  /** web3_clientVersion, `<client>/<version>/<os>/<runtime>` */
+  clientVersion: string;
+  /** max gas of eth_call / eth_estimateGas (0 = no cap) */
+  gasCap: bigint;
+  /** max `to - from` of eth_getLogs (0 = no cap) */
+  blockRangeCap: number;
+  /** max logs of one eth_getLogs answer (0 = no cap) */
+  logsCap: number;
+  /** max block count of eth_feeHistory */
+  feeHistoryCap: number;
+  /** eth_call / eth_estimateGas answer deadline in ms (0 = none) */
+  evmTimeoutMs: number;
+}
+
+/** eth/65, what Evmos answers */
+export const PROTOCOL_VERSION = '0x41';
+
+const HEADER_NOT_FOUND = 'header not found';
+const HASH_HEADER_NOT_FOUND = 'header for hash not found';
+
+/** Go's time.Duration text for whole milliseconds: 500ms, 5s, 1.5s, 1m30s. */
+export function goDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = (ms % 60_000) / 1000;
+  let out = '';
+  if (h > 0) out += `${h}h`;
+  if (h > 0 || m > 0) out += `${m}m`;
+  return out + `${s}s`;
+}
+
+/** Settles like `p`, or rejects with geth's timeout error after `ms` (0 = no deadline). */
+async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  if (ms <= 0) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(serverError(`execution aborted (timeout = ${goDuration(ms)})`)), ms);
+  });
+  try {
+    return await Promise.race([p, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Go's %f: six decimals. */
+function goFloat(p: number): string {
+  return p.toFixed(6);
+}
+
+/** geth eth/gasprice: percentiles within [0, 100], ascending, at most MAX_REWARD_PERCENTILES. */
+function checkPercentiles(ps: readonly number[]): void {
+  if (ps.length > MAX_REWARD_PERCENTILES) {
+    throw serverError(`invalid reward percentile: over the query limit ${MAX_REWARD_PERCENTILES}`);
+  }
+  for (let i = 0; i < ps.length; i++) {
+    const p = ps[i]!;
+    if (p < 0 || p > 100) throw serverError(`invalid reward percentile: ${goFloat(p)}`);
+    if (i > 0 && p < ps[i - 1]!) {
+      throw serverError(`invalid reward percentile: #${i - 1}:${goFloat(ps[i - 1]!)} >= #${i}:${goFloat(p)}`);
+    }
+  }
+}
+
+function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
+  return { params, handler };
+}
+
+const NO_PARAMS: readonly ParamCodec[] = [];
+const optionalBlockOrHash = blockOrDefault(blockNumberOrTagOrHash);
+/** geth's types.BlockNonce */
+const POW_NONCE_LENGTH = 8;
+const powNonce: ParamCodec<Uint8Array> = {
+  name: 'nonce',
+  decode: (v, i) => {
+    const b = data.decode(v, i);
+    if (b.length !== POW_NONCE_LENGTH) {
+      throw invalidParams(`invalid argument ${i}: hex string has length ${b.length * 2}, want ${POW_NONCE_LENGTH * 2} for types.BlockNonce`);
+    }
+    return b;
+  },
+};
+
+export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): MethodTable {
+  const cache = new FormatCache();
+
+  /** Block number for a state query; -32000 when the block does not exist. */
+  function stateBlock(sel: BlockSelector): bigint {
+    const n = backend.resolveBlock(sel);
+    if (n === undefined) throw serverError(sel.kind === 'hash' ? HASH_HEADER_NOT_FOUND : HEADER_NOT_FOUND);
+    return n;
+  }
+
+  function blockJsonByNumber(n: bigint, fullTx: boolean): RpcBlock | null {
+    const key = cache.hashOfNumber(n);
+    const hit = key === undefined ? undefined : cache.cachedBlock(key, fullTx);
+    if (hit !== undefined) return hit;
+    const block = backend.blockByNumber(n);
+    return block === undefined ? null : cache.block(block, fullTx);
+  }
+
+  function blockJsonByHash(h: Hash, fullTx: boolean): RpcBlock | null {
+    const hit = cache.cachedBlock(hexKey(h), fullTx);
+    if (hit !== undefined) return hit;
+    const block = backend.blockByHash(h);
+    return block === undefined ? null : cache.block(block, fullTx);
+  }
+
+  function blockJson(sel: BlockSelector, fullTx: boolean): RpcBlock | null {
+    if (sel.kind === 'hash') return blockJsonByHash(sel.hash, fullTx);
+    const n = backend.resolveBlock(sel);
+    return n === undefined ? null : blockJsonByNumber(n, fullTx);
+  }
+
+  function txInBlock(block: EvmBlock | undefined, index: number): RpcTransaction | null {
+    const tx = block?.transactions[index];
+    return block === undefined || tx === undefined ? null : cache.transaction(tx, txContextOf(block, index));
+  }
+
+  /** geth's CallDefaults checks, then the gas cap. */
+  function callRequest(args: CallArgs, defaultToCap: boolean): CallRequest {
+    const { chainId, ...req } = args;
+    if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
+      throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    }
+    if (chainId !== undefined && chainId !== backend.chainId) {
+      throw serverError(`chainId does not match node's (have=${chainId}, want=${backend.chainId})`);
+    }
+    if (info.gasCap > 0n) {
+      if (req.gas === undefined) {
+        if (defaultToCap) req.gas = info.gasCap;
+      } else if (req.gas > info.gasCap) {
+        req.gas = info.gasCap;
+      }
+    }
+    return req;
+  }
+
+  function logRange(f: LogFilter): { from: bigint; to: bigint } | undefined {
+    if (f.blockHash !== undefined) {
+      const n = backend.resolveBlock({ kind: 'hash', hash: f.blockHash, requireCanonical: false });
+      if (n === undefined) throw serverError('unknown block');
+      return { from: n, to: n };
+    }
+    const latest = backend.latestNumber();
+    const resolve = (sel: BlockSelector | undefined): bigint =>
+      sel?.kind === 'number' ? sel.number : (backend.resolveBlock(sel ?? LATEST) ?? latest);
+    const from = resolve(f.fromBlock);
+    let to = resolve(f.toBlock);
+    if (from > to) throw invalidParams('invalid block range params');
+    if (to > latest) to = latest;
+    // the whole range lies beyond the head: nothing to find
+    if (from > to) return undefined;
+    if (info.blockRangeCap > 0 && to - from > BigInt(info.blockRangeCap)) {
+      throw serverError(`maximum [from, to] blocks distance: ${info.blockRangeCap}`);
+    }
+    return { from, to };
+  }
+
+  const table: Record<string, MethodSpec> = {
+    // --- web3, net -------------------------------------------------------------------------
+    web3_clientVersion: spec(NO_PARAMS, () => info.clientVersion),
+    web3_sha3: spec([data], ([input]: [Uint8Array]) => hexData(keccak_256(input))),
+    net_version: spec(NO_PARAMS, () => backend.networkId),
+    net_peerCount: spec(NO_PARAMS, () => 0),
+    net_listening: spec(NO_PARAMS, () => true),
+
+    // --- eth: node and chain ---------------------------------------------------------------
+    eth_protocolVersion: spec(NO_PARAMS, () => PROTOCOL_VERSION),
+    eth_syncing: spec(NO_PARAMS, () => false),
+    eth_chainId: spec(NO_PARAMS, () => hexQuantity(backend.chainId)),
+    eth_accounts: spec(NO_PARAMS, () => []),
+    eth_coinbase: spec(NO_PARAMS, () => hexData(backend.coinbase())),
+    eth_blockNumber: spec(NO_PARAMS, () => hexQuantity(backend.latestNumber())),
+    eth_gasPrice: spec(NO_PARAMS, () => hexQuantity(backend.gasPrice())),
+    eth_maxPriorityFeePerGas: spec(NO_PARAMS, () => hexQuantity(backend.maxPriorityFeePerGas())),
+    eth_feeHistory: spec(
+      [blockCount, blockNumberOrTag, rewardPercentiles],
+      ([count, newestSel, percentiles]: [number, BlockSelector, number[] | undefined]): RpcFeeHistory => {
+        if (count > info.feeHistoryCap) {
+          throw serverError(`FeeHistory user block count ${count} higher than ${info.feeHistoryCap}`);
+        }
+        if (count === 0) return { oldestBlock: hexQuantity(0), baseFeePerGas: [], gasUsedRatio: [] };
+        if (percentiles !== undefined) checkPercentiles(percentiles);
+        const latest = backend.latestNumber();
+        let newest: bigint;
+        if (newestSel.kind === 'number') {
+          newest = newestSel.number;
+          if (newest > latest) throw serverError(`request beyond head block: requested ${newest}, head ${latest}`);
+        } else {
+          newest = backend.resolveBlock(newestSel) ?? latest;
+        }
+        // not before genesis
+        const blocks = BigInt(count) > newest + 1n ? Number(newest + 1n) : count;
+        return formatFeeHistory(backend.feeHistory(blocks, newest, percentiles));
+      },
+    ),
+
+    // --- eth: state ------------------------------------------------------------------------
+    eth_getBalance: spec([address, optionalBlockOrHash], async ([addr, sel]: [Uint8Array, BlockSelector]) =>
+      hexQuantity(await backend.balance(addr, stateBlock(sel))),
+    ),
+    eth_getTransactionCount: spec([address, optionalBlockOrHash], async ([addr, sel]: [Uint8Array, BlockSelector]) => {
+      if (sel.kind === 'tag' && sel.tag === 'pending') return hexQuantity(await backend.pendingNonce(addr));
+      return hexQuantity(await backend.nonce(addr, stateBlock(sel)));
+    }),
+    eth_getCode: spec([address, optionalBlockOrHash], async ([addr, sel]: [Uint8Array, BlockSelector]) =>
+      hexData(await backend.code(addr, stateBlock(sel))),
+    ),
+    eth_getStorageAt: spec(
+      [address, storageKey, optionalBlockOrHash],
+      async ([addr, key, sel]: [Uint8Array, StorageKey, BlockSelector]) =>
+        hexData(await backend.storageAt(addr, key.slot, stateBlock(sel))),
+    ),
+    eth_getProof: spec(
+      [address, storageKeyList, optionalBlockOrHash],
+      async ([addr, keys, sel]: [Uint8Array, StorageKey[], BlockSelector]) => {
+        if (keys.length > MAX_PROOF_KEYS) {
+          throw invalidParams(`too many storage keys requested (max ${MAX_PROOF_KEYS}, got ${keys.length})`);
+        }
+        const proof = await backend.proof(addr, keys.map((k) => k.slot), stateBlock(sel));
+        return formatProof(proof, keys.map((k) => k.fullHash));
+      },
+    ),
+
+    // --- eth: blocks -----------------------------------------------------------------------
+    eth_getBlockByNumber: spec([blockNumberOrTag, bool], ([sel, full]: [BlockSelector, boolean]) => blockJson(sel, full)),
+    eth_getBlockByHash: spec([hash, bool], ([h, full]: [Hash, boolean]) => blockJsonByHash(h, full)),
+    eth_getBlockTransactionCountByNumber: spec([blockNumberOrTag], ([sel]: [BlockSelector]) => {
+      const block = blockJson(sel, false);
+      return block === null ? null : hexQuantity(block.transactions.length);
+    }),
+    eth_getBlockTransactionCountByHash: spec([hash], ([h]: [Hash]) => {
+      const block = blockJsonByHash(h, false);
+      return block === null ? null : hexQuantity(block.transactions.length);
+    }),
+    eth_getBlockReceipts: spec([blockNumberOrTagOrHash], ([sel]: [BlockSelector]): RpcReceipt[] | null => {
+      const n = backend.resolveBlock(sel);
+      if (n === undefined) return null;
+      const key = cache.hashOfNumber(n);
+      const hit = key === undefined ? undefined : cache.cachedBlockReceipts(key);
+      if (hit !== undefined) return hit;
+      const receipts = backend.blockReceipts(n);
+      if (receipts === undefined) return null;
+      if (receipts.length === 0) return [];
+      return cache.blockReceipts(n, receipts[0]!.blockHash, receipts);
+    }),
+    eth_getUncleCountByBlockNumber: spec([blockNumberOrTag], ([sel]: [BlockSelector]) =>
+      blockJson(sel, false) === null ? null : hexQuantity(0),
+    ),
+    eth_getUncleCountByBlockHash: spec([hash], ([h]: [Hash]) => (blockJsonByHash(h, false) === null ? null : hexQuantity(0))),
+    eth_getUncleByBlockNumberAndIndex: spec([blockNumberOrTag, quantityNumber], () => null),
+    eth_getUncleByBlockHashAndIndex: spec([hash, quantityNumber], () => null),
+
+    // --- eth: transactions and receipts ----------------------------------------------------
+    eth_getTransactionByHash: spec([hash], ([h]: [Hash]): RpcTransaction | null => {
+      const hit = cache.cachedTransaction(hexKey(h));
+      if (hit !== undefined) return hit;
+      const found = backend.transactionByHash(h);
+      if (found === undefined) return null;
+      const loc = found.location;
+      if (loc === undefined) return formatTransaction(found.tx, undefined);
+      const block = backend.blockByNumber(loc.blockNumber);
+      if (block === undefined) return null;
+      return cache.transaction(found.tx, {
+        blockHash: loc.blockHash,
+        blockNumber: loc.blockNumber,
+        blockTimestamp: block.header.timestamp,
+        index: loc.index,
+        baseFee: found.baseFee ?? block.header.baseFeePerGas,
+      });
+    }),
+    eth_getTransactionByBlockHashAndIndex: spec([hash, quantityNumber], ([h, index]: [Hash, number]) => {
+      const full = cache.cachedBlock(hexKey(h), true);
+      if (full !== undefined) return (full.transactions as RpcTransaction[])[index] ?? null;
+      return txInBlock(backend.blockByHash(h), index);
+    }),
+    eth_getTransactionByBlockNumberAndIndex: spec([blockNumberOrTag, quantityNumber], ([sel, index]: [BlockSelector, number]) => {
+      const n = backend.resolveBlock(sel);
+      return n === undefined ? null : txInBlock(backend.blockByNumber(n), index);
+    }),
+    eth_getTransactionReceipt: spec([hash], ([h]: [Hash]): RpcReceipt | null => {
+      const hit = cache.cachedReceipt(hexKey(h));
+      if (hit !== undefined) return hit;
+      const receipt = backend.receipt(h);
+      return receipt === undefined ? null : cache.receipt(receipt);
+    }),
+
+    // --- eth: execution and sending --------------------------------------------------------
+    eth_sendRawTransaction: spec([data], async ([raw]: [Uint8Array]) => hexData(await backend.sendRawTransaction(raw))),
+    eth_call: spec(
+      [callArgs, optionalBlockOrHash, stateOverrides],
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined]) => {
+        const req = callRequest(args, true);
+        const n = stateBlock(sel);
+        return hexData(await withDeadline(backend.call(req, n, overrides), info.evmTimeoutMs));
+      },
+    ),
+    eth_estimateGas: spec(
+      [callArgs, optionalBlockOrHash, stateOverrides],
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined]) => {
+        const req = callRequest(args, false);
+        const n = stateBlock(sel);
+        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides), info.evmTimeoutMs));
+      },
+    ),
+
+    // --- eth: logs -------------------------------------------------------------------------
+    eth_getLogs: spec([logFilter], ([f]: [LogFilter]) => {
+      const range = logRange(f);
+      if (range === undefined) return [];
+      const logs = backend.getLogs({ fromBlock: range.from, toBlock: range.to, addresses: f.addresses, topics: f.topics });
+      if (info.logsCap > 0 && logs.length > info.logsCap) {
+        throw serverError(`query returned more than ${info.logsCap} results`);
+      }
+      return logs.map(formatLog);
+    }),
+
+    // --- eth: proof-of-work leftovers (geth's answers without a PoW engine) ------------------
+    eth_mining: spec(NO_PARAMS, () => false),
+    eth_hashrate: spec(NO_PARAMS, () => hexQuantity(0)),
+    eth_getWork: spec(NO_PARAMS, () => {
+      throw serverError('not supported');
+    }),
+    eth_submitWork: spec([powNonce, hash, hash], () => false),
+    eth_submitHashrate: spec([quantity, hash], () => false),
+  };
+  return Object.freeze(table);
+}

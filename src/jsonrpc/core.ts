@@ -1,0 +1,236 @@
+/**
+ * Transport-neutral JSON-RPC 2.0 core: envelope checks, method lookup, param decoding, batches and
+ * their limits, error mapping. Transports (src/server/) hand it a request body and send back the
+ * text it returns. Behaviour follows geth's `rpc` package (handler.go, json.go, errors.go):
+ *
+ * - Body that is not JSON: -32700 "parse error", id null (an empty body included).
+ * - A message that is not a request: -32600 "invalid request", with its id when the id is valid.
+ *   Valid ids are strings, numbers and null (JSON-RPC 2.0). A request without `id` is a
+ *   notification: it runs, and nothing is sent for it.
+ * - Unknown method, or a method of a namespace that is not enabled: -32601
+ *   "the method X does not exist/is not available" — the two cases are indistinguishable.
+ * - params absent or null → []; not an array → -32602 "non-array args"; codec errors are -32602.
+ * - Empty batch: ONE error object (not an array), -32600 "empty batch".
+ * - More items than batchRequestLimit: geth ≥1.13 (`respondWithBatchTooLarge`) answers an array
+ *   holding a single -32600 "batch too large" error whose id is that of the first call in the batch
+ *   (null when there is none), and runs nothing.
+ * - Batch response over batchResponseMaxSize: responses are added in order; the one that crosses
+ *   the limit is kept, and every later call is answered -32003 "response too large" (geth's
+ *   `respondWithError`). Sizes are counted in characters of each serialized response.
+ * - Batch items are started in order (so their synchronous parts run in order) and awaited
+ *   together; responses keep request order. Items are no longer started once the responses already
+ *   known exceed the size limit, since all later items are answered "response too large" anyway.
+ *
+ * Numeric ids are echoed as the same JSON number value (JSON.parse/stringify): exact for every safe
+ * integer, normalised for forms such as `1e3` or `1.50`.
+ */
+import { ErrorCode, FerryError } from '../lib/errors.js';
+import { INTERNAL_ERROR_MESSAGE, methodNotFound, toJsonRpcError, unauthorized } from './errors.js';
+import type { CallContext, MethodSpec, MethodTable } from './types.js';
+
+export const JSONRPC_VERSION = '2.0';
+
+export interface BatchLimits {
+  /** max requests in one batch; 0 = unlimited */
+  readonly batchRequestLimit: number;
+  /** max characters of a batch response; 0 = unlimited */
+  readonly batchResponseMaxSize: number;
+}
+
+export interface DispatcherOptions {
+  readonly table: MethodTable;
+  /** namespaces served (text before the first `_` of a method name); null = all */
+  readonly enabledNamespaces: ReadonlySet<string> | null;
+  readonly limits: BatchLimits;
+  /** called with a thrown value that is not a FerryError (a bug); the caller logs its stack */
+  onInternalError(err: unknown, method: string): void;
+}
+
+export interface Dispatcher {
+  /** Response JSON text, or undefined when there is nothing to send (only notifications). */
+  handle(body: string, ctx: CallContext): Promise<string | undefined>;
+}
+
+type Id = string | number | null;
+/** A serialized response, nothing (notification), or one still running. */
+type Reply = string | undefined | Promise<string | undefined>;
+
+const NO_ARGS: readonly unknown[] = Object.freeze([]);
+
+/** The namespace of a method name: the text before its first `_` (the whole name if none). */
+export function namespaceOf(method: string): string {
+  const i = method.indexOf('_');
+  return i < 0 ? method : method.slice(0, i);
+}
+
+function errorText(id: Id, code: number, message: string, data?: unknown): string {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return JSON.stringify({ jsonrpc: JSONRPC_VERSION, id, error });
+}
+
+const PARSE_ERROR = errorText(null, ErrorCode.parse, 'parse error');
+const EMPTY_BATCH = errorText(null, ErrorCode.invalidRequest, 'empty batch');
+const INVALID_REQUEST_NULL_ID = errorText(null, ErrorCode.invalidRequest, 'invalid request');
+
+function isValidId(id: unknown): id is Id {
+  return id === null || typeof id === 'string' || typeof id === 'number';
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A valid call (not a notification): geth's `isCall`. */
+function isCall(msg: unknown): msg is Record<string, unknown> & { id: Id } {
+  return (
+    isObject(msg) && msg.jsonrpc === JSONRPC_VERSION && isValidId(msg.id) && typeof msg.method === 'string' && msg.method !== ''
+  );
+}
+
+/** A valid notification: geth's `isNotification`. */
+function isNotification(msg: unknown): boolean {
+  return isObject(msg) && msg.jsonrpc === JSONRPC_VERSION && msg.id === undefined && typeof msg.method === 'string' && msg.method !== '';
+}
+
+function missingArgument(index: number): FerryError {
+  return new FerryError(ErrorCode.invalidParams, `missing value for required argument ${index}`);
+}
+
+/** Decodes positional params with the method's codecs; geth's parsePositionalArguments texts. */
+function decodeParams(spec: MethodSpec, params: unknown): unknown[] {
+  const codecs = spec.params;
+  const want = codecs.length;
+  let given: readonly unknown[];
+  if (params === undefined || params === null) given = NO_ARGS;
+  else if (Array.isArray(params)) given = params;
+  else throw new FerryError(ErrorCode.invalidParams, 'non-array args');
+  if (want === 0 && given.length === 0) return NO_ARGS as unknown[];
+  const args = new Array<unknown>(want);
+  for (let i = 0; i < given.length; i++) {
+    if (i >= want) throw new FerryError(ErrorCode.invalidParams, `too many arguments, want at most ${want}`);
+    const codec = codecs[i]!;
+    const v = given[i];
+    if (v === null) {
+      if (!codec.optional) throw missingArgument(i);
+      args[i] = codec.decode(undefined, i);
+    } else {
+      args[i] = codec.decode(v, i);
+    }
+  }
+  for (let i = given.length; i < want; i++) {
+    const codec = codecs[i]!;
+    if (!codec.optional) throw missingArgument(i);
+    args[i] = codec.decode(undefined, i);
+  }
+  return args;
+}
+
+export function createDispatcher(opts: DispatcherOptions): Dispatcher {
+  const { enabledNamespaces, onInternalError } = opts;
+  const { batchRequestLimit, batchResponseMaxSize } = opts.limits;
+
+  // Only methods of enabled namespaces are in the map, so a disabled one is simply unknown.
+  const methods = new Map<string, MethodSpec>();
+  for (const name of Object.keys(opts.table)) {
+    if (enabledNamespaces === null || enabledNamespaces.has(namespaceOf(name))) methods.set(name, opts.table[name]!);
+  }
+
+  function failure(id: Id | undefined, method: string, err: unknown): string | undefined {
+    const e = toJsonRpcError(err, (bug) => onInternalError(bug, method));
+    if (id === undefined) return undefined;
+    try {
+      return errorText(id, e.code, e.message, e.data);
+    } catch (bug) {
+      // error data JSON cannot encode: a bug in whoever threw it
+      onInternalError(bug, method);
+      return errorText(id, ErrorCode.internal, INTERNAL_ERROR_MESSAGE);
+    }
+  }
+
+  function success(id: Id | undefined, method: string, result: unknown): string | undefined {
+    if (id === undefined) return undefined;
+    try {
+      return JSON.stringify({ jsonrpc: JSONRPC_VERSION, id, result: result === undefined ? null : result });
+    } catch (err) {
+      // a result JSON cannot encode (bigint, cycle) is a bug in the surface's format layer
+      return failure(id, method, err);
+    }
+  }
+
+  /** One message → its reply. Never throws, and a returned promise never rejects. */
+  function callOne(msg: unknown, ctx: CallContext): Reply {
+    if (!isObject(msg)) return INVALID_REQUEST_NULL_ID;
+    const id = msg.id;
+    if (id !== undefined && !isValidId(id)) return INVALID_REQUEST_NULL_ID;
+    const method = msg.method;
+    if (msg.jsonrpc !== JSONRPC_VERSION || typeof method !== 'string' || method === '') {
+      return errorText(id ?? null, ErrorCode.invalidRequest, 'invalid request');
+    }
+    const spec = methods.get(method);
+    if (spec === undefined) return failure(id, method, methodNotFound(method));
+    let result: unknown;
+    try {
+      if (spec.private && !ctx.authenticated) throw unauthorized();
+      result = spec.handler(decodeParams(spec, msg.params), ctx);
+    } catch (err) {
+      return failure(id, method, err);
+    }
+    if (result instanceof Promise) {
+      return result.then(
+        (value) => success(id, method, value),
+        (err) => failure(id, method, err),
+      );
+    }
+    return success(id, method, result);
+  }
+
+  async function handleBatch(items: unknown[], ctx: CallContext): Promise<string | undefined> {
+    if (items.length === 0) return EMPTY_BATCH;
+    if (batchRequestLimit > 0 && items.length > batchRequestLimit) {
+      const first = items.find(isCall);
+      return '[' + errorText(first === undefined ? null : first.id, ErrorCode.invalidRequest, 'batch too large') + ']';
+    }
+    const replies = new Array<Reply>(items.length);
+    let knownSize = 0;
+    for (let i = 0; i < items.length; i++) {
+      if (batchResponseMaxSize > 0 && knownSize > batchResponseMaxSize) break;
+      const reply = callOne(items[i], ctx);
+      replies[i] = reply;
+      if (typeof reply === 'string') knownSize += reply.length;
+    }
+    const out: string[] = [];
+    let size = 0;
+    let tooLarge = false;
+    for (let i = 0; i < items.length; i++) {
+      if (tooLarge) {
+        const item = items[i];
+        if (!isNotification(item)) {
+          const id = isObject(item) && isValidId(item.id) ? item.id : null;
+          out.push(errorText(id, ErrorCode.responseTooLarge, 'response too large'));
+        }
+        continue;
+      }
+      const pending = replies[i];
+      const reply = typeof pending === 'object' ? await pending : pending;
+      if (reply === undefined) continue;
+      out.push(reply);
+      size += reply.length;
+      if (batchResponseMaxSize > 0 && size > batchResponseMaxSize) tooLarge = true;
+    }
+    return out.length === 0 ? undefined : '[' + out.join(',') + ']';
+  }
+
+  return {
+    handle(body: string, ctx: CallContext): Promise<string | undefined> {
+      let msg: unknown;
+      try {
+        msg = JSON.parse(body);
+      } catch {
+        return Promise.resolve(PARSE_ERROR);
+      }
+      if (Array.isArray(msg)) return handleBatch(msg, ctx);
+      const reply = callOne(msg, ctx);
+      return typeof reply === 'object' ? reply : Promise.resolve(reply);
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * Strict hex codecs for SPEC.md's encodings (Quantity and Data).
+ *
+ * Encoders (`toQuantity`, `toData`, `bytesToHex`) and the trusted decoder `hexToBytes` are for
+ * internal use. The strict parsers (`parseQuantity`, `parseQuantityNumber`, `parseData`) are for
+ * values that come from the wire: they throw FerryError(-32602) with geth's `common/hexutil` texts,
+ * prefixed `invalid argument N: ` like geth's positional-argument decoder.
+ *
+ * Like geth, the prefix may be `0x` or `0X` and digits may be upper or lower case. Unlike geth's
+ * JSON decoders, the empty string is rejected ("empty hex string") instead of read as zero/empty,
+ * and the hexutil messages are not wrapped in encoding/json's "cannot unmarshal … into Go value".
+ */
+import { asBuffer } from './bytes.js';
+import { ErrorCode, FerryError } from './errors.js';
+
+/** geth `common/hexutil` error texts */
+export const HexError = {
+  empty: 'empty hex string',
+  syntax: 'invalid hex string',
+  missingPrefix: 'hex string without 0x prefix',
+  oddLength: 'hex string of odd length',
+  emptyNumber: 'hex string "0x"',
+  leadingZero: 'hex number with leading zero digits',
+  big256Range: 'hex number > 256 bits',
+  /** quantities decoded to a JS number must be safe integers (2^53 - 1) */
+  safeRange: 'hex number > 53 bits',
+} as const;
+
+/** Max hex digits of a 256-bit quantity. */
+const MAX_QUANTITY_NIBBLES = 64;
+/** Hex digits of Number.MAX_SAFE_INTEGER (0x1fffffffffffff). */
+const MAX_SAFE_NIBBLES = 14;
+/** Quantity digits after the prefix: no leading zero unless it is the single digit "0". */
+const QUANTITY_DIGITS = /^[0-9a-fA-F]+$/;
+
+/** geth's Go type names, used in its length and type errors. */
+const FIXED_TYPE_NAMES: Readonly<Record<number, string>> = { 20: 'common.Address', 32: 'common.Hash' };
+
+/** The -32602 error for argument `index`, geth style. */
+export function argumentError(index: number, message: string): FerryError {
+  return new FerryError(ErrorCode.invalidParams, `invalid argument ${index}: ${message}`);
+}
+
+/** Go encoding/json's name of a JSON value kind, for type-mismatch messages. */
+export function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'bool';
+    default:
+      return 'object';
+  }
+}
+
+/**
+ * geth's text for a value of the wrong JSON kind, e.g.
+ * `json: cannot unmarshal number into Go value of type bool`; hexutil types say `non-string`.
+ */
+export function typeMismatch(index: number, kind: string, goType: string): FerryError {
+  return argumentError(index, `json: cannot unmarshal ${kind} into Go value of type ${goType}`);
+}
+
+function hasPrefix(s: string): boolean {
+  return s.length >= 2 && s.charCodeAt(0) === 48 /* 0 */ && (s.charCodeAt(1) | 0x20) === 120 /* x */;
+}
+
+/** Quantity: `0x` + compact lowercase hex, zero is `0x0`. n must be a non-negative integer. */
+export function toQuantity(n: bigint | number): string {
+  if (typeof n === 'number' ? !(Number.isInteger(n) && n >= 0) : n < 0n) {
+    throw new RangeError(`toQuantity: not a non-negative integer: ${n}`);
+  }
+  return '0x' + n.toString(16);
+}
+
+/** Lowercase hex of the bytes, no prefix. */
+export function bytesToHex(b: Uint8Array): string {
+  return asBuffer(b).toString('hex');
+}
+
+/** Data: `0x` + lowercase hex, two digits per byte; empty is `0x`. */
+export function toData(b: Uint8Array): string {
+  return '0x' + bytesToHex(b);
+}
+
+/** Decodes even-length hex with or without `0x`. Trusted input only: no validation. */
+export function hexToBytes(hex: string): Uint8Array {
+  const digits = hasPrefix(hex) ? hex.slice(2) : hex;
+  const out = new Uint8Array(digits.length >>> 1);
+  asBuffer(out).write(digits, 'hex');
+  return out;
+}
+
+/** Checks prefix and digits of a wire quantity; returns the digit count. */
+function checkQuantity(v: unknown, index: number, goType: string): number {
+  if (typeof v !== 'string') throw typeMismatch(index, 'non-string', goType);
+  if (v.length === 0) throw argumentError(index, HexError.empty);
+  if (!hasPrefix(v)) throw argumentError(index, HexError.missingPrefix);
+  const nibbles = v.length - 2;
+  if (nibbles === 0) throw argumentError(index, HexError.emptyNumber);
+  if (nibbles > 1 && v.charCodeAt(2) === 48) throw argumentError(index, HexError.leadingZero);
+  if (nibbles > MAX_QUANTITY_NIBBLES) throw argumentError(index, HexError.big256Range);
+  // V8 regexes run natively; `BigInt`/`Number` alone would accept surrounding whitespace
+  if (!QUANTITY_DIGITS.test(v.slice(2))) throw argumentError(index, HexError.syntax);
+  return nibbles;
+}
+
+/** Strict wire quantity → bigint (≤ 256 bits). */
+export function parseQuantity(v: unknown, index: number): bigint {
+  checkQuantity(v, index, 'hexutil.Big');
+  return BigInt(v as string);
+}
+
+/** Strict wire quantity → JS number; rejects values above Number.MAX_SAFE_INTEGER. */
+export function parseQuantityNumber(v: unknown, index: number): number {
+  const nibbles = checkQuantity(v, index, 'hexutil.Uint64');
+  if (nibbles > MAX_SAFE_NIBBLES) throw argumentError(index, HexError.safeRange);
+  const n = Number(v as string);
+  if (n > Number.MAX_SAFE_INTEGER) throw argumentError(index, HexError.safeRange);
+  return n;
+}
+
+/**
+ * Strict wire data → bytes. With `size`, exactly that many bytes (geth's fixed-size types:
+ * `hex string has length 38, want 40 for common.Address`).
+ */
+export function parseData(v: unknown, index: number, size?: number): Uint8Array {
+  const goType = size === undefined ? 'hexutil.Bytes' : (FIXED_TYPE_NAMES[size] ?? `[${size}]byte`);
+  if (typeof v !== 'string') throw typeMismatch(index, 'non-string', goType);
+  if (v.length === 0) throw argumentError(index, HexError.empty);
+  if (!hasPrefix(v)) throw argumentError(index, HexError.missingPrefix);
+  const digits = v.length - 2;
+  if (digits % 2 !== 0) throw argumentError(index, HexError.oddLength);
+  if (size !== undefined && digits !== size * 2) {
+    throw argumentError(index, `hex string has length ${digits}, want ${size * 2} for ${goType}`);
+  }
+  const out = new Uint8Array(digits >>> 1);
+  // Buffer's hex decoder stops at the first pair that is not hex: a short count means bad syntax
+  const written = asBuffer(out).write(v.slice(2), 'hex');
+  if (written !== out.length) throw argumentError(index, HexError.syntax);
+  return out;
+}

@@ -1,0 +1,100 @@
+/**
+ * The chain thread: store (writer), application, mempool and consensus engine. Block execution runs
+ * here so the RPC thread never waits behind it (DESIGN.md performance rules).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { EvmApp } from '../chain/app.js';
+import { Engine } from '../consensus/engine.js';
+import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
+import { decodeTx } from '../evm/tx.js';
+import { FerryError } from '../lib/errors.js';
+import { createLogger } from '../lib/log.js';
+import { Store } from '../store/store.js';
+import type { ChainWorkerData, FromChain, ToChain } from './protocol.js';
+
+const data = workerData as ChainWorkerData;
+const port = parentPort!;
+const send = (m: FromChain) => port.postMessage(m);
+const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
+
+async function main(): Promise<void> {
+  const { opts, genesis } = data;
+  const store = new Store(data.dbPath);
+  const key = readValidatorKey(data.validatorKeyJson);
+  let engine: Engine | undefined;
+  const app = await EvmApp.create(
+    store,
+    genesis,
+    { minGasPrice: opts.minimumGasPrice, mempool: opts.mempool },
+    log,
+    {
+      onPoolChange: (c) => {
+        send({ type: 'pool', added: c.added, removed: c.removed });
+        if (c.added.length > 0) engine?.txAvailable();
+      },
+    },
+  );
+  engine = new Engine(
+    store,
+    app,
+    {
+      chainId: genesis.chainId,
+      genesisTimeMs: timestampToMillis(parseTime(genesis.genesisTime)),
+      initialHeight: genesis.initialHeight,
+      validatorKey: key,
+      validators: genesis.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power })),
+      maxBytes: genesis.maxBytes,
+      maxGas: genesis.maxGas,
+      appVersion: 1n,
+      timeoutCommitMs: opts.consensus.timeoutCommitMs,
+      blockOnTx: opts.consensus.blockOnTx,
+    },
+    log,
+    {
+      onCommitted: (height, rec) => {
+        send({ type: 'committed', height });
+        log.debug({ height: Number(height), txs: rec.block.data.txs.length }, 'committed block');
+      },
+    },
+  );
+  await engine.start();
+  send({ type: 'ready', height: engine.height });
+
+  port.on('message', (m: ToChain) => {
+    if (m.type === 'stop') {
+      void engine!.stop().then(() => {
+        store.close();
+        send({ type: 'stopped' });
+      });
+      return;
+    }
+    const reply = (code: number, logText: string, hash?: Uint8Array) => send({ type: 'reply', id: m.id, code, log: logText, hash });
+    const run = async () => {
+      if (m.type === 'submit') {
+        let d;
+        try {
+          d = decodeTx(m.raw, app.common);
+        } catch (e) {
+          if (e instanceof FerryError) return reply(2, e.message);
+          throw e;
+        }
+        if (m.rpc && !opts.jsonRpc.allowUnprotectedTxs && d.evm.chainId === undefined) {
+          return reply(2, 'only replay-protected (EIP-155) transactions allowed over RPC');
+        }
+        const r = await app.checkEvmTx(d);
+        return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
+      }
+      const r = await app.checkTx(m.tx);
+      return reply(r.code, r.log, r.code === 0 ? r.data : undefined);
+    };
+    run().catch((e) => {
+      log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');
+      reply(1, 'internal error');
+    });
+  });
+}
+
+main().catch((e) => {
+  log.error({ err: e instanceof Error ? e.stack : String(e) }, 'chain thread failed to start');
+  send({ type: 'fatal', message: e instanceof Error ? e.message : String(e) });
+});

@@ -1,0 +1,114 @@
+/**
+ * The home directory:
+ *   config/app.toml  config/config.toml  config/genesis.json
+ *   config/priv_validator_key.json  config/node_key.json
+ *   data/priv_validator_state.json  (and the chain database, written by the node)
+ * A home exists once config/genesis.json exists; it is written last, so a half-made home is redone.
+ */
+import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import {
+  NODE_KEY_FILE,
+  PRIV_VALIDATOR_KEY_FILE,
+  PRIV_VALIDATOR_STATE_FILE,
+  generateNodeKey,
+  generateValidatorKey,
+  initialPrivValidatorState,
+  nodeKeyJson,
+  privValidatorStateJson,
+  validatorKeyJson,
+} from '../consensus/cometbft/index.js';
+import { DEFAULT_CHAIN_ID, devGenesis, parseChainId, renderGenesis } from '../config/genesis.js';
+import { APP_TOML, CONFIG_DIR, CONFIG_TOML, DATA_DIR, defaultOptions } from '../config/load.js';
+import { DEFAULT_HOME_DIRNAME } from '../config/options.js';
+import { renderAppToml, renderConfigToml } from '../config/templates.js';
+
+export const GENESIS_FILE = 'genesis.json';
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o644;
+const KEY_MODE = 0o600;
+
+export interface HomePaths {
+  home: string;
+  configDir: string;
+  dataDir: string;
+  appToml: string;
+  configToml: string;
+  genesis: string;
+  privValidatorKey: string;
+  nodeKey: string;
+  privValidatorState: string;
+}
+
+/** `~/.ferry` */
+export function defaultHome(): string {
+  return join(homedir(), DEFAULT_HOME_DIRNAME);
+}
+
+export function homePaths(home: string): HomePaths {
+  const configDir = join(home, CONFIG_DIR);
+  const dataDir = join(home, DATA_DIR);
+  return {
+    home,
+    configDir,
+    dataDir,
+    appToml: join(configDir, APP_TOML),
+    configToml: join(configDir, CONFIG_TOML),
+    genesis: join(configDir, GENESIS_FILE),
+    privValidatorKey: join(configDir, PRIV_VALIDATOR_KEY_FILE),
+    nodeKey: join(configDir, NODE_KEY_FILE),
+    privValidatorState: join(dataDir, PRIV_VALIDATOR_STATE_FILE),
+  };
+}
+
+/** True when `home` holds a genesis.json. */
+export function homeExists(home: string): boolean {
+  return existsSync(homePaths(home).genesis);
+}
+
+/**
+ * Creates a dev home in `home` unless one exists: config files with all defaults (JSON-RPC enabled),
+ * new validator and node keys, and a dev genesis (the 10 dev accounts funded, one validator).
+ * `overwrite` replaces an existing home, and deletes its `data/` so the new chain starts clean.
+ */
+export function ensureHome(home: string, opts: { chainId?: string; overwrite?: boolean } = {}): { created: boolean } {
+  const paths = homePaths(home);
+  if (existsSync(paths.genesis) && !opts.overwrite) return { created: false };
+  const chainId = opts.chainId ?? DEFAULT_CHAIN_ID;
+  parseChainId(chainId); // throws a ConfigError naming a bad chain id before anything is written
+
+  if (opts.overwrite) rmSync(paths.dataDir, { recursive: true, force: true });
+  mkdirSync(paths.configDir, { recursive: true, mode: DIR_MODE });
+  mkdirSync(paths.dataDir, { recursive: true, mode: DIR_MODE });
+
+  const options = defaultOptions(home);
+  writeFileAtomic(paths.appToml, renderAppToml(options), FILE_MODE);
+  writeFileAtomic(paths.configToml, renderConfigToml(options), FILE_MODE);
+
+  const validatorKey = generateValidatorKey();
+  writeFileAtomic(paths.privValidatorKey, validatorKeyJson(validatorKey) + '\n', KEY_MODE);
+  writeFileAtomic(paths.nodeKey, nodeKeyJson(generateNodeKey()) + '\n', KEY_MODE);
+  writeFileAtomic(paths.privValidatorState, privValidatorStateJson(initialPrivValidatorState()) + '\n', KEY_MODE);
+
+  const genesis = devGenesis({ chainId, validatorPubKey: validatorKey.pubKey });
+  writeFileAtomic(paths.genesis, renderGenesis(genesis), FILE_MODE);
+  return { created: true };
+}
+
+/** Writes a temporary file next to `path`, flushes it to disk, then renames it over `path`. */
+function writeFileAtomic(path: string, text: string, mode: number): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w', mode);
+  try {
+    fchmodSync(fd, mode); // a stale temporary file keeps its old mode through open()
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+}

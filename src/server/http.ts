@@ -1,0 +1,213 @@
+/**
+ * JSON-RPC over HTTP (node:http, keep-alive) in front of a transport-neutral Dispatcher.
+ *
+ * Like Evmos (gorilla/mux `HandleFunc("/", …).Methods("POST")` in front of geth's rpc.Server):
+ * - a path other than `/` → 404; a verb other than POST → 405 (OPTIONS answers the CORS preflight
+ *   when CORS is configured; GET is 405 too, so geth's GET health check is not reachable);
+ * - body larger than the limit → 413 `content length too large (N>LIMIT)` (checked from
+ *   Content-Length first, then while reading); wrong Content-Type → 415
+ *   `invalid content type, only application/json is supported` (geth's accepted media types);
+ *   these plain-text bodies end with a newline as Go's http.Error writes them;
+ * - answers carry `Content-Type: application/json`; a request that needs no answer (notifications
+ *   only) gets 200 with an empty body, as geth does.
+ * Timeouts map Evmos' http-timeout to header, whole-request and socket-inactivity timeouts, and
+ * http-idle-timeout to the keep-alive idle timeout. max-open-connections uses Node's
+ * server.maxConnections: connections over the limit are closed at once (Go's LimitListener makes
+ * them wait instead).
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Dispatcher } from '../jsonrpc/core.js';
+import type { CallContext } from '../jsonrpc/types.js';
+
+export interface HttpLimits {
+  /** max request body bytes */
+  readonly bodyLimit: number;
+  /** 0 = unlimited */
+  readonly maxOpenConnections: number;
+  /** reading a request (headers and body) and socket inactivity, milliseconds */
+  readonly timeoutMs: number;
+  /** keep-alive idle timeout, milliseconds */
+  readonly idleTimeoutMs: number;
+}
+
+export interface HttpLog {
+  warn(...a: any[]): void;
+  error(...a: any[]): void;
+}
+
+export interface HttpServerOptions {
+  readonly host: string;
+  /** 0 = any free port */
+  readonly port: number;
+  readonly dispatcher: Dispatcher;
+  readonly limits: HttpLimits;
+  /** allowed browser origins; `*` allows any. Absent: no CORS headers, OPTIONS is 405 */
+  readonly cors?: readonly string[];
+  /** true when the request carries a valid auth token (private namespaces need it) */
+  authenticate?(headers: IncomingHttpHeaders): boolean;
+  readonly log: HttpLog;
+}
+
+export interface HttpServerHandle {
+  /** the bound port (useful with port 0) */
+  readonly port: number;
+  /** stops accepting, closes idle keep-alive connections, lets running requests finish */
+  close(): Promise<void>;
+}
+
+/** geth `rpc/http.go` acceptedContentTypes */
+export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
+/** After close(), running requests get this long before their connections are cut. */
+export const CLOSE_GRACE_MS = 5_000;
+/** At most one "connection dropped" warning per this interval. */
+const DROP_WARN_INTERVAL_MS = 10_000;
+const PREFLIGHT_MAX_AGE_SECONDS = '600';
+const PREFLIGHT_DEFAULT_HEADERS = 'Content-Type, Authorization';
+
+const JSON_CONTENT_TYPE = 'application/json';
+const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
+const UNSUPPORTED_MEDIA_TYPE = 'invalid content type, only application/json is supported\n';
+
+const HTTP_CONTEXT: CallContext = Object.freeze({ transport: 'http', authenticated: false });
+const HTTP_CONTEXT_AUTHENTICATED: CallContext = Object.freeze({ transport: 'http', authenticated: true });
+
+function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const semi = header.indexOf(';');
+  const mediaType = (semi < 0 ? header : header.slice(0, semi)).trim().toLowerCase();
+  return ACCEPTED_CONTENT_TYPES.has(mediaType);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, close = false): void {
+  const headers: Record<string, string | number> = { 'Content-Type': TEXT_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(text) };
+  if (close) headers['Connection'] = 'close';
+  res.writeHead(status, headers).end(text);
+}
+
+function bodyTooLarge(size: number, limit: number): string {
+  return `content length too large (${size}>${limit})\n`;
+}
+
+export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
+  const { dispatcher, log, authenticate } = opts;
+  const { bodyLimit } = opts.limits;
+  const corsAny = opts.cors?.includes('*') ?? false;
+  const corsOrigins = new Set(opts.cors ?? []);
+  let closing = false;
+  let lastDropWarning = 0;
+
+  /** The Access-Control-Allow-Origin value for this request, if CORS allows its origin. */
+  function allowedOrigin(req: IncomingMessage): string | undefined {
+    if (opts.cors === undefined) return undefined;
+    const origin = req.headers.origin;
+    if (origin === undefined) return undefined;
+    if (corsAny) return '*';
+    return corsOrigins.has(origin) ? origin : undefined;
+  }
+
+  function preflight(req: IncomingMessage, res: ServerResponse): void {
+    const origin = allowedOrigin(req);
+    if (origin !== undefined) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+      res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? PREFLIGHT_DEFAULT_HEADERS);
+      res.setHeader('Access-Control-Max-Age', PREFLIGHT_MAX_AGE_SECONDS);
+      if (!corsAny) res.setHeader('Vary', 'Origin');
+    }
+    res.writeHead(204).end();
+  }
+
+  function respond(res: ServerResponse, origin: string | undefined, text: string | undefined): void {
+    if (closing) res.setHeader('Connection', 'close');
+    if (origin !== undefined) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      if (!corsAny) res.setHeader('Vary', 'Origin');
+    }
+    const length = text === undefined ? 0 : Buffer.byteLength(text);
+    res.writeHead(200, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': length }).end(text);
+  }
+
+  function dispatch(req: IncomingMessage, res: ServerResponse, body: string): void {
+    const ctx = authenticate !== undefined && authenticate(req.headers) ? HTTP_CONTEXT_AUTHENTICATED : HTTP_CONTEXT;
+    dispatcher.handle(body, ctx).then(
+      (text) => respond(res, allowedOrigin(req), text),
+      (err: unknown) => {
+        // the dispatcher maps every error itself; reaching this is a bug
+        log.error({ err }, 'json-rpc dispatcher failed');
+        if (!res.headersSent) sendText(res, 500, 'internal server error\n');
+      },
+    );
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    if ((q < 0 ? url : url.slice(0, q)) !== '/') return sendText(res, 404, '404 page not found\n');
+    if (req.method !== 'POST') {
+      if (req.method === 'OPTIONS' && opts.cors !== undefined) return preflight(req, res);
+      res.writeHead(405, { Allow: opts.cors === undefined ? 'POST' : 'POST, OPTIONS' }).end();
+      return;
+    }
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > bodyLimit) {
+      return sendText(res, 413, bodyTooLarge(Number(declared), bodyLimit), true);
+    }
+    if (!isJsonContentType(req.headers['content-type'])) return sendText(res, 415, UNSUPPORTED_MEDIA_TYPE);
+
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let rejected = false;
+    req.on('data', (chunk: Buffer) => {
+      if (rejected) return;
+      size += chunk.length;
+      if (size > bodyLimit) {
+        rejected = true;
+        chunks.length = 0;
+        sendText(res, 413, bodyTooLarge(size, bodyLimit), true);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (rejected) return;
+      const body = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+      dispatch(req, res, body);
+    });
+  }
+
+  const server = createServer({ keepAlive: true }, onRequest);
+  server.headersTimeout = opts.limits.timeoutMs;
+  server.requestTimeout = opts.limits.timeoutMs;
+  server.timeout = opts.limits.timeoutMs;
+  server.keepAliveTimeout = opts.limits.idleTimeoutMs;
+  if (opts.limits.maxOpenConnections > 0) server.maxConnections = opts.limits.maxOpenConnections;
+  server.on('drop', () => {
+    const now = Date.now();
+    if (now - lastDropWarning < DROP_WARN_INTERVAL_MS) return;
+    lastDropWarning = now;
+    log.warn({ maxOpenConnections: opts.limits.maxOpenConnections }, 'json-rpc http: connection limit reached, dropping connections');
+  });
+
+  function close(): Promise<void> {
+    closing = true;
+    return new Promise((resolve) => {
+      const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+  }
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      server.on('error', (err) => log.error({ err }, 'json-rpc http server error'));
+      resolve({ port: (server.address() as AddressInfo).port, close });
+    });
+  });
+}

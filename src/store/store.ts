@@ -1,0 +1,262 @@
+/**
+ * The embedded database (SQLite via better-sqlite3, WAL). One writer (the chain thread) and any number
+ * of readers (the RPC thread). Every block is written in ONE transaction: trie nodes, block, commit,
+ * receipts, logs and events — so a crash at any moment leaves the last committed block intact.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { decodeValue, encodeValue } from '../lib/serial.js';
+import type { EvmBlock, EvmReceipt } from '../types/chain.js';
+
+/** Blocks kept decoded in memory by each Store (immutable once committed). */
+export const BLOCK_CACHE_SIZE = 256;
+/** Trie nodes kept in memory by each TrieStore. */
+export const TRIE_NODE_CACHE_SIZE = 200_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS trie (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS blocks (
+  height INTEGER PRIMARY KEY,
+  hash BLOB NOT NULL,
+  evm BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS comet (height INTEGER PRIMARY KEY, rec BLOB NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
+CREATE TABLE IF NOT EXISTS txs (
+  hash BLOB PRIMARY KEY,
+  height INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  native_hash BLOB NOT NULL,
+  receipt BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);
+CREATE TABLE IF NOT EXISTS logs (
+  height INTEGER NOT NULL,
+  log_index INTEGER NOT NULL,
+  tx_index INTEGER NOT NULL,
+  tx_hash BLOB NOT NULL,
+  address BLOB NOT NULL,
+  t0 BLOB, t1 BLOB, t2 BLOB, t3 BLOB,
+  data BLOB NOT NULL,
+  PRIMARY KEY (height, log_index)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS logs_address ON logs(address, height);
+CREATE INDEX IF NOT EXISTS logs_t0 ON logs(t0, height);
+`;
+
+/** What the consensus engine stores per height (opaque to the store). */
+export interface CometRecord {
+  [k: string]: unknown;
+}
+
+export interface BlockWrite {
+  height: bigint;
+  hash: Uint8Array;
+  evm: EvmBlock;
+  receipts: EvmReceipt[];
+  /** native (CometBFT) tx hash per EVM tx, same order */
+  nativeHashes: Uint8Array[];
+}
+
+export interface StoredLogRow {
+  height: number;
+  log_index: number;
+  tx_index: number;
+  tx_hash: Buffer;
+  address: Buffer;
+  t0: Buffer | null;
+  t1: Buffer | null;
+  t2: Buffer | null;
+  t3: Buffer | null;
+  data: Buffer;
+}
+
+class Lru<K, V> {
+  private map = new Map<K, V>();
+  constructor(private readonly max: number) {}
+  get(k: K): V | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) {
+      this.map.delete(k);
+      this.map.set(k, v);
+    }
+    return v;
+  }
+  set(k: K, v: V): void {
+    this.map.delete(k);
+    this.map.set(k, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+export class Store {
+  readonly db: Database.Database;
+  private readonly stmts;
+  private readonly blockCache = new Lru<bigint, EvmBlock>(BLOCK_CACHE_SIZE);
+  private readonly cometCache = new Lru<bigint, CometRecord>(BLOCK_CACHE_SIZE);
+
+  /** `reader`: an existing database opened for queries only (the RPC thread's connection). */
+  constructor(path: string, opts: { reader?: boolean } = {}) {
+    if (!opts.reader) mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path, { fileMustExist: opts.reader === true });
+    if (opts.reader) {
+      this.db.pragma('query_only = ON');
+    } else {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.exec(SCHEMA);
+    }
+    this.db.pragma('cache_size = -65536');
+    this.db.defaultSafeIntegers(false);
+    this.stmts = {
+      metaGet: this.db.prepare<[string], { v: Buffer }>('SELECT v FROM meta WHERE k = ?'),
+      metaPut: this.db.prepare('INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)'),
+      trieGet: this.db.prepare<[Buffer], { v: Buffer }>('SELECT v FROM trie WHERE k = ?'),
+      triePut: this.db.prepare('INSERT OR IGNORE INTO trie (k, v) VALUES (?, ?)'),
+      latest: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM blocks'),
+      blockByHeight: this.db.prepare<[number], { evm: Buffer }>('SELECT evm FROM blocks WHERE height = ?'),
+      cometByHeight: this.db.prepare<[number], { rec: Buffer }>('SELECT rec FROM comet WHERE height = ?'),
+      putComet: this.db.prepare('INSERT INTO comet (height, rec) VALUES (?, ?)'),
+      latestComet: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM comet'),
+      heightByHash: this.db.prepare<[Buffer], { height: number }>('SELECT height FROM blocks WHERE hash = ?'),
+      putBlock: this.db.prepare('INSERT INTO blocks (height, hash, evm) VALUES (?, ?, ?)'),
+      putTx: this.db.prepare('INSERT OR REPLACE INTO txs (hash, height, idx, native_hash, receipt) VALUES (?, ?, ?, ?, ?)'),
+      txByHash: this.db.prepare<[Buffer], { height: number; idx: number; receipt: Buffer }>(
+        'SELECT height, idx, receipt FROM txs WHERE hash = ?',
+      ),
+      txByNative: this.db.prepare<[Buffer], { hash: Buffer; height: number; idx: number }>(
+        'SELECT hash, height, idx FROM txs WHERE native_hash = ?',
+      ),
+      putLog: this.db.prepare(
+        'INSERT INTO logs (height, log_index, tx_index, tx_hash, address, t0, t1, t2, t3, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+    };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // ---- meta ----
+  getMeta(key: string): Buffer | undefined {
+    return this.stmts.metaGet.get(key)?.v;
+  }
+  putMeta(key: string, value: Uint8Array): void {
+    this.stmts.metaPut.run(key, buf(value));
+  }
+
+  // ---- trie nodes (content-addressed; never deleted: archive) ----
+  trieGet(key: Buffer): Buffer | undefined {
+    return this.stmts.trieGet.get(key)?.v;
+  }
+  triePutMany(entries: Iterable<[Buffer, Uint8Array]>): void {
+    for (const [k, v] of entries) this.stmts.triePut.run(k, buf(v));
+  }
+
+  /** Runs fn in one write transaction (all-or-nothing). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  // ---- blocks ----
+  latestHeight(): bigint | undefined {
+    const h = this.stmts.latest.get()?.h;
+    return h === null || h === undefined ? undefined : BigInt(h);
+  }
+
+  putBlock(w: BlockWrite): void {
+    const h = Number(w.height);
+    this.stmts.putBlock.run(h, buf(w.hash), encodeValue(w.evm));
+    w.receipts.forEach((r, i) => {
+      this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeValue(r));
+      for (const log of r.logs) {
+        const t = log.topics;
+        this.stmts.putLog.run(
+          h,
+          log.logIndex,
+          i,
+          buf(r.transactionHash),
+          buf(log.address),
+          t[0] ? buf(t[0]) : null,
+          t[1] ? buf(t[1]) : null,
+          t[2] ? buf(t[2]) : null,
+          t[3] ? buf(t[3]) : null,
+          buf(log.data),
+        );
+      }
+    });
+  }
+
+  evmBlock(height: bigint): EvmBlock | undefined {
+    let b = this.blockCache.get(height);
+    if (b) return b;
+    const row = this.stmts.blockByHeight.get(Number(height));
+    if (!row) return undefined;
+    b = decodeValue<EvmBlock>(row.evm);
+    this.blockCache.set(height, b);
+    return b;
+  }
+
+  cometRecord(height: bigint): CometRecord | undefined {
+    let c = this.cometCache.get(height);
+    if (c) return c;
+    const row = this.stmts.cometByHeight.get(Number(height));
+    if (!row) return undefined;
+    c = decodeValue<CometRecord>(row.rec);
+    this.cometCache.set(height, c);
+    return c;
+  }
+
+  putComet(height: bigint, rec: CometRecord): void {
+    this.stmts.putComet.run(Number(height), encodeValue(rec));
+  }
+
+  latestCometHeight(): bigint | undefined {
+    const h = this.stmts.latestComet.get()?.h;
+    return h === null || h === undefined ? undefined : BigInt(h);
+  }
+
+  heightByHash(hash: Uint8Array): bigint | undefined {
+    const row = this.stmts.heightByHash.get(buf(hash));
+    return row ? BigInt(row.height) : undefined;
+  }
+
+  txLocation(hash: Uint8Array): { height: bigint; index: number; receipt: EvmReceipt } | undefined {
+    const row = this.stmts.txByHash.get(buf(hash));
+    if (!row) return undefined;
+    return { height: BigInt(row.height), index: row.idx, receipt: decodeValue<EvmReceipt>(row.receipt) };
+  }
+
+  txByNativeHash(native: Uint8Array): { hash: Uint8Array; height: bigint; index: number } | undefined {
+    const row = this.stmts.txByNative.get(buf(native));
+    return row ? { hash: new Uint8Array(row.hash), height: BigInt(row.height), index: row.idx } : undefined;
+  }
+
+  /**
+   * Log rows in [from, to] matching an address set and the first topic set (the selective columns);
+   * the caller applies the remaining topic positions. Ordered by (height, log_index). Stops at `limit`.
+   */
+  logRows(from: bigint, to: bigint, addresses: Uint8Array[], topic0: Uint8Array[] | null, limit: number): StoredLogRow[] {
+    const where = ['height BETWEEN ? AND ?'];
+    const args: unknown[] = [Number(from), Number(to)];
+    if (addresses.length > 0) {
+      where.push(`address IN (${addresses.map(() => '?').join(',')})`);
+      args.push(...addresses.map(buf));
+    }
+    if (topic0 && topic0.length > 0) {
+      where.push(`t0 IN (${topic0.map(() => '?').join(',')})`);
+      args.push(...topic0.map(buf));
+    }
+    const sql = `SELECT * FROM logs WHERE ${where.join(' AND ')} ORDER BY height, log_index LIMIT ${limit}`;
+    return this.db.prepare(sql).all(...args) as StoredLogRow[];
+  }
+}
+
+export { Lru };

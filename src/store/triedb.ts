@@ -1,0 +1,70 @@
+/**
+ * ethereumjs' MPT database interface over the store's `trie` table. Writes go to an in-memory overlay;
+ * the writer drains the overlay into the block's transaction at commit. Readers make throwaway views
+ * (eth_call may write intermediate nodes; they never reach the database).
+ */
+import type { BatchDBOp, DB } from '@ethereumjs/util';
+import { Lru, TRIE_NODE_CACHE_SIZE, type Store } from './store.js';
+
+export class TrieDB implements DB<string, Uint8Array> {
+  private overlay = new Map<string, Uint8Array>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly cache: Lru<string, Uint8Array> = new Lru(TRIE_NODE_CACHE_SIZE),
+  ) {}
+
+  /** A fresh view sharing the node cache, with its own overlay. */
+  view(): TrieDB {
+    return new TrieDB(this.store, this.cache);
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    const o = this.overlay.get(key);
+    if (o !== undefined) return o;
+    const c = this.cache.get(key);
+    if (c !== undefined) return c;
+    const v = this.store.trieGet(Buffer.from(key, 'hex'));
+    if (v === undefined) return undefined;
+    const bytes = new Uint8Array(v);
+    this.cache.set(key, bytes);
+    return bytes;
+  }
+
+  async put(key: string, val: Uint8Array): Promise<void> {
+    this.overlay.set(key, val);
+  }
+
+  /** archive node: nothing is ever deleted (old roots stay readable) */
+  async del(): Promise<void> {}
+
+  async batch(ops: BatchDBOp<string, Uint8Array>[]): Promise<void> {
+    for (const op of ops) if (op.type === 'put') this.overlay.set(op.key, op.value);
+  }
+
+  shallowCopy(): DB<string, Uint8Array> {
+    return this;
+  }
+
+  async open(): Promise<void> {}
+
+  /** Writes the overlay into the store (call inside the block transaction). */
+  flushInto(store: Store): number {
+    const n = this.overlay.size;
+    store.triePutMany((function* (m: Map<string, Uint8Array>) {
+      for (const [k, v] of m) yield [Buffer.from(k, 'hex'), v] as [Buffer, Uint8Array];
+    })(this.overlay));
+    return n;
+  }
+
+  /** After a successful commit: keep the new nodes warm and start a fresh overlay. */
+  afterCommit(): void {
+    for (const [k, v] of this.overlay) this.cache.set(k, v);
+    this.overlay = new Map();
+  }
+
+  /** Abandons uncommitted writes (block aborted). */
+  discard(): void {
+    this.overlay = new Map();
+  }
+}

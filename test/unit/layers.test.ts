@@ -1,0 +1,174 @@
+/**
+ * The import rule of DESIGN.md / docs/architecture.md: a folder of src/ imports only from its own
+ * folder or from folders of a LOWER layer — never sideways, never upwards — and the RPC surfaces
+ * (evmrpc/, cometrpc/) never import chain/ or consensus/. Every import form
+ * counts (static and type-only `import … from`, `export … from`, side-effect `import '…'`,
+ * dynamic `import('…')`, `import x = require('…')`); TypeScript's own pre-processor finds them, so
+ * comments and strings are not mistaken for imports.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+/** folder under src/ → layer (keep in step with docs/architecture.md) */
+const LAYERS: Readonly<Record<string, number>> = {
+  lib: 0,
+  types: 1,
+  config: 1,
+  metrics: 1,
+  store: 2,
+  eventquery: 2,
+  jsonrpc: 2,
+  evm: 3,
+  keystore: 3,
+  consensus: 3,
+  chain: 4,
+  evmrpc: 5,
+  cometrpc: 5,
+  server: 5,
+  node: 6,
+  bin: 7,
+};
+
+/**
+ * Downward imports DESIGN.md also forbids: the RPC surfaces reach the chain and the engine only
+ * through the ports they declare (node/ wires the implementations).
+ */
+const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
+  evmrpc: ['chain', 'consensus'],
+  cometrpc: ['chain', 'consensus'],
+};
+
+/** dist/test/unit/ → repository root */
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const SRC = join(ROOT, 'src');
+
+/** Top folder under src/ of a path relative to src/ ('' for files directly in src/). */
+function folderOf(relPath: string): string {
+  const parts = relPath.split(/[\\/]/);
+  return parts.length > 1 ? parts[0]! : '';
+}
+
+/**
+ * Violations of the rule for a set of files, given as paths relative to src/ → source text.
+ * Only relative specifiers are checked; packages and `node:` builtins are always allowed.
+ */
+function violations(files: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  for (const [file, text] of files) {
+    const from = folderOf(file);
+    const fromLayer = LAYERS[from];
+    if (fromLayer === undefined) {
+      out.push(`${file}: folder "${from || '(src root)'}" is not in the layer table`);
+      continue;
+    }
+    for (const { fileName: spec } of ts.preProcessFile(text, true, true).importedFiles) {
+      if (!spec.startsWith('.')) continue;
+      const target = relative('.', join(dirname(file), spec));
+      if (target.startsWith('..')) {
+        out.push(`${file}: imports "${spec}" from outside src/`);
+        continue;
+      }
+      const to = folderOf(target);
+      if (to === from) continue;
+      const toLayer = LAYERS[to];
+      if (toLayer === undefined) out.push(`${file}: imports "${spec}" from unknown folder "${to || '(src root)'}"`);
+      else if (toLayer >= fromLayer) {
+        const how = toLayer === fromLayer ? 'same layer (sideways)' : 'higher layer';
+        out.push(`${file} (${from}, layer ${fromLayer}) imports "${spec}" from ${to} (layer ${toLayer}): ${how}`);
+      } else if (FORBIDDEN[from]?.includes(to)) {
+        out.push(`${file} (${from}) imports "${spec}" from ${to}: surfaces use their ports, never ${to}/ directly`);
+      }
+    }
+  }
+  return out;
+}
+
+function sourceFiles(dir: string, acc = new Map<string, string>()): Map<string, string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) sourceFiles(full, acc);
+    else if (entry.name.endsWith('.ts')) acc.set(relative(SRC, full).split(sep).join('/'), readFileSync(full, 'utf8'));
+  }
+  return acc;
+}
+
+describe('layer rule checker', () => {
+  const check = (files: Record<string, string>) => violations(new Map(Object.entries(files)));
+
+  it('allows own folder, lower layers, packages and builtins', () => {
+    assert.deepEqual(
+      check({
+        'server/http.ts': [
+          "import { a } from './util.js';",
+          "import { b } from '../jsonrpc/core.js';",
+          "import type { C } from '../lib/errors.js';",
+          "import { createServer } from 'node:http';",
+          "import WebSocket from 'ws';",
+          "export * from '../chain/x.js';",
+        ].join('\n'),
+        'chain/deep/nested/a.ts': "import { x } from '../../b.js'; import { y } from '../../../evm/vm.js';",
+      }),
+      [],
+    );
+  });
+  it('catches sideways and upward imports in every form', () => {
+    const found = check({
+      'evmrpc/a.ts': "import { x } from '../cometrpc/b.js';",
+      'evmrpc/b.ts': "import type { T } from '../chain/types.js';",
+      'consensus/c.ts': "export { y } from '../chain/app.js';",
+      'lib/d.ts': "export * from '../types/chain.js';",
+      'jsonrpc/e.ts': "const m = await import('../server/http.js');",
+      'store/f.ts': "import '../evm/side.js';",
+      'types/g.ts': "import x = require('../config/options.js');",
+      'cometrpc/h.ts': "import { Engine } from '../consensus/engine.js';",
+      'evm/i.ts': "import { State } from '../node/state.js';",
+    });
+    assert.equal(found.length, 9, found.join('\n'));
+    assert.match(found[7]!, /cometrpc\/h\.ts .*from consensus: surfaces use their ports/);
+    assert.match(found[8]!, /evm\/i\.ts .*node \(layer 6\): higher layer/);
+    assert.match(found[0]!, /evmrpc\/a\.ts .*cometrpc.*sideways/);
+    assert.match(found[1]!, /evmrpc\/b\.ts \(evmrpc\) imports .*from chain: surfaces use their ports/);
+    assert.match(found[3]!, /lib\/d\.ts .*types \(layer 1\)/);
+    assert.match(found[6]!, /types\/g\.ts .*config.*sideways/);
+  });
+  it('ignores imports in comments and strings', () => {
+    assert.deepEqual(
+      check({
+        'lib/a.ts': "// import { x } from '../node/x.js';\n/* export * from '../bin/y.js' */\nconst s = \"import z from '../chain/z.js'\";",
+      }),
+      [],
+    );
+  });
+  it('fails on unknown folders, files in the src root and imports leaving src/', () => {
+    const found = check({
+      'widgets/a.ts': "import { x } from '../lib/x.js';",
+      'index.ts': "import { x } from './lib/x.js';",
+      'lib/b.ts': "import { y } from '../gadgets/y.js';",
+      'server/c.ts': "import { z } from '../../test/helpers.js';",
+    });
+    assert.equal(found.length, 4, found.join('\n'));
+    assert.match(found[0]!, /widgets\/a\.ts: folder "widgets" is not in the layer table/);
+    assert.match(found[1]!, /index\.ts: folder "\(src root\)"/);
+    assert.match(found[2]!, /unknown folder "gadgets"/);
+    assert.match(found[3]!, /outside src/);
+  });
+});
+
+describe('src/ follows the layer rule', () => {
+  it('has every folder of the layer table and nothing else', () => {
+    const folders = readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    assert.deepEqual(folders, Object.keys(LAYERS).sort());
+  });
+  it('no file imports from the same or a higher layer', () => {
+    const files = sourceFiles(SRC);
+    assert.ok(files.size > 0, 'no source files found under ' + SRC);
+    assert.deepEqual(violations(files), []);
+  });
+});
