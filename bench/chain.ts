@@ -21,6 +21,8 @@ const DEPLOY_GAS = 3_000_000n;
 export const HOLDER_COUNT = 4096;
 export const TOKENS_PER_SENDER = 10n ** 24n;
 const RECEIPT_POLL_MS = 20;
+/** no new block for this long while txs are unmined = the node stalled */
+export const STALL_MS = 10_000;
 const VERIFY_CONCURRENCY = 16;
 
 const TOKEN_SOURCE = `// SPDX-License-Identifier: Apache-2.0
@@ -181,17 +183,30 @@ export async function waitReceipt(c: RpcClient, hash: string, timeoutMs: number)
   }
 }
 
-/** Waits for all the given hashes to have receipts (polls them together); false on timeout. */
-export async function waitAllReceipts(c: RpcClient, hashes: string[], deadline: number): Promise<boolean> {
+/**
+ * Waits for all the given hashes to have receipts (polls them together). Resolves undefined when
+ * all exist, or the reason it gave up: the deadline, or no new block for STALL_MS (a stall).
+ */
+export async function waitAllReceipts(c: RpcClient, hashes: string[], deadline: number): Promise<string | undefined> {
   let left = [...hashes];
-  while (left.length > 0) {
-    const got = await Promise.all(left.map((h) => c.call<Receipt | null>('eth_getTransactionReceipt', [h])));
+  let lastBlock = -1;
+  let lastProgress = Date.now();
+  for (;;) {
+    const [block, ...got] = await Promise.all([
+      c.call<string>('eth_blockNumber'),
+      ...left.map((h) => c.call<Receipt | null>('eth_getTransactionReceipt', [h])),
+    ]);
     left = left.filter((_, i) => !got[i]);
-    if (left.length === 0) return true;
-    if (Date.now() > deadline) return false;
+    if (left.length === 0) return undefined;
+    const now = Date.now();
+    if (Number(block) !== lastBlock) {
+      lastBlock = Number(block);
+      lastProgress = now;
+    }
+    if (now - lastProgress > STALL_MS) return `stalled: no new block for ${STALL_MS / 1000} s while txs were still unmined (block ${lastBlock})`;
+    if (now > deadline) return 'time bound reached before every tx was mined';
     await sleep(RECEIPT_POLL_MS);
   }
-  return true;
 }
 
 /** Reads every receipt (untimed check); returns how many are missing and how many failed. */

@@ -99,10 +99,18 @@ async function start(cmd: Command): Promise<void> {
   if (created) log.info({ home }, 'created a new dev home');
 
   const { runNode } = await import('../node/run.js');
-  const node = await runNode(opts, genesis, log);
-  process.stdout.write(banner(home, genesis, node.endpoints));
-
+  let node: Awaited<ReturnType<typeof runNode>> | undefined;
   let stopping = false;
+  const shutdown = (running: NonNullable<typeof node>): void => {
+    running.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error({ err: e instanceof Error ? e.stack : String(e) }, 'shutdown failed');
+        process.exit(EXIT_ERROR);
+      },
+    );
+  };
+  // installed before start-up so that a signal at any moment gets a clean shutdown
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       process.stderr.write(`received ${signal} again: exiting without a clean shutdown\n`);
@@ -110,16 +118,14 @@ async function start(cmd: Command): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, 'shutting down');
-    node.close().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        log.error({ err: e }, 'shutdown failed');
-        process.exit(EXIT_ERROR);
-      },
-    );
+    if (node) shutdown(node); // else: as soon as start-up finishes
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+
+  node = await runNode(opts, genesis, log);
+  if (stopping) return shutdown(node);
+  process.stdout.write(banner(home, genesis, node.endpoints));
 }
 
 function init(cmd: Command): void {

@@ -78,6 +78,8 @@ export class EvmApp implements Application {
   readonly pool: TxPool;
   private latest!: EvmHeader;
   private pending: PendingBlock | undefined;
+  /** the last proposal's entries: FinalizeBlock reuses their decoded txs (no second decode) */
+  private proposed = new Map<Uint8Array, DecodedTx>();
 
   private constructor(
     private readonly store: Store,
@@ -242,7 +244,9 @@ export class EvmApp implements Application {
   }
 
   prepareProposal(req: { height: bigint; timeMs: number; maxTxBytes: number }): Uint8Array[] {
-    return this.pool.select(this.nextBaseFee(), this.genesis.maxGas, req.maxTxBytes).map((e) => e.native);
+    const entries = this.pool.select(this.nextBaseFee(), this.genesis.maxGas, req.maxTxBytes);
+    this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
+    return entries.map((e) => e.native);
   }
 
   processProposal(): boolean {
@@ -256,16 +260,21 @@ export class EvmApp implements Application {
     const natives: Uint8Array[] = [];
     const undecodable: number[] = [];
     req.txs.forEach((native, i) => {
-      const nh = nativeHash(native);
+      const known = this.proposed.get(native);
+      if (known) {
+        decoded.push(known);
+        natives.push(native);
+        return;
+      }
       try {
         const { raw } = unwrapEthereumTx(native);
         decoded.push(decodeTx(raw, this.common));
         natives.push(native);
       } catch {
         undecodable.push(i);
-        void nh;
       }
     });
+    this.proposed = new Map();
     const ctx = {
       number: req.height,
       timestamp: BigInt(Math.floor(req.timeMs / 1000)),

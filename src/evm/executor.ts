@@ -2,11 +2,10 @@
  * Runs EVM work with ethereumjs over the store's trie: genesis allocation, block execution (one
  * executor owned by the chain thread) and calls/estimates at any committed state root (readers).
  */
-import { createBlock, genTransactionsTrieRoot, type Block } from '@ethereumjs/block';
+import { createBlock, type Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
-import { RLP } from '@ethereumjs/rlp';
-import { MerkleStateManager } from '@ethereumjs/statemanager';
+import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, ValueEncoding, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
@@ -14,6 +13,7 @@ import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
 import { keccak256 } from './common.js';
+import { orderedTrieRoot } from './orderedtrie.js';
 import type { DecodedTx } from './tx.js';
 
 export const EMPTY_TRIE_ROOT = Uint8Array.from(
@@ -81,7 +81,7 @@ export class EvmRunner {
   ) {}
 
   static async create(common: Common, db: TrieDB, hashOf: BlockHashLookup, root?: Uint8Array): Promise<EvmRunner> {
-    const sm = new MerkleStateManager({ trie: makeTrie(db, common, root), common });
+    const sm = new MerkleStateManager({ trie: makeTrie(db, common, root), common, caches: new Caches() });
     const blockchain = {
       async getBlock(n: number) {
         const h = hashOf(BigInt(n));
@@ -145,8 +145,8 @@ export class EvmRunner {
     const block = this.block(ctx);
     const out: ExecutedTx[] = [];
     const excluded: ExecutedBlock['excluded'] = [];
-    const included: TypedTransaction[] = [];
-    const receiptsTrie = new MerklePatriciaTrie({ common: this.common });
+    const included: Uint8Array[] = [];
+    const receiptsEnc: Uint8Array[] = [];
     const bloom = new Bloom(undefined, this.common);
     let cumulative = 0n;
     for (const d of txs) {
@@ -164,9 +164,9 @@ export class EvmRunner {
       cumulative += res.totalGasSpent;
       const logs = res.receipt.logs.map(([address, topics, data]) => ({ address, topics, data }));
       const err = res.execResult.exceptionError;
-      await receiptsTrie.put(RLP.encode(out.length), encodeReceipt(res.receipt, d.tx.type));
+      receiptsEnc.push(encodeReceipt(res.receipt, d.tx.type));
       bloom.or(res.bloom);
-      included.push(d.tx);
+      included.push(d.evm.raw);
       out.push({
         tx: d.evm,
         status: err ? 0 : 1,
@@ -186,8 +186,8 @@ export class EvmRunner {
       gasUsed: cumulative,
       stateRoot,
       logsBloom: bloom.bitvector,
-      transactionsRoot: included.length ? await genTransactionsTrieRoot(included) : EMPTY_TRIE_ROOT,
-      receiptsRoot: included.length ? receiptsTrie.root() : EMPTY_TRIE_ROOT,
+      transactionsRoot: orderedTrieRoot(included),
+      receiptsRoot: orderedTrieRoot(receiptsEnc),
     };
   }
 

@@ -136,7 +136,7 @@ function decodeBlockNumberOrHash(v: unknown, index: number): BlockSelector {
     if (canonical !== undefined && typeof canonical !== 'boolean') {
       throw argumentError(
         index,
-        `json: cannot unmarshal ${jsonKind(canonical)} into Go struct field .requireCanonical of type bool`,
+        `json: cannot unmarshal ${jsonKind(canonical)} into Go struct field BlockNumberOrHash.requireCanonical of type bool`,
       );
     }
     if (num !== undefined) return decodeBlockNumber(num, index);
@@ -221,14 +221,14 @@ function decodeCallArgs(v: unknown, index: number): CallArgs {
   const from = f('from', 'common.Address', address);
   const to = f('to', 'common.Address', address);
   const gas = f('gas', 'hexutil.Uint64', uint64);
-  const gasPrice = f('gasPrice', 'hexutil.Big', big);
-  const maxFeePerGas = f('maxFeePerGas', 'hexutil.Big', big);
-  const maxPriorityFeePerGas = f('maxPriorityFeePerGas', 'hexutil.Big', big);
-  const value = f('value', 'hexutil.Big', big);
+  const gasPrice = f('gasPrice', '*hexutil.Big', big);
+  const maxFeePerGas = f('maxFeePerGas', '*hexutil.Big', big);
+  const maxPriorityFeePerGas = f('maxPriorityFeePerGas', '*hexutil.Big', big);
+  const value = f('value', '*hexutil.Big', big);
   const nonce = f('nonce', 'hexutil.Uint64', uint64);
   const data = f('data', 'hexutil.Bytes', bytes);
   const input = f('input', 'hexutil.Bytes', bytes);
-  const chainId = f('chainId', 'hexutil.Big', big);
+  const chainId = f('chainId', '*hexutil.Big', big);
   const type = f('type', 'hexutil.Uint64', (x) => parseTxType(x, index));
   const accessListRaw = field(v, 'accessList');
 
@@ -283,7 +283,7 @@ function decodeStateOverrides(v: unknown, index: number): StateOverrides {
       const raw = field(account, name);
       return raw === undefined ? undefined : structField(index, OVERRIDE_ACCOUNT, name, goType, () => parse(raw));
     };
-    const balance = f('balance', 'hexutil.Big', (x) => parseQuantity(x, index));
+    const balance = f('balance', '*hexutil.Big', (x) => parseQuantity(x, index));
     const nonce = f('nonce', 'hexutil.Uint64', (x) => parseUint64(x, index));
     const code = f('code', 'hexutil.Bytes', (x) => parseData(x, index));
     const stateRaw = field(account, 'state');

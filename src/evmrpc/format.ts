@@ -373,6 +373,11 @@ export class FormatCache {
       out = formatBlock(block, fullTx);
       cache.set(key, out);
       this.blockNumbers.set(block.header.number, key);
+      // the block's transactions are committed too: share their objects with by-hash lookups
+      if (fullTx) {
+        const txs = out.transactions as RpcTransaction[];
+        block.transactions.forEach((tx, i) => this.transactions.set(hexKey(tx.hash), txs[i]!));
+      }
     }
     return out;
   }

@@ -8,7 +8,9 @@
  *
  * Like geth, the prefix may be `0x` or `0X` and digits may be upper or lower case. Unlike geth's
  * JSON decoders, the empty string is rejected ("empty hex string") instead of read as zero/empty,
- * and the hexutil messages are not wrapped in encoding/json's "cannot unmarshal … into Go value".
+ * and the hexutil messages are not wrapped in encoding/json's "cannot unmarshal … into Go value"
+ * (a value that is not a string is: `json: cannot unmarshal non-string into Go value of type
+ * hexutil.Big`). HexArgumentError keeps the bare reason for codecs of nested fields.
  */
 import { asBuffer } from './bytes.js';
 import { ErrorCode, FerryError } from './errors.js';
@@ -30,9 +32,12 @@ export const HexError = {
 const MAX_QUANTITY_NIBBLES = 64;
 /** Hex digits of Number.MAX_SAFE_INTEGER (0x1fffffffffffff). */
 const MAX_SAFE_NIBBLES = 14;
-/** Quantity digits after the prefix: no leading zero unless it is the single digit "0". */
+/** Hex digits only (prefix, emptiness and leading zeros are checked before). */
 const QUANTITY_DIGITS = /^[0-9a-fA-F]+$/;
 
+const UINT64 = 'hexutil.Uint64';
+/** hexutil's reason for a JSON value that is not a string */
+const NON_STRING = 'non-string';
 /** geth's Go type names, used in its length and type errors. */
 const FIXED_TYPE_NAMES: Readonly<Record<number, string>> = { 20: 'common.Address', 32: 'common.Hash' };
 
@@ -63,6 +68,32 @@ export function jsonKind(v: unknown): string {
  */
 export function typeMismatch(index: number, kind: string, goType: string): FerryError {
   return argumentError(index, `json: cannot unmarshal ${kind} into Go value of type ${goType}`);
+}
+
+/**
+ * The -32602 error of the strict hex parsers. Besides the wire message it keeps geth's bare reason
+ * and Go type, so a codec for a nested field can word it as geth does there, e.g.
+ * `json: cannot unmarshal <reason> into Go struct field TransactionArgs.value of type *hexutil.Big`.
+ */
+export class HexArgumentError extends FerryError {
+  constructor(
+    readonly index: number,
+    /** geth's bare text: a HexError value, `non-string`, or the fixed-length sentence */
+    readonly reason: string,
+    /** geth's Go type name: hexutil.Big, hexutil.Uint64, hexutil.Bytes, common.Address, … */
+    readonly goType: string,
+    /** true when geth's encoding/json wraps the reason in "cannot unmarshal … into Go … of type …" */
+    readonly jsonTypeError: boolean,
+  ) {
+    super(
+      ErrorCode.invalidParams,
+      `invalid argument ${index}: ` + (reason === NON_STRING ? `json: cannot unmarshal ${reason} into Go value of type ${goType}` : reason),
+    );
+  }
+}
+
+function hexError(index: number, reason: string, goType: string): HexArgumentError {
+  return new HexArgumentError(index, reason, goType, true);
 }
 
 function hasPrefix(s: string): boolean {
@@ -97,15 +128,15 @@ export function hexToBytes(hex: string): Uint8Array {
 
 /** Checks prefix and digits of a wire quantity; returns the digit count. */
 function checkQuantity(v: unknown, index: number, goType: string): number {
-  if (typeof v !== 'string') throw typeMismatch(index, 'non-string', goType);
-  if (v.length === 0) throw argumentError(index, HexError.empty);
-  if (!hasPrefix(v)) throw argumentError(index, HexError.missingPrefix);
+  if (typeof v !== 'string') throw hexError(index, NON_STRING, goType);
+  if (v.length === 0) throw hexError(index, HexError.empty, goType);
+  if (!hasPrefix(v)) throw hexError(index, HexError.missingPrefix, goType);
   const nibbles = v.length - 2;
-  if (nibbles === 0) throw argumentError(index, HexError.emptyNumber);
-  if (nibbles > 1 && v.charCodeAt(2) === 48) throw argumentError(index, HexError.leadingZero);
-  if (nibbles > MAX_QUANTITY_NIBBLES) throw argumentError(index, HexError.big256Range);
+  if (nibbles === 0) throw hexError(index, HexError.emptyNumber, goType);
+  if (nibbles > 1 && v.charCodeAt(2) === 48) throw hexError(index, HexError.leadingZero, goType);
+  if (nibbles > MAX_QUANTITY_NIBBLES) throw hexError(index, HexError.big256Range, goType);
   // V8 regexes run natively; `BigInt`/`Number` alone would accept surrounding whitespace
-  if (!QUANTITY_DIGITS.test(v.slice(2))) throw argumentError(index, HexError.syntax);
+  if (!QUANTITY_DIGITS.test(v.slice(2))) throw hexError(index, HexError.syntax, goType);
   return nibbles;
 }
 
@@ -117,10 +148,10 @@ export function parseQuantity(v: unknown, index: number): bigint {
 
 /** Strict wire quantity → JS number; rejects values above Number.MAX_SAFE_INTEGER. */
 export function parseQuantityNumber(v: unknown, index: number): number {
-  const nibbles = checkQuantity(v, index, 'hexutil.Uint64');
-  if (nibbles > MAX_SAFE_NIBBLES) throw argumentError(index, HexError.safeRange);
+  const nibbles = checkQuantity(v, index, UINT64);
+  if (nibbles > MAX_SAFE_NIBBLES) throw hexError(index, HexError.safeRange, UINT64);
   const n = Number(v as string);
-  if (n > Number.MAX_SAFE_INTEGER) throw argumentError(index, HexError.safeRange);
+  if (n > Number.MAX_SAFE_INTEGER) throw hexError(index, HexError.safeRange, UINT64);
   return n;
 }
 
@@ -130,17 +161,18 @@ export function parseQuantityNumber(v: unknown, index: number): number {
  */
 export function parseData(v: unknown, index: number, size?: number): Uint8Array {
   const goType = size === undefined ? 'hexutil.Bytes' : (FIXED_TYPE_NAMES[size] ?? `[${size}]byte`);
-  if (typeof v !== 'string') throw typeMismatch(index, 'non-string', goType);
-  if (v.length === 0) throw argumentError(index, HexError.empty);
-  if (!hasPrefix(v)) throw argumentError(index, HexError.missingPrefix);
+  if (typeof v !== 'string') throw hexError(index, NON_STRING, goType);
+  if (v.length === 0) throw hexError(index, HexError.empty, goType);
+  if (!hasPrefix(v)) throw hexError(index, HexError.missingPrefix, goType);
   const digits = v.length - 2;
-  if (digits % 2 !== 0) throw argumentError(index, HexError.oddLength);
+  if (digits % 2 !== 0) throw hexError(index, HexError.oddLength, goType);
   if (size !== undefined && digits !== size * 2) {
-    throw argumentError(index, `hex string has length ${digits}, want ${size * 2} for ${goType}`);
+    const reason = `hex string has length ${digits}, want ${size * 2} for ${goType}`;
+    throw new HexArgumentError(index, reason, goType, false);
   }
   const out = new Uint8Array(digits >>> 1);
   // Buffer's hex decoder stops at the first pair that is not hex: a short count means bad syntax
   const written = asBuffer(out).write(v.slice(2), 'hex');
-  if (written !== out.length) throw argumentError(index, HexError.syntax);
+  if (written !== out.length) throw hexError(index, HexError.syntax, goType);
   return out;
 }

@@ -3,7 +3,7 @@
  * `npm test` does).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -143,6 +143,41 @@ describe('ferry CLI', () => {
     const r = ferry('start', '--home', home);
     assert.equal(r.code, 1);
     assert.ok(r.stderr.includes('json-rpc.block-range-cap cannot be negative'), r.stderr);
+  });
+
+  it('start on an empty home prints the banner and exits 0 on SIGINT', async () => {
+    const home = join(tmpRoot, 'start');
+    const child = spawn(
+      process.execPath,
+      [BIN, 'start', '--home', home, '--json-rpc.address', '127.0.0.1:0', '--json-rpc.ws-address', '127.0.0.1:0', '--rpc.laddr', 'tcp://127.0.0.1:0'],
+      { cwd: ROOT, env: { ...process.env, HOME: tmpRoot }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<string>((res) => child.on('exit', (code, signal) => res(`${code ?? signal}`)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    try {
+      await new Promise<void>((res, rej) => {
+        child.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          if (stdout.includes('Derivation path')) res();
+        });
+        void exited.then((code) => rej(new Error(`exited ${code} before the banner: ${stderr}`)));
+      });
+      assert.ok(stdout.includes('Chain ID:       ferry_9000-1'));
+      assert.ok(stdout.includes('EVM chain ID:   9000'));
+      assert.match(stdout, /JSON-RPC HTTP:  http:\/\/127\.0\.0\.1:\d+/);
+      assert.ok(stdout.includes('(0) 0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266 (10000 ETH)'));
+      assert.ok(stdout.includes('(0) 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'));
+      assert.ok(stdout.includes('test test test test test test test test test test test junk'));
+      for (const f of LAYOUT) assert.ok(existsSync(join(home, f)), f);
+      child.kill('SIGINT');
+      assert.equal(await exited, '0', stderr);
+    } finally {
+      clearTimeout(killer);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
   });
 
   it('an unknown flag is rejected', () => {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { bigIntToBytes, bytesToBigInt, compareBytes, concatBytes, equalBytes } from '../../src/lib/bytes.js';
 import { FerryError } from '../../src/lib/errors.js';
 import {
+  HexArgumentError,
   bytesToHex,
   hexToBytes,
   parseData,
@@ -123,6 +124,22 @@ describe('parseData', () => {
     rejects(() => parseData('0x' + 'a'.repeat(39), 0, 20), 'invalid argument 0: hex string of odd length');
     rejects(() => parseData('0x' + 'zz'.repeat(20), 0, 20), 'invalid argument 0: invalid hex string');
     rejects(() => parseData(null, 0, 20), 'invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Address');
+  });
+  it('errors keep the bare geth reason and Go type for nested-field codecs', () => {
+    const reasonOf = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        assert.ok(err instanceof HexArgumentError && err instanceof FerryError);
+        return [err.index, err.reason, err.goType, err.jsonTypeError];
+      }
+      assert.fail('did not throw');
+    };
+    assert.deepEqual(reasonOf(() => parseQuantity('0x', 2)), [2, 'hex string "0x"', 'hexutil.Big', true]);
+    assert.deepEqual(reasonOf(() => parseQuantityNumber('0x0400', 0)), [0, 'hex number with leading zero digits', 'hexutil.Uint64', true]);
+    assert.deepEqual(reasonOf(() => parseData('0x1', 0)), [0, 'hex string of odd length', 'hexutil.Bytes', true]);
+    assert.deepEqual(reasonOf(() => parseData(5, 0, 20)), [0, 'non-string', 'common.Address', true]);
+    assert.deepEqual(reasonOf(() => parseData('0x', 1, 20)), [1, 'hex string has length 0, want 40 for common.Address', 'common.Address', false]);
   });
   it('handles large inputs (128 KiB of data)', () => {
     const bytes = new Uint8Array(128 * 1024).map((_, i) => i & 0xff);

@@ -1,0 +1,147 @@
+/**
+ * Golden transcripts over HTTP: each case in test/golden/*.json is a request body and the exact
+ * response (parsed JSON compared deeply, or the trimmed text for non-JSON answers). Cases too big for
+ * a file (the 1000-item batch, an over-limit body) are generated here.
+ *
+ * Case fields: name; request (JSON value) or rawRequest (string); httpMethod (default POST);
+ * contentType (default application/json, null = no header); status (default 200);
+ * response (exact JSON) or responseText (exact trimmed text).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startFerry, type FerryNode } from '../helpers/node.js';
+import { GOLDEN_DIR } from '../helpers/paths.js';
+
+interface GoldenCase {
+  name: string;
+  request?: unknown;
+  rawRequest?: string;
+  httpMethod?: string;
+  contentType?: string | null;
+  status?: number;
+  response?: unknown;
+  responseText?: string;
+}
+
+interface GoldenFile {
+  description: string;
+  args?: string[];
+  cases: GoldenCase[];
+}
+
+/** geth's default body limit (Evmos `http-body-limit`) */
+const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
+/** Evmos/cosmos-evm default `batch-request-limit` */
+const DEFAULT_BATCH_LIMIT = 1000;
+const EVM_CHAIN_ID_HEX = '0x2328';
+
+const goldenFiles = readdirSync(GOLDEN_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .map((f) => ({ file: f, golden: JSON.parse(readFileSync(join(GOLDEN_DIR, f), 'utf8')) as GoldenFile }));
+
+interface Answer {
+  status: number;
+  contentType: string | null;
+  text: string;
+}
+
+async function send(url: string, c: Pick<GoldenCase, 'request' | 'rawRequest' | 'httpMethod' | 'contentType'>): Promise<Answer> {
+  const method = c.httpMethod ?? 'POST';
+  const headers: Record<string, string> = {};
+  const contentType = c.contentType === undefined ? 'application/json' : c.contentType;
+  if (contentType !== null) headers['content-type'] = contentType;
+  let body: string | undefined;
+  if (c.rawRequest !== undefined) body = c.rawRequest;
+  else if (c.request !== undefined) body = JSON.stringify(c.request);
+  const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+  return { status: res.status, contentType: res.headers.get('content-type'), text: await res.text() };
+}
+
+function check(c: GoldenCase, got: Answer): void {
+  const where = `${c.name}: got HTTP ${got.status} ${got.text.slice(0, 500)}`;
+  assert.equal(got.status, c.status ?? 200, where);
+  if (c.response !== undefined) {
+    assert.match(got.contentType ?? '', /^application\/json/, `${c.name}: content-type`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(got.text);
+    } catch {
+      assert.fail(`${where}: not JSON`);
+    }
+    assert.deepEqual(parsed, c.response, c.name);
+  }
+  if (c.responseText !== undefined) assert.equal(got.text.trim(), c.responseText, where);
+}
+
+const nodes = new Map<string, Promise<FerryNode>>();
+/** one ferry per distinct argument list, shared by the files that use it */
+function nodeFor(args: string[] = []): Promise<FerryNode> {
+  const key = JSON.stringify(args);
+  let n = nodes.get(key);
+  if (!n) {
+    n = startFerry({ args });
+    nodes.set(key, n);
+  }
+  return n;
+}
+
+after(async () => {
+  for (const n of nodes.values()) {
+    const node = await n.catch(() => undefined);
+    if (node) assert.equal(await node.stop(), 0);
+  }
+});
+
+for (const { file, golden } of goldenFiles) {
+  describe(`golden ${file}`, () => {
+    let node: FerryNode;
+    before(async () => {
+      node = await nodeFor(golden.args);
+    });
+    for (const c of golden.cases) {
+      it(c.name, async () => check(c, await send(node.url, c)));
+    }
+  });
+}
+
+describe('golden: generated cases', () => {
+  let node: FerryNode;
+  before(async () => {
+    node = await nodeFor();
+  });
+
+  it(`a batch of ${DEFAULT_BATCH_LIMIT} items (the default limit) is answered whole, in order`, async () => {
+    const request = Array.from({ length: DEFAULT_BATCH_LIMIT }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] }));
+    const response = request.map((r) => ({ jsonrpc: '2.0', id: r.id, result: EVM_CHAIN_ID_HEX }));
+    check({ name: 'batch at limit', response }, await send(node.url, { request }));
+  });
+
+  it(`a batch of ${DEFAULT_BATCH_LIMIT + 1} items is too large`, async () => {
+    const request = Array.from({ length: DEFAULT_BATCH_LIMIT + 1 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'eth_chainId', params: [] }));
+    const response = [{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'batch too large' } }];
+    check({ name: 'batch over limit', response }, await send(node.url, { request }));
+  });
+
+  it('a body over the limit is refused with 413', async () => {
+    const head = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["';
+    const tail = '"]}';
+    const rawRequest = head + 'a'.repeat(DEFAULT_BODY_LIMIT + 1 - head.length - tail.length) + tail;
+    assert.equal(rawRequest.length, DEFAULT_BODY_LIMIT + 1);
+    const got = await send(node.url, { rawRequest });
+    check(
+      { name: 'body too large', status: 413, responseText: `content length too large (${DEFAULT_BODY_LIMIT + 1}>${DEFAULT_BODY_LIMIT})` },
+      got,
+    );
+  });
+
+  it('a body exactly at the limit is read (and answered)', async () => {
+    const head = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":null,"pad":"';
+    const tail = '"}';
+    const rawRequest = head + 'a'.repeat(DEFAULT_BODY_LIMIT - head.length - tail.length) + tail;
+    const got = await send(node.url, { rawRequest });
+    check({ name: 'body at limit', response: { jsonrpc: '2.0', id: 1, result: EVM_CHAIN_ID_HEX } }, got);
+  });
+});
