@@ -123,7 +123,13 @@ async function start(cmd: Command): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  node = await runNode(opts, genesis, log);
+  try {
+    node = await runNode(opts, genesis, log);
+  } catch (e) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    throw e;
+  }
   if (stopping) return shutdown(node);
   process.stdout.write(banner(home, genesis, node.endpoints));
 }
