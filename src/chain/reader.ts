@@ -7,7 +7,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
 import { effectiveTip } from '../evm/tx.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Store } from '../store/store.js';
@@ -26,6 +26,8 @@ export interface ReaderOptions {
   hardfork: string;
   gasCap: bigint;
   logsCap: number;
+  /** eth_call / eth_estimateGas wall-clock budget, ms (0 = none) */
+  evmTimeoutMs: number;
   coinbase: Uint8Array;
   /** submits a raw EVM tx to the chain thread; resolves to its CheckTx outcome */
   submit(raw: Uint8Array): Promise<{ code: number; log: string; hash?: Uint8Array }>;
@@ -232,6 +234,10 @@ export class ChainReader {
     };
   }
 
+  private deadline(): number {
+    return this.opts.evmTimeoutMs > 0 ? Date.now() + this.opts.evmTimeoutMs : Infinity;
+  }
+
   private gasCapFor(n: bigint): bigint {
     const blockGas = this.blockByNumber(n)?.header.gasLimit ?? this.opts.gasCap;
     return this.opts.gasCap > 0n && this.opts.gasCap < blockGas ? this.opts.gasCap : blockGas;
@@ -242,7 +248,12 @@ export class ChainReader {
       const root = this.root(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
-      const res = await this.runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides);
+      let res;
+      try {
+        res = await this.runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, this.deadline());
+      } catch (e) {
+        throw simulationFailure(e, this.opts.evmTimeoutMs);
+      }
       const err = simulationError(res);
       if (err) throw err;
       return res.execResult.returnValue;
@@ -262,12 +273,13 @@ export class ChainReader {
         const allowance = avail / feeCap;
         if (allowance < hi) hi = allowance;
       }
-      const run = (gas: bigint) => this.runner.simulate(root, ctx, this.simCall(req, gas), overrides);
+      const deadline = this.deadline();
+      const run = (gas: bigint) => this.runner.simulate(root, ctx, this.simCall(req, gas), overrides, deadline);
       let first;
       try {
         first = await run(hi);
       } catch (e) {
-        throw new FerryError(ErrorCode.server, e instanceof Error ? e.message.split(' (')[0]! : String(e));
+        throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
       const firstErr = simulationError(first);
       if (firstErr) {
@@ -278,7 +290,8 @@ export class ChainReader {
       const ok = async (gas: bigint) => {
         try {
           return !(await run(gas)).execResult.exceptionError;
-        } catch {
+        } catch (e) {
+          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
           return false;
         }
       };
@@ -350,4 +363,11 @@ export class ChainReader {
     baseFeePerGas.push(lastHeader.number === 0n ? lastHeader.baseFeePerGas : nextBaseFee(lastHeader));
     return { oldestBlock: oldest, baseFeePerGas, gasUsedRatio, reward: percentiles ? reward : undefined };
   }
+}
+
+/** geth's texts for a simulation that could not run: timeout, or a pre-execution check. */
+function simulationFailure(e: unknown, timeoutMs: number): FerryError {
+  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
+  const msg = e instanceof Error ? e.message.split(' (')[0]! : String(e);
+  return new FerryError(ErrorCode.server, msg);
 }

@@ -72,13 +72,36 @@ function makeTrie(db: TrieDB, common: Common, root?: Uint8Array): MerklePatricia
   });
 }
 
+/** Thrown out of the interpreter when a simulation runs past its deadline. */
+export class EvmTimeoutError extends Error {
+  constructor() {
+    super('execution timeout');
+  }
+}
+
+const JUMP = 0x56;
+const JUMPI = 0x57;
+
 /** A VM over its own state manager. Not re-entrant: callers serialize its use. */
 export class EvmRunner {
+  /** epoch ms after which a simulation aborts (checked at every JUMP/JUMPI: every loop passes one) */
+  private deadline = Infinity;
+
   private constructor(
     readonly vm: VM,
     readonly sm: MerkleStateManager,
     private readonly common: Common,
-  ) {}
+  ) {
+    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown }> })._opcodeMap;
+    for (const op of [JUMP, JUMPI]) {
+      const entry = map[op]!;
+      const inner = entry.opHandler;
+      entry.opHandler = (...args: unknown[]) => {
+        if (this.deadline !== Infinity && Date.now() > this.deadline) throw new EvmTimeoutError();
+        return inner(...args);
+      };
+    }
+  }
 
   static async create(common: Common, db: TrieDB, hashOf: BlockHashLookup, root?: Uint8Array): Promise<EvmRunner> {
     const sm = new MerkleStateManager({ trie: makeTrie(db, common, root), common, caches: new Caches() });
@@ -117,9 +140,13 @@ export class EvmRunner {
     );
   }
 
+  /** the root the state manager is on (tracked here: asking the state manager flushes its caches) */
+  private root: Uint8Array | undefined;
+
   async setRoot(root: Uint8Array): Promise<void> {
-    const cur = await this.sm.getStateRoot();
-    if (Buffer.compare(cur, root) !== 0) await this.sm.setStateRoot(root, true);
+    if (this.root !== undefined && Buffer.compare(this.root, root) === 0) return;
+    await this.sm.setStateRoot(root, true);
+    this.root = root;
   }
 
   /** Writes the genesis allocation into an empty state and returns the root. */
@@ -136,7 +163,8 @@ export class EvmRunner {
     }
     await this.sm.checkpoint();
     await this.sm.commit();
-    return this.sm.getStateRoot();
+    this.root = await this.sm.getStateRoot();
+    return this.root;
   }
 
   /** Executes txs in order on `parentRoot`. Txs that cannot be applied are excluded, not fatal. */
@@ -180,6 +208,7 @@ export class EvmRunner {
       });
     }
     const stateRoot = await this.sm.getStateRoot();
+    this.root = stateRoot;
     return {
       txs: out,
       excluded,
@@ -195,6 +224,7 @@ export class EvmRunner {
   async reset(root: Uint8Array): Promise<void> {
     this.sm.clearCaches();
     await this.sm.setStateRoot(root, true);
+    this.root = root;
   }
 
   // ---- reads ----
@@ -215,9 +245,10 @@ export class EvmRunner {
    * Runs a message call (eth_call / eth_estimateGas) on `root` with an impersonated sender; every
    * state change is reverted afterwards. Returns the raw run result.
    */
-  async simulate(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides?: SimOverrides): Promise<RunTxResult> {
+  async simulate(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides?: SimOverrides, deadline = Infinity): Promise<RunTxResult> {
     await this.setRoot(root);
     await this.sm.checkpoint();
+    this.deadline = deadline;
     try {
       if (overrides) await applyOverrides(this.sm, overrides);
       const from = new Address(call.from ?? new Uint8Array(20));
@@ -252,6 +283,7 @@ export class EvmRunner {
         skipHardForkValidation: true,
       });
     } finally {
+      this.deadline = Infinity;
       await this.sm.revert();
     }
   }

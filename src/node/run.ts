@@ -90,6 +90,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     hardfork: genesis.evm.hardfork,
     gasCap: opts.jsonRpc.gasCap,
     logsCap: opts.jsonRpc.logsCap,
+    evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
     coinbase: genesis.evm.coinbase,
     submit: (raw) =>
       new Promise((resolve) => {

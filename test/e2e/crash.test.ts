@@ -11,11 +11,13 @@ import { call, sleep, toHex, waitFor } from '../helpers/rpc.js';
 
 const ARGS = ['--consensus.timeout_commit', '200ms'];
 const ROUNDS = 4;
-const MIN_RUN_MS = 800;
-const MAX_RUN_MS = 3_000;
+const MIN_RUN_MS = 300;
+const MAX_RUN_MS = 2_500;
 const SENDERS = [1, 2, 3];
 const SINK = 9;
-const RECEIPT_TIMEOUT_MS = 5_000;
+const RECEIPT_TIMEOUT_MS = 10_000;
+/** each round kills only after the load produced a receipt on the restarted node */
+const ROUND_START_TIMEOUT_MS = 30_000;
 const GWEI = 10n ** 9n;
 const MIN_RECEIPTS = 20;
 
@@ -30,6 +32,8 @@ describe('crash (kill -9) under load', () => {
     const home = node.home;
     /** where the senders talk to; null while the node is down */
     let target: string | null = node.url;
+    /** bumped at each restart: a sender stops waiting for a receipt that the crash may have lost */
+    let epoch = 0;
     const seen = new Map<string, Seen>();
     let maxReceiptHeight = 0;
     let maxSeenHeight = 0;
@@ -66,9 +70,15 @@ describe('crash (kill -9) under load', () => {
             maxFeePerGas: 100n * GWEI,
             maxPriorityFeePerGas: GWEI,
           });
+          const sentIn = epoch;
           const hash = await tryCall('eth_sendRawTransaction', [raw]);
           if (hash === null) continue;
-          const r = await waitFor(`receipt ${hash}`, () => tryCall('eth_getTransactionReceipt', [hash]), RECEIPT_TIMEOUT_MS, 50);
+          const receipt = async () => {
+            const r = await tryCall('eth_getTransactionReceipt', [hash]);
+            if (r === null && epoch !== sentIn) throw new Error('restarted; the tx may be lost with the mempool');
+            return r;
+          };
+          const r = await waitFor(`receipt ${hash}`, receipt, RECEIPT_TIMEOUT_MS, 50);
           const blockNumber = Number(BigInt(r.blockNumber));
           seen.set(hash, { blockHash: r.blockHash, blockNumber });
           maxReceiptHeight = Math.max(maxReceiptHeight, blockNumber);
@@ -107,15 +117,18 @@ describe('crash (kill -9) under load', () => {
     const loops = [...SENDERS.map(sender), watcher()];
     try {
       for (let round = 1; round <= ROUNDS; round++) {
+        const atStart = seen.size;
+        await waitFor(`a receipt in round ${round}`, async () => (seen.size > atStart ? true : null), ROUND_START_TIMEOUT_MS);
         const runMs = MIN_RUN_MS + Math.floor(Math.random() * (MAX_RUN_MS - MIN_RUN_MS));
         await sleep(runMs);
         const before = seen.size;
         target = null;
         await node.kill9();
-        t.diagnostic(`round ${round}: killed after ${runMs} ms; ${before} receipts so far, max receipt block ${maxReceiptHeight}, max height seen ${maxSeenHeight}`);
+        t.diagnostic(`round ${round}: killed ${runMs} ms after its first receipt; ${before} receipts so far, max receipt block ${maxReceiptHeight}, max height seen ${maxSeenHeight}`);
         node = await startFerry({ home, args: ARGS });
         await verify(node.url, `after kill ${round}`);
         target = node.url;
+        epoch++;
       }
       await sleep(MIN_RUN_MS);
     } finally {
