@@ -14,6 +14,7 @@ import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import { nextBaseFee } from './app.js';
+import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
@@ -52,6 +53,7 @@ interface CallRequest {
 
 export class ChainReader {
   readonly pool = new PoolView();
+  readonly events = new ChainEvents();
   readonly chainId: bigint;
   readonly networkId: string;
   private latest: bigint;
@@ -75,7 +77,15 @@ export class ChainReader {
 
   /** the chain thread committed `height` */
   onCommitted(height: bigint): void {
-    if (height > this.latest) this.latest = height;
+    if (height <= this.latest) return;
+    this.latest = height;
+    this.events.blocks.emit(height);
+  }
+
+  /** the chain thread's mempool changed */
+  onPoolChange(change: { added: EvmTx[]; removed: Uint8Array[] }): void {
+    this.pool.apply(change);
+    this.events.pool.emit(change);
   }
 
   /** serializes use of the (non re-entrant) EVM runner */

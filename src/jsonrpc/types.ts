@@ -33,3 +33,15 @@ export interface MethodSpec {
 
 /** wire name ("eth_getBalance") -> spec */
 export type MethodTable = Readonly<Record<string, MethodSpec>>;
+
+/** Merges per-namespace tables into a surface's one table; a name declared twice is a bug. */
+export function mergeTables(...tables: MethodTable[]): MethodTable {
+  const out: Record<string, MethodSpec> = {};
+  for (const t of tables) {
+    for (const [name, spec] of Object.entries(t)) {
+      if (name in out) throw new Error(`method ${name} declared twice`);
+      out[name] = spec;
+    }
+  }
+  return out;
+}

@@ -11,6 +11,7 @@ import type { NodeOptions } from '../config/options.js';
 import { clientVersion } from '../config/version.js';
 import { createEvmMethods } from '../evmrpc/methods.js';
 import { createDispatcher } from '../jsonrpc/core.js';
+import { mergeTables } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
 import { startHttpServer, type HttpServerHandle } from '../server/http.js';
 import { Store } from '../store/store.js';
@@ -55,7 +56,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           reader?.onCommitted(m.height);
           break;
         case 'pool':
-          reader?.pool.apply(m);
+          reader?.onPoolChange(m);
           break;
         case 'reply':
           waiting.get(m.id)?.(m);
@@ -104,14 +105,17 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
   if (opts.jsonRpc.enable) {
-    const table = createEvmMethods(reader, {
-      clientVersion: clientVersion(),
-      gasCap: opts.jsonRpc.gasCap,
-      blockRangeCap: opts.jsonRpc.blockRangeCap,
-      logsCap: opts.jsonRpc.logsCap,
-      feeHistoryCap: opts.jsonRpc.feeHistoryCap,
-      evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
-    });
+    // Surface A: one table, merged from one part per namespace group
+    const table = mergeTables(
+      createEvmMethods(reader, {
+        clientVersion: clientVersion(),
+        gasCap: opts.jsonRpc.gasCap,
+        blockRangeCap: opts.jsonRpc.blockRangeCap,
+        logsCap: opts.jsonRpc.logsCap,
+        feeHistoryCap: opts.jsonRpc.feeHistoryCap,
+        evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
+      }),
+    );
     const dispatcher = createDispatcher({
       table,
       enabledNamespaces: new Set(opts.jsonRpc.api),

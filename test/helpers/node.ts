@@ -1,6 +1,7 @@
 /**
  * Starts the real `ferry` process for end-to-end tests: free loopback ports, a temporary home,
- * output captured to a log file beside the home, readiness by polling eth_blockNumber.
+ * output (of every run on that home) appended to `<home>/ferry-e2e.log`, readiness by polling
+ * eth_blockNumber.
  *
  * Temporary directories are removed when the test process exits, unless a test failed
  * (process.exitCode != 0) or FERRY_E2E_KEEP=1 — then the path and the log tail are printed.
@@ -12,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { FERRY_BIN } from './paths.js';
 
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -24,6 +25,7 @@ const STOP_TIMEOUT_MS = 30_000;
 const POLL_INTERVAL_MS = 100;
 const PROBE_TIMEOUT_MS = 2_000;
 const LOG_TAIL_LINES = 40;
+const LOG_FILE = 'ferry-e2e.log';
 
 export interface FerryNode {
   /** Surface A over HTTP */
@@ -51,7 +53,7 @@ export interface StartOptions {
 }
 
 const running = new Set<ChildProcess>();
-const tempRoots = new Set<string>();
+const tempHomes = new Set<string>();
 const logFiles = new Set<string>();
 
 process.on('exit', () => {
@@ -63,7 +65,7 @@ process.on('exit', () => {
     }
     return;
   }
-  for (const d of tempRoots) rmSync(d, { recursive: true, force: true });
+  for (const d of tempHomes) rmSync(d, { recursive: true, force: true });
 });
 
 /** A free TCP port on 127.0.0.1 (listen on port 0, read it, close). */
@@ -127,14 +129,12 @@ function anvilArgs(port: number, args: string[]): string[] {
 export async function startFerry(opts: StartOptions = {}): Promise<FerryNode> {
   let home = opts.home;
   if (home === undefined) {
-    const root = mkdtempSync(join(tmpdir(), 'ferry-e2e-'));
-    tempRoots.add(root);
-    home = join(root, 'home');
-    mkdirSync(home);
+    home = mkdtempSync(join(tmpdir(), 'ferry-e2e-'));
+    tempHomes.add(home);
   }
-  const logFile = `${home}.log`;
+  mkdirSync(home, { recursive: true });
+  const logFile = join(home, LOG_FILE);
   logFiles.add(logFile);
-  mkdirSync(dirname(logFile), { recursive: true });
 
   const [httpPort, wsPort, cometPort] = [await freePort(), await freePort(), await freePort()];
   const extra = opts.args ?? [];

@@ -1,0 +1,50 @@
+/**
+ * The RPC thread's event hub, fed by the chain thread's messages: committed blocks, mempool changes
+ * and consensus steps. Surfaces subscribe through it (filters, eth_subscribe, CometBFT subscriptions).
+ * Listeners run synchronously and must not throw or block; a throwing listener is removed.
+ */
+import type { EvmTx } from '../types/chain.js';
+
+export interface PoolEvent {
+  added: EvmTx[];
+  removed: Uint8Array[];
+}
+
+/** A consensus-engine moment (round steps, votes): the CometBFT event name and its payload. */
+export interface ConsensusEvent {
+  type: string;
+  height: bigint;
+  round: number;
+  data?: unknown;
+}
+
+type Listener<T> = (e: T) => void;
+
+class Channel<T> {
+  private readonly listeners = new Set<Listener<T>>();
+  on(l: Listener<T>): () => void {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  emit(e: T): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        this.listeners.delete(l);
+      }
+    }
+  }
+  get size(): number {
+    return this.listeners.size;
+  }
+}
+
+export class ChainEvents {
+  /** a block was committed and is readable from the store */
+  readonly blocks = new Channel<bigint>();
+  /** txs entered or left the mempool */
+  readonly pool = new Channel<PoolEvent>();
+  /** consensus steps (NewRound, Vote, ...) */
+  readonly consensus = new Channel<ConsensusEvent>();
+}
