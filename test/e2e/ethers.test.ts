@@ -347,6 +347,18 @@ describe('ethers v6 against ferry', () => {
       assert.deepEqual(c.error, { code: -32000, message: 'replacement transaction underpriced' }, 'a bump under 10% is refused');
       assert.equal(b.result, replacementHash);
 
+      // still in the same block window: the pool holds the replacement, not the first
+      const pendingB = await call(slow.url, 'eth_getTransactionByHash', [replacementHash]);
+      const pendingA = await call(slow.url, 'eth_getTransactionByHash', [firstHash]);
+      const pendingNonce = await slowProvider.getTransactionCount(sender.address, 'pending');
+      const minedNonce = await slowProvider.getTransactionCount(sender.address, 'latest');
+      assert.equal(minedNonce, nonce, 'no block came in between (2 s blocks)');
+      assert.ok(pendingB, 'the pending replacement is visible');
+      assert.equal(pendingB.blockHash, null, 'pending tx has no blockHash');
+      assert.equal(pendingB.blockNumber, null);
+      assert.equal(pendingA, null, 'the replaced tx left the pool');
+      assert.equal(pendingNonce, nonce + 1, 'pending nonce counts the replacement once');
+
       const receipt = await waitFor('replacement receipt', () => slowProvider.getTransactionReceipt(replacementHash), 20_000);
       assert.equal(receipt.status, 1);
       assert.equal(await slowProvider.getTransactionReceipt(firstHash), null, 'the replaced tx has no receipt');
