@@ -4,6 +4,8 @@
  * emits the Evmos-compatible per-tx and per-block events.
  */
 import { createBlockHeader } from '@ethereumjs/block';
+import { RLP } from '@ethereumjs/rlp';
+import { Address } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
 import type { Application, AbciEvent, CheckTxResult, ExecTxResult, FinalizeBlockRequest, FinalizeBlockResponse, InfoResponse } from '../consensus/abci.js';
 import type { Genesis } from '../config/genesis.js';
@@ -151,6 +153,7 @@ export class EvmApp implements Application {
     const header: EvmHeader = {
       number: 0n,
       hash: ethHeader.hash(),
+      // size is set below from the full block encoding
       parentHash: new Uint8Array(32),
       stateRoot,
       transactionsRoot: EMPTY_TRIE_ROOT,
@@ -163,8 +166,9 @@ export class EvmApp implements Application {
       extraData: new Uint8Array(),
       baseFeePerGas: this.genesis.evm.baseFeePerGas,
       mixHash: new Uint8Array(32),
-      size: BigInt(ethHeader.serialize().length + 3),
+      size: 0n,
     };
+    header.size = ethBlockSize(this.common, header, []);
     this.store.transaction(() => {
       this.trieDb.flushInto(this.store);
       this.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
@@ -300,8 +304,9 @@ export class EvmApp implements Application {
       extraData: new Uint8Array(),
       baseFeePerGas: baseFee,
       mixHash: ctx.mixHash,
-      size: BigInt(540 + exec.txs.reduce((n, t) => n + t.tx.raw.length, 0)),
+      size: 0n,
     };
+    header.size = ethBlockSize(this.common, header, exec.txs.map((t) => t.tx.raw));
     let logIndex = 0;
     const receipts: EvmReceipt[] = exec.txs.map((t, i) => {
       const logs: EvmLog[] = t.logs.map((l) => ({
@@ -446,3 +451,32 @@ export class EvmApp implements Application {
 }
 
 export { keccak256 };
+
+/** Byte length of the block's Ethereum RLP encoding [header, txs, uncles, withdrawals] (the `size` field). */
+export function ethBlockSize(common: Common, h: EvmHeader, rawTxs: Uint8Array[]): bigint {
+  const header = createBlockHeader(
+    {
+      parentHash: h.parentHash,
+      coinbase: new Address(h.miner),
+      stateRoot: h.stateRoot,
+      transactionsTrie: h.transactionsRoot,
+      receiptTrie: h.receiptsRoot,
+      logsBloom: h.logsBloom,
+      difficulty: 0n,
+      number: h.number,
+      gasLimit: h.gasLimit,
+      gasUsed: h.gasUsed,
+      timestamp: h.timestamp,
+      extraData: h.extraData,
+      mixHash: h.mixHash,
+      baseFeePerGas: h.baseFeePerGas,
+      blobGasUsed: 0n,
+      excessBlobGas: 0n,
+      parentBeaconBlockRoot: new Uint8Array(32),
+    },
+    { common, skipConsensusFormatValidation: true },
+  );
+  // typed txs are embedded as byte strings, legacy txs as their RLP list
+  const txs = rawTxs.map((r) => (r[0]! >= 0xc0 ? RLP.decode(r) : r));
+  return BigInt(RLP.encode([header.raw(), txs as never, [], []]).length);
+}

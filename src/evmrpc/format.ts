@@ -23,7 +23,7 @@ import { bytesToBigInt } from '../lib/bytes.js';
 import { bytesToHex, toData, toQuantity } from '../lib/hex.js';
 import type { AccessListItem, Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { AccountProof, FeeHistory } from './backend.js';
-import { Lru } from './lru.js';
+import { Lru } from '../lib/lru.js';
 
 /** keccak256(rlp([])): the ommers hash of a block without uncles */
 export const EMPTY_UNCLES_HASH = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';

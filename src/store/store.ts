@@ -6,11 +6,14 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Lru } from '../lib/lru.js';
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
 /** Blocks kept decoded in memory by each Store (immutable once committed). */
 export const BLOCK_CACHE_SIZE = 256;
+/** Prepared log-query statements kept per Store. */
+export const LOG_STATEMENT_CACHE_SIZE = 64;
 /** Trie nodes kept in memory by each TrieStore. */
 export const TRIE_NODE_CACHE_SIZE = 200_000;
 
@@ -73,27 +76,6 @@ export interface StoredLogRow {
   data: Buffer;
 }
 
-class Lru<K, V> {
-  private map = new Map<K, V>();
-  constructor(private readonly max: number) {}
-  get(k: K): V | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) {
-      this.map.delete(k);
-      this.map.set(k, v);
-    }
-    return v;
-  }
-  set(k: K, v: V): void {
-    this.map.delete(k);
-    this.map.set(k, v);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
-  }
-  clear(): void {
-    this.map.clear();
-  }
-}
-
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 export class Store {
@@ -101,6 +83,8 @@ export class Store {
   private readonly stmts;
   private readonly blockCache = new Lru<bigint, EvmBlock>(BLOCK_CACHE_SIZE);
   private readonly cometCache = new Lru<bigint, CometRecord>(BLOCK_CACHE_SIZE);
+  /** prepared log queries by shape (address/topic0 list lengths) */
+  private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
 
   /** `reader`: an existing database opened for queries only (the RPC thread's connection). */
   constructor(path: string, opts: { reader?: boolean } = {}) {
@@ -254,9 +238,13 @@ export class Store {
       where.push(`t0 IN (${topic0.map(() => '?').join(',')})`);
       args.push(...topic0.map(buf));
     }
-    const sql = `SELECT * FROM logs WHERE ${where.join(' AND ')} ORDER BY height, log_index LIMIT ${limit}`;
-    return this.db.prepare(sql).all(...args) as StoredLogRow[];
+    const sql = `SELECT * FROM logs WHERE ${where.join(' AND ')} ORDER BY height, log_index LIMIT ?`;
+    let stmt = this.logStmts.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.logStmts.set(sql, stmt);
+    }
+    return stmt.all(...args, limit) as StoredLogRow[];
   }
 }
 
-export { Lru };

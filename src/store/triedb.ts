@@ -4,7 +4,8 @@
  * (eth_call may write intermediate nodes; they never reach the database).
  */
 import type { BatchDBOp, DB } from '@ethereumjs/util';
-import { Lru, TRIE_NODE_CACHE_SIZE, type Store } from './store.js';
+import { Lru } from '../lib/lru.js';
+import { TRIE_NODE_CACHE_SIZE, type Store } from './store.js';
 
 export class TrieDB implements DB<string, Uint8Array> {
   private overlay = new Map<string, Uint8Array>();

@@ -25,7 +25,7 @@ import type {
 } from '../../src/evmrpc/backend.js';
 import { createEvmMethods, goDuration, type EvmMethodsInfo } from '../../src/evmrpc/methods.js';
 import { checksumAddress, EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
-import { Lru } from '../../src/evmrpc/lru.js';
+import { Lru } from '../../src/lib/lru.js';
 import type { Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../../src/types/chain.js';
 
 // -----------------------------------------------------------------------------------------------

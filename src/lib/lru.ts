@@ -1,6 +1,6 @@
 /**
  * A bounded least-recently-used map (Map keeps insertion order: a hit re-inserts the key at the end,
- * and the first key is the oldest). Used for the formatted JSON of immutable answers.
+ * and the first key is the oldest). Every cache in ferry is one of these: each has a bound.
  */
 export class Lru<K, V> {
   private readonly map = new Map<K, V>();
@@ -20,6 +20,10 @@ export class Lru<K, V> {
       this.map.set(key, v);
     }
     return v;
+  }
+
+  clear(): void {
+    this.map.clear();
   }
 
   set(key: K, value: V): void {
