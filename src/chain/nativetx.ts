@@ -18,15 +18,15 @@ const any = (url: string, value: Uint8Array): Uint8Array => new ProtoWriter().st
 export function wrapEthereumTx(raw: Uint8Array, from: Uint8Array, gasLimit: bigint, feeCap: bigint): Uint8Array {
   const msg = new ProtoWriter().bytes(5, from).bytes(6, raw).finish();
   const body = new ProtoWriter()
-    .message(1, any(MSG_ETHEREUM_TX_URL, msg))
-    .message(1023, any(EXT_OPTION_ETHEREUM_TX_URL, new Uint8Array()))
+    .lengthDelimited(1, any(MSG_ETHEREUM_TX_URL, msg))
+    .lengthDelimited(1023, any(EXT_OPTION_ETHEREUM_TX_URL, new Uint8Array()))
     .finish();
   const fee = feeCap * gasLimit;
   const coin = new ProtoWriter().string(1, EVM_DENOM).string(2, fee.toString()).finish();
   const feeMsg = new ProtoWriter();
-  if (fee > 0n) feeMsg.message(1, coin);
+  if (fee > 0n) feeMsg.lengthDelimited(1, coin);
   feeMsg.uint(2, gasLimit);
-  const authInfo = new ProtoWriter().message(2, feeMsg.finish()).finish();
+  const authInfo = new ProtoWriter().lengthDelimited(2, feeMsg.finish()).finish();
   return new ProtoWriter().bytes(1, body).bytes(2, authInfo).finish();
 }
 

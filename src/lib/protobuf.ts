@@ -1,72 +1,125 @@
 /**
- * Minimal protobuf wire format: a writer and a field reader. Enough for CometBFT/Cosmos messages
- * ferry encodes by hand (zero values omitted, as gogoproto emits them).
+ * Minimal protobuf wire format: a writer (zero values omitted, as gogoproto emits them; CometBFT's and
+ * Cosmos' messages are encoded with it) and a field reader for the few messages ferry decodes.
  */
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
+const WIRE_LEN = 2;
+
+const UINT64_MASK = (1n << 64n) - 1n;
+const textEncoder = new TextEncoder();
+
+/** Appends the uvarint encoding of a non-negative integer below 2^64. */
+function pushUvarint(out: number[], value: bigint): void {
+  let v = value;
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
+  }
+  out.push(Number(v));
+}
+
+/** uvarint(value) as bytes; `value` must be a non-negative integer below 2^64. */
+export function uvarint(value: bigint | number): Uint8Array {
+  const v = BigInt(value);
+  if (v < 0n || v > UINT64_MASK) throw new RangeError(`uvarint out of range: ${v}`);
+  const out: number[] = [];
+  pushUvarint(out, v);
+  return Uint8Array.from(out);
+}
 
 export class ProtoWriter {
-  private parts: Uint8Array[] = [];
-  private size = 0;
+  private readonly chunks: Uint8Array[] = [];
+  private length = 0;
 
-  private push(b: Uint8Array): this {
-    this.parts.push(b);
-    this.size += b.length;
+  private push(chunk: Uint8Array): void {
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+  }
+
+  private tag(field: number, wire: number): number[] {
+    const out: number[] = [];
+    pushUvarint(out, BigInt((field << 3) | wire));
+    return out;
+  }
+
+  /** uint32/uint64/enum field; omitted when zero. */
+  uint(field: number, value: bigint | number): this {
+    const v = BigInt(value);
+    if (v === 0n) return this;
+    if (v < 0n || v > UINT64_MASK) throw new RangeError(`field ${field}: unsigned value out of range: ${v}`);
+    const out = this.tag(field, WIRE_VARINT);
+    pushUvarint(out, v);
+    this.push(Uint8Array.from(out));
     return this;
   }
 
-  static varint(n: bigint | number): Uint8Array {
-    let v = BigInt.asUintN(64, BigInt(n));
-    const out: number[] = [];
-    while (v >= 0x80n) {
-      out.push(Number(v & 0x7fn) | 0x80);
-      v >>= 7n;
-    }
-    out.push(Number(v));
-    return Uint8Array.from(out);
+  /** int32/int64 field (negative values take 10 bytes, two's complement); omitted when zero. */
+  int(field: number, value: bigint | number): this {
+    const v = BigInt(value);
+    if (v === 0n) return this;
+    if (v < -(1n << 63n) || v >= 1n << 63n) throw new RangeError(`field ${field}: int64 out of range: ${v}`);
+    const out = this.tag(field, WIRE_VARINT);
+    pushUvarint(out, BigInt.asUintN(64, v));
+    this.push(Uint8Array.from(out));
+    return this;
   }
 
-  private tag(field: number, wire: number): this {
-    return this.push(ProtoWriter.varint((field << 3) | wire));
+  /** sfixed64 field (8 bytes little-endian); omitted when zero. */
+  sfixed64(field: number, value: bigint | number): this {
+    const v = BigInt(value);
+    if (v === 0n) return this;
+    const out = this.tag(field, WIRE_FIXED64);
+    const fixed = new Uint8Array(8);
+    new DataView(fixed.buffer).setBigInt64(0, BigInt.asIntN(64, v), true);
+    this.push(Uint8Array.from(out));
+    this.push(fixed);
+    return this;
   }
 
-  /** uint64/int64/enum/bool; omitted when zero */
-  uint(field: number, n: bigint | number | boolean): this {
-    const v = typeof n === 'boolean' ? (n ? 1 : 0) : n;
-    if (BigInt(v) === 0n) return this;
-    return this.tag(field, 0).push(ProtoWriter.varint(v));
+  /** singular bytes field; omitted when empty. */
+  bytes(field: number, value: Uint8Array): this {
+    if (value.length === 0) return this;
+    return this.lengthDelimited(field, value);
   }
 
-  /** sfixed64 little-endian; omitted when zero */
-  sfixed64(field: number, n: bigint): this {
-    if (n === 0n) return this;
-    const b = new Uint8Array(8);
-    new DataView(b.buffer).setBigInt64(0, n, true);
-    return this.tag(field, 1).push(b);
+  /** singular string field (UTF-8); omitted when empty. */
+  string(field: number, value: string): this {
+    if (value.length === 0) return this;
+    return this.lengthDelimited(field, textEncoder.encode(value));
   }
 
-  /** bytes; omitted when empty unless `always` */
-  bytes(field: number, b: Uint8Array, always = false): this {
-    if (b.length === 0 && !always) return this;
-    return this.tag(field, 2).push(ProtoWriter.varint(b.length)).push(b);
+  /**
+   * A length-delimited field written unconditionally: a non-nullable embedded message (pass its
+   * encoding, possibly empty) or one element of a repeated bytes/message field.
+   */
+  lengthDelimited(field: number, value: Uint8Array): this {
+    const out = this.tag(field, WIRE_LEN);
+    pushUvarint(out, BigInt(value.length));
+    this.push(Uint8Array.from(out));
+    if (value.length > 0) this.push(value);
+    return this;
   }
 
-  string(field: number, s: string): this {
-    return this.bytes(field, Buffer.from(s, 'utf8'));
-  }
-
-  /** embedded message, always emitted (non-nullable) */
-  message(field: number, encoded: Uint8Array): this {
-    return this.bytes(field, encoded, true);
-  }
-
+  /** The encoded message. */
   finish(): Uint8Array {
-    const out = new Uint8Array(this.size);
-    let o = 0;
-    for (const p of this.parts) {
-      out.set(p, o);
-      o += p.length;
+    const out = new Uint8Array(this.length);
+    let at = 0;
+    for (const c of this.chunks) {
+      out.set(c, at);
+      at += c.length;
     }
     return out;
   }
+}
+
+/** `uvarint(len(m)) || m`, the framing of libs/protoio (sign bytes, ABCI socket messages). */
+export function lengthPrefixed(message: Uint8Array): Uint8Array {
+  const prefix = uvarint(message.length);
+  const out = new Uint8Array(prefix.length + message.length);
+  out.set(prefix, 0);
+  out.set(message, prefix.length);
+  return out;
 }
 
 export interface ProtoField {
