@@ -62,6 +62,13 @@ export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application
 export const CLOSE_GRACE_MS = 5_000;
 /** At most one "connection dropped" warning per this interval. */
 const DROP_WARN_INTERVAL_MS = 10_000;
+/**
+ * A body over the limit is read and discarded (up to these bounds) before the 413 is sent, so a client
+ * that writes the whole body before reading (fetch, node:http) sees the answer instead of a reset
+ * connection — geth similarly keeps reading for a while before it drops the connection.
+ */
+export const TOO_LARGE_DRAIN_BYTES = 64 * 1024 * 1024;
+export const TOO_LARGE_DRAIN_MS = 1_000;
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 const PREFLIGHT_DEFAULT_HEADERS = 'Content-Type, Authorization';
 
@@ -83,6 +90,28 @@ function sendText(res: ServerResponse, status: number, text: string, close = fal
   const headers: Record<string, string | number> = { 'Content-Type': TEXT_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(text) };
   if (close) headers['Connection'] = 'close';
   res.writeHead(status, headers).end(text);
+}
+
+/** Discards the rest of the body (bounded), then answers 413 and closes the connection. */
+function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string): void {
+  let drained = 0;
+  let done = false;
+  const finish = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    req.removeListener('data', onData);
+    sendText(res, 413, text, true);
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (drained > TOO_LARGE_DRAIN_BYTES) finish();
+  };
+  const timer = setTimeout(finish, TOO_LARGE_DRAIN_MS);
+  req.on('data', onData);
+  req.on('end', finish);
+  req.on('error', finish);
+  req.resume();
 }
 
 function bodyTooLarge(size: number, limit: number): string {
@@ -151,7 +180,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
     }
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > bodyLimit) {
-      return sendText(res, 413, bodyTooLarge(Number(declared), bodyLimit), true);
+      return refuseTooLarge(req, res, bodyTooLarge(Number(declared), bodyLimit));
     }
     if (!isJsonContentType(req.headers['content-type'])) return sendText(res, 415, UNSUPPORTED_MEDIA_TYPE);
 
@@ -164,7 +193,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       if (size > bodyLimit) {
         rejected = true;
         chunks.length = 0;
-        sendText(res, 413, bodyTooLarge(size, bodyLimit), true);
+        refuseTooLarge(req, res, bodyTooLarge(size, bodyLimit));
         return;
       }
       chunks.push(chunk);
