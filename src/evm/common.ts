@@ -4,6 +4,10 @@
  */
 import { createRequire } from 'node:module';
 import { Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common';
+import { paramsBlock } from '@ethereumjs/block';
+import { paramsEVM } from '@ethereumjs/evm';
+import { paramsTx } from '@ethereumjs/tx';
+import { paramsVM } from '@ethereumjs/vm';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 
 const require = createRequire(import.meta.url);
@@ -52,9 +56,23 @@ export function privateKeyToAddress(privateKey: Uint8Array): Uint8Array {
 
 export const DEFAULT_HARDFORK = Hardfork.Cancun;
 
+/**
+ * ethereumjs copies the Common and re-applies its module parameters (a JSON deep copy and a cache
+ * rebuild) for EVERY transaction and block header it constructs — measured as the top cost of eth_call
+ * and CheckTx. Ferry's Common is fixed once made (one chain, one hardfork), so all module parameters are
+ * applied up front and the instance is shared instead of copied.
+ */
 export function makeCommon(chainId: bigint, hardfork: string = DEFAULT_HARDFORK): Common {
-  return createCustomCommon({ chainId: Number(chainId), name: 'ferry' }, Mainnet, {
+  const common = createCustomCommon({ chainId: Number(chainId), name: 'ferry' }, Mainnet, {
     hardfork,
     customCrypto: { keccak256, ecrecover },
   });
+  for (const p of [paramsEVM, paramsVM, paramsBlock, paramsTx]) common.updateParams(p);
+  common.copy = () => common;
+  common.updateParams = () => common;
+  common.setHardfork = (hf) => {
+    if (hf !== common.hardfork()) throw new Error(`ferry's Common is fixed at ${common.hardfork()}; refusing ${String(hf)}`);
+    return common.hardfork();
+  };
+  return common;
 }

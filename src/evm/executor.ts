@@ -10,6 +10,7 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, ValueEncoding, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { FerryError, ErrorCode } from '../lib/errors.js';
+import { Lru } from '../lib/lru.js';
 import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
 import { keccak256 } from './common.js';
@@ -79,6 +80,9 @@ export class EvmTimeoutError extends Error {
   }
 }
 
+/** Block objects kept per runner (calls at recent heights). */
+export const BLOCK_CONTEXT_CACHE_SIZE = 16;
+
 const JUMP = 0x56;
 const JUMPI = 0x57;
 
@@ -120,7 +124,25 @@ export class EvmRunner {
     return new EvmRunner(vm, sm, common);
   }
 
+  /** block contexts are immutable per height: calls at the same height share one Block object */
+  private readonly blocks = new Lru<string, Block>(BLOCK_CONTEXT_CACHE_SIZE);
+
   private block(ctx: BlockContext): Block {
+    const key = `${ctx.number}:${ctx.timestamp}:${ctx.baseFee}:${ctx.gasLimit}`;
+    let b = this.blocks.get(key);
+    if (!b) {
+      b = this.makeBlock(ctx);
+      this.blocks.set(key, b);
+    }
+    return b;
+  }
+
+  /** the ethereumjs block of a context (tracing replays a block's txs in it) */
+  ethBlock(ctx: BlockContext): Block {
+    return this.block(ctx);
+  }
+
+  private makeBlock(ctx: BlockContext): Block {
     return createBlock(
       {
         header: {
@@ -245,7 +267,15 @@ export class EvmRunner {
    * Runs a message call (eth_call / eth_estimateGas) on `root` with an impersonated sender; every
    * state change is reverted afterwards. Returns the raw run result.
    */
-  async simulate(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides?: SimOverrides, deadline = Infinity): Promise<RunTxResult> {
+  async simulate(
+    root: Uint8Array,
+    ctx: BlockContext,
+    call: SimCall,
+    overrides?: SimOverrides,
+    deadline = Infinity,
+    /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
+    beforeRun?: (tx: TypedTransaction, block: Block) => Promise<void>,
+  ): Promise<RunTxResult> {
     await this.setRoot(root);
     await this.sm.checkpoint();
     this.deadline = deadline;
@@ -274,6 +304,7 @@ export class EvmRunner {
       (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
       // geth's eth_call skips the base-fee check when no fee is given (NoBaseFee)
       const block = this.block(feeGiven ? ctx : { ...ctx, baseFee: 0n });
+      if (beforeRun) await beforeRun(tx, block);
       return await runTx(this.vm, {
         tx,
         block,
