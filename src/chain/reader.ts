@@ -7,7 +7,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address } from '@ethereumjs/util';
 import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { EvmRunner, type SimOverrides } from '../evm/executor.js';
 import { effectiveTip } from '../evm/tx.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Store } from '../store/store.js';
@@ -16,20 +16,19 @@ import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash 
 import { nextBaseFee } from './app.js';
 import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
+import type { CallRequest, SimulatorPort } from './simulator.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
 export const SUGGESTED_TIP = 1_000_000_000n;
-/** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
-export const ESTIMATE_ERROR_RATIO = 0.015;
 
 export interface ReaderOptions {
   chainId: bigint;
   hardfork: string;
   gasCap: bigint;
   logsCap: number;
-  /** eth_call / eth_estimateGas wall-clock budget, ms (0 = none) */
-  evmTimeoutMs: number;
   coinbase: Uint8Array;
+  /** runs eth_call / eth_estimateGas (chain/simulator.ts, in worker threads) */
+  simulator: SimulatorPort;
   /** submits a raw EVM tx to the chain thread; resolves to its CheckTx outcome */
   submit(raw: Uint8Array): Promise<{ code: number; log: string; hash?: Uint8Array }>;
 }
@@ -38,18 +37,6 @@ type BlockSelector =
   | { kind: 'number'; number: bigint }
   | { kind: 'hash'; hash: Hash; requireCanonical: boolean }
   | { kind: 'tag'; tag: 'latest' | 'pending' | 'earliest' | 'safe' | 'finalized' };
-
-interface CallRequest {
-  from?: Addr;
-  to?: Addr;
-  gas?: bigint;
-  gasPrice?: bigint;
-  maxFeePerGas?: bigint;
-  maxPriorityFeePerGas?: bigint;
-  value?: bigint;
-  data?: Bytes;
-  accessList?: { address: Addr; storageKeys: Hash[] }[];
-}
 
 export class ChainReader {
   readonly pool = new PoolView();
@@ -225,97 +212,15 @@ export class ChainReader {
     return r.hash!;
   }
 
-  private blockContext(n: bigint): BlockContext {
-    const h = this.blockByNumber(n)!.header;
-    return { number: h.number, timestamp: h.timestamp, coinbase: h.miner, gasLimit: h.gasLimit, baseFee: h.baseFeePerGas, mixHash: h.mixHash };
-  }
-
-  private simCall(req: CallRequest, gas: bigint): SimCall {
-    return {
-      from: req.from,
-      to: req.to,
-      gas,
-      gasPrice: req.gasPrice,
-      maxFeePerGas: req.maxFeePerGas,
-      maxPriorityFeePerGas: req.maxPriorityFeePerGas,
-      value: req.value,
-      data: req.data,
-      accessList: req.accessList,
-    };
-  }
-
-  private deadline(): number {
-    return this.opts.evmTimeoutMs > 0 ? Date.now() + this.opts.evmTimeoutMs : Infinity;
-  }
-
-  private gasCapFor(n: bigint): bigint {
-    const blockGas = this.blockByNumber(n)?.header.gasLimit ?? this.opts.gasCap;
-    return this.opts.gasCap > 0n && this.opts.gasCap < blockGas ? this.opts.gasCap : blockGas;
-  }
-
+  /** eth_call: runs on the simulator (a pool of worker threads in the node) */
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes> {
-    return this.exclusive(async () => {
-      const root = this.root(n);
-      const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
-      const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
-      let res;
-      try {
-        res = await this.runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, this.deadline());
-      } catch (e) {
-        throw simulationFailure(e, this.opts.evmTimeoutMs);
-      }
-      const err = simulationError(res);
-      if (err) throw err;
-      return res.execResult.returnValue;
-    });
+    this.root(n);
+    return this.opts.simulator.call(req, n, overrides);
   }
 
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
-    return this.exclusive(async () => {
-      const root = this.root(n);
-      const ctx = this.blockContext(n);
-      let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
-      const feeCap = req.maxFeePerGas ?? req.gasPrice;
-      if (feeCap !== undefined && feeCap > 0n && req.from) {
-        const bal = (await this.runner.account(root, req.from))?.balance ?? 0n;
-        const avail = bal - (req.value ?? 0n);
-        if (avail < 0n) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
-        const allowance = avail / feeCap;
-        if (allowance < hi) hi = allowance;
-      }
-      const deadline = this.deadline();
-      const run = (gas: bigint) => this.runner.simulate(root, ctx, this.simCall(req, gas), overrides, deadline);
-      let first;
-      try {
-        first = await run(hi);
-      } catch (e) {
-        throw simulationFailure(e, this.opts.evmTimeoutMs);
-      }
-      const firstErr = simulationError(first);
-      if (firstErr) {
-        if (firstErr.code === ErrorCode.reverted) throw firstErr;
-        throw new FerryError(ErrorCode.server, `gas required exceeds allowance (${hi})`);
-      }
-      let lo = first.totalGasSpent - 1n;
-      const ok = async (gas: bigint) => {
-        try {
-          return !(await run(gas)).execResult.exceptionError;
-        } catch (e) {
-          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
-          return false;
-        }
-      };
-      // geth's shortcut: most txs succeed with used * 64/63
-      const guess = ((first.totalGasSpent + (first.gasRefund ?? 0n)) * 64n) / 63n;
-      if (guess < hi && (await ok(guess))) hi = guess;
-      while (lo + 1n < hi) {
-        if (Number(hi - lo) / Number(hi) < ESTIMATE_ERROR_RATIO) break;
-        const mid = (lo + hi) / 2n;
-        if (await ok(mid)) hi = mid;
-        else lo = mid;
-      }
-      return hi;
-    });
+    this.root(n);
+    return this.opts.simulator.estimateGas(req, n, overrides);
   }
 
   nextBaseFee(): bigint {
@@ -333,6 +238,11 @@ export class ChainReader {
 
   coinbase(): Addr {
     return this.opts.coinbase;
+  }
+
+  /** miner_setEtherbase took effect on the chain thread */
+  setCoinbase(address: Addr): void {
+    this.opts.coinbase = address;
   }
 
   pendingTransactions(): EvmTx[] {
@@ -373,11 +283,4 @@ export class ChainReader {
     baseFeePerGas.push(lastHeader.number === 0n ? lastHeader.baseFeePerGas : nextBaseFee(lastHeader));
     return { oldestBlock: oldest, baseFeePerGas, gasUsedRatio, reward: percentiles ? reward : undefined };
   }
-}
-
-/** geth's texts for a simulation that could not run: timeout, or a pre-execution check. */
-function simulationFailure(e: unknown, timeoutMs: number): FerryError {
-  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
-  const msg = e instanceof Error ? e.message.split(' (')[0]! : String(e);
-  return new FerryError(ErrorCode.server, msg);
 }

@@ -227,6 +227,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'gas cap of eth_call and eth_estimateGas (0 = no cap)'),
   def(APP, JR, 'evm-timeout', readDuration, (o, v) => (o.jsonRpc.evmTimeoutMs = v),
     (o) => tomlString(formatDuration(o.jsonRpc.evmTimeoutMs)), 'time limit of eth_call and eth_estimateGas (0s = none)'),
+  def(APP, JR, 'call-workers', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.callWorkers = v),
+    (o) => String(o.jsonRpc.callWorkers), 'worker threads that run eth_call and eth_estimateGas off the serving thread'),
   def(APP, JR, 'filter-cap', readCount, (o, v) => (o.jsonRpc.filterCap = v), (o) => String(o.jsonRpc.filterCap),
     'maximum number of polling filters, across all clients'),
   def(APP, JR, 'feehistory-cap', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.feeHistoryCap = v),
@@ -241,6 +243,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     (o) => tomlString(formatDuration(o.jsonRpc.httpIdleTimeoutMs)), 'keep-alive idle timeout of the HTTP server'),
   def(APP, JR, 'allow-unprotected-txs', readBool, (o, v) => (o.jsonRpc.allowUnprotectedTxs = v),
     (o) => String(o.jsonRpc.allowUnprotectedTxs), 'accept transactions without EIP-155 replay protection over RPC'),
+  def(APP, JR, 'private-api-auth', readBool, (o, v) => (o.jsonRpc.privateApiAuth = v), (o) => String(o.jsonRpc.privateApiAuth),
+    'personal_* and miner_* need a JWT bearer token (HS256, secret in config/jwt.hex); false is refused unless every JSON-RPC listener is on loopback'),
   def(APP, JR, 'max-open-connections', readCount, (o, v) => (o.jsonRpc.maxOpenConnections = v),
     (o) => String(o.jsonRpc.maxOpenConnections), 'maximum simultaneous HTTP connections (0 = unlimited)'),
   def(APP, JR, 'batch-request-limit', readCount, (o, v) => (o.jsonRpc.batchRequestLimit = v),
@@ -248,7 +252,22 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'batch-response-max-size', readCount, (o, v) => (o.jsonRpc.batchResponseMaxSize = v),
     (o) => String(o.jsonRpc.batchResponseMaxSize), 'maximum bytes of one batch response (0 = unlimited)'),
   def(APP, JR, 'http-body-limit', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.httpBodyLimit = v),
-    (o) => String(o.jsonRpc.httpBodyLimit), 'maximum bytes of one HTTP request body or WebSocket message'),
+    (o) => String(o.jsonRpc.httpBodyLimit), 'maximum bytes of one HTTP request body'),
+  def(APP, JR, 'ws-origins', readList, (o, v) => (o.jsonRpc.wsOrigins = v), (o) => tomlList(o.jsonRpc.wsOrigins),
+    'browser origins allowed to open a WebSocket: [scheme://]host[:port] rules, "*" = any (clients sending no Origin are always allowed)'),
+  def(APP, JR, 'filter-timeout', readDuration, (o, v) => (o.jsonRpc.filterTimeoutMs = v),
+    (o) => tomlString(formatDuration(o.jsonRpc.filterTimeoutMs)), 'a polling filter not polled for this long is uninstalled (0s = never)'),
+  def(APP, JR, 'ws-max-message-size', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.wsMaxMessageSize = v),
+    (o) => String(o.jsonRpc.wsMaxMessageSize), 'maximum bytes of one WebSocket message (a bigger one closes the connection with 1009)'),
+  def(APP, JR, 'ws-max-connections', readCount, (o, v) => (o.jsonRpc.wsMaxConnections = v),
+    (o) => String(o.jsonRpc.wsMaxConnections), 'maximum simultaneous WebSocket connections (0 = unlimited)'),
+  def(APP, JR, 'ws-max-subscriptions', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.wsMaxSubscriptions = v),
+    (o) => String(o.jsonRpc.wsMaxSubscriptions), 'maximum eth_subscribe subscriptions of one WebSocket connection'),
+  def(APP, JR, 'ws-max-queue-bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.wsMaxQueueBytes = v),
+    (o) => String(o.jsonRpc.wsMaxQueueBytes), 'maximum bytes waiting to be sent to one WebSocket client; a client that falls further behind is disconnected'),
+  def(APP, JR, 'trace-timeout-cap', readDuration, (o, v) => (o.jsonRpc.traceTimeoutCapMs = v),
+    (o) => tomlString(formatDuration(o.jsonRpc.traceTimeoutCapMs)),
+    'longest timeout a debug_trace* call may ask for (its default is 5s, like geth); a longer one is lowered to this'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),
@@ -298,3 +317,26 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(CFG, 'mempool', 'account_queue', readCount, (o, v) => (o.mempool.accountQueue = v),
     (o) => String(o.mempool.accountQueue), 'maximum queued (nonce-gap) transactions of one account'),
 ];
+
+/**
+ * app.toml text with the top-level `minimum-gas-prices` set to `price` (miner_setGasPrice); every
+ * other line stays as written, comments included. A missing key is added above the first table.
+ */
+export function withMinimumGasPrices(appToml: string, price: bigint): string {
+  const line = `minimum-gas-prices = ${tomlString(`${price}${EVM_DENOM}`)}`;
+  const lines = appToml.split('\n');
+  let firstTable = lines.length;
+  for (let i = 0; i < lines.length; i++) {
+    const t = lines[i]!.trim();
+    if (t.startsWith('[')) {
+      firstTable = i;
+      break;
+    }
+    if (/^"?minimum-gas-prices"?\s*=/.test(t)) {
+      lines[i] = line;
+      return lines.join('\n');
+    }
+  }
+  lines.splice(firstTable, 0, line, '');
+  return lines.join('\n');
+}

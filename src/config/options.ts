@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 /**
  * Every option of the node, with its default. Names follow Evmos app.toml `[json-rpc]` and CometBFT
  * config.toml keys. Precedence: flag > file > default (see load.ts).
@@ -16,6 +17,8 @@ export interface JsonRpcOptions {
   gasCap: bigint;
   /** milliseconds */
   evmTimeoutMs: number;
+  /** worker threads for eth_call / eth_estimateGas */
+  callWorkers: number;
   filterCap: number;
   feeHistoryCap: number;
   logsCap: number;
@@ -23,11 +26,27 @@ export interface JsonRpcOptions {
   httpTimeoutMs: number;
   httpIdleTimeoutMs: number;
   allowUnprotectedTxs: boolean;
+  /** personal_* and miner_* need a JWT bearer token (config/jwt.hex); false only on loopback listeners */
+  privateApiAuth: boolean;
   /** 0 = unlimited */
   maxOpenConnections: number;
   batchRequestLimit: number;
   batchResponseMaxSize: number;
   httpBodyLimit: number;
+  /** browser origins allowed to open a WebSocket (`*` = any; see server/ws.ts) */
+  wsOrigins: string[];
+  /** milliseconds a polling filter lives without a poll (0 = forever) */
+  filterTimeoutMs: number;
+  /** max bytes of one WebSocket message */
+  wsMaxMessageSize: number;
+  /** max open WebSocket connections (0 = unlimited) */
+  wsMaxConnections: number;
+  /** max eth_subscribe subscriptions of one WebSocket connection */
+  wsMaxSubscriptions: number;
+  /** max bytes waiting to be sent on one WebSocket connection; a client over it is disconnected */
+  wsMaxQueueBytes: number;
+  /** milliseconds: the longest `timeout` a debug_trace* call may ask for (longer is lowered to this) */
+  traceTimeoutCapMs: number;
 }
 
 export interface ConsensusOptions {
@@ -88,6 +107,9 @@ export interface NodeOptions {
   mempool: MempoolOptions;
 }
 
+/** eth_call workers: the machine's spare cores, at least 1, at most 4 */
+export const DEFAULT_CALL_WORKERS = Math.max(1, Math.min(4, availableParallelism() - 1));
+
 export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   enable: true,
   address: '127.0.0.1:8545',
@@ -95,6 +117,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   api: ['eth', 'net', 'web3'],
   gasCap: 25_000_000n,
   evmTimeoutMs: 5_000,
+  callWorkers: DEFAULT_CALL_WORKERS,
   filterCap: 200,
   feeHistoryCap: 100,
   logsCap: 10_000,
@@ -102,10 +125,18 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   httpTimeoutMs: 30_000,
   httpIdleTimeoutMs: 120_000,
   allowUnprotectedTxs: false,
+  privateApiAuth: true,
   maxOpenConnections: 0,
   batchRequestLimit: 1000,
   batchResponseMaxSize: 25_000_000,
   httpBodyLimit: 5 * 1024 * 1024,
+  wsOrigins: ['127.0.0.1', 'localhost'],
+  filterTimeoutMs: 5 * 60_000,
+  wsMaxMessageSize: 5 * 1024 * 1024,
+  wsMaxConnections: 2_000,
+  wsMaxSubscriptions: 1_000,
+  wsMaxQueueBytes: 8 * 1024 * 1024,
+  traceTimeoutCapMs: 60_000,
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

@@ -5,17 +5,31 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { loadCoinbase } from '../chain/app.js';
 import { ChainReader } from '../chain/reader.js';
+import { TraceService } from '../chain/trace.js';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
 import { clientVersion } from '../config/version.js';
+import { EvmFeed } from '../evmrpc/feed.js';
+import { createFilterMethods, type FilterService } from '../evmrpc/filters.js';
+import { AccountSigner, createAccountMethods } from '../evmrpc/accounts.js';
 import { createEvmMethods } from '../evmrpc/methods.js';
+import { createDebugMethods } from '../evmrpc/debug.js';
+import { createMinerMethods } from '../evmrpc/miner.js';
+import { createPersonalMethods } from '../evmrpc/personal.js';
+import { createTxPoolMethods } from '../evmrpc/txpool.js';
+import { KeyStore } from '../keystore/index.js';
+import { createSubscriptionMethods, type SubscriptionService } from '../evmrpc/subscriptions.js';
 import { createDispatcher } from '../jsonrpc/core.js';
 import { mergeTables } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
+import { allowAll, checkPrivateExposure, createAuthenticator, readJwtSecret } from '../server/auth.js';
 import { startHttpServer, type HttpServerHandle } from '../server/http.js';
+import { startWsServer, type WsServerHandle } from '../server/ws.js';
 import { Store } from '../store/store.js';
-import { homePaths } from './home.js';
+import { CallPool } from './callpool.js';
+import { homePaths, writeMinimumGasPrice } from './home.js';
 import type { ChainWorkerData, FromChain, ToChain } from './protocol.js';
 
 export const DB_FILE = 'ferry.db';
@@ -33,6 +47,19 @@ function splitHostPort(addr: string): { host: string; port: number } {
 export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger): Promise<RunningNode> {
   const paths = homePaths(opts.home);
   const dbPath = join(paths.dataDir, DB_FILE);
+  // private namespaces: refuse an unauthenticated exposure, and read the token secret, before anything starts
+  if (opts.jsonRpc.enable) {
+    checkPrivateExposure({
+      api: opts.jsonRpc.api,
+      privateApiAuth: opts.jsonRpc.privateApiAuth,
+      listeners: [
+        { key: 'json-rpc.address', address: opts.jsonRpc.address },
+        { key: 'json-rpc.ws-address', address: opts.jsonRpc.wsAddress },
+      ],
+    });
+  }
+  const authenticate = opts.jsonRpc.privateApiAuth ? createAuthenticator(readJwtSecret(paths.jwtSecret)) : allowAll;
+  const keystore = new KeyStore(paths.keystoreDir, { log: log.child({ module: 'keystore' }) });
   const workerData: ChainWorkerData = {
     opts,
     genesis,
@@ -86,13 +113,26 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
 
   const store = new Store(dbPath, { reader: true });
   const post = (m: ToChain) => worker.postMessage(m);
+  /** a request the chain thread answers with a `reply` */
+  const ask = (make: (id: number) => ToChain) =>
+    new Promise<{ code: number; log: string; hash?: Uint8Array }>((resolve) => {
+      const id = nextId++;
+      waiting.set(id, resolve);
+      post(make(id));
+    });
+  const calls = await CallPool.start(
+    opts.jsonRpc.callWorkers,
+    dbPath,
+    { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
+    log.child({ module: 'calls' }),
+  );
   reader = await ChainReader.create(store, {
     chainId: genesis.evmChainId,
     hardfork: genesis.evm.hardfork,
     gasCap: opts.jsonRpc.gasCap,
     logsCap: opts.jsonRpc.logsCap,
-    evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
-    coinbase: genesis.evm.coinbase,
+    simulator: calls,
+    coinbase: loadCoinbase(store, genesis.evm.coinbase),
     submit: (raw) =>
       new Promise((resolve) => {
         const id = nextId++;
@@ -101,10 +141,37 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       }),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
+  const signer = new AccountSigner(reader, keystore);
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
+  let ws: WsServerHandle | undefined;
+  let feed: EvmFeed | undefined;
+  let filters: FilterService | undefined;
+  let subscriptions: SubscriptionService | undefined;
+  let traces: TraceService | undefined;
   if (opts.jsonRpc.enable) {
+    // filters and eth_subscribe: committed blocks and mempool changes from the chain reader
+    const events = reader.events;
+    feed = new EvmFeed(
+      reader,
+      { onBlock: (l) => events.blocks.on(l), onPool: (l) => events.pool.on(l) },
+      log.child({ module: 'evm-events' }),
+    );
+    filters = createFilterMethods(
+      reader,
+      feed,
+      {
+        filterCap: opts.jsonRpc.filterCap,
+        timeoutMs: opts.jsonRpc.filterTimeoutMs,
+        blockRangeCap: opts.jsonRpc.blockRangeCap,
+        logsCap: opts.jsonRpc.logsCap,
+      },
+      log.child({ module: 'filters' }),
+    );
+    // debug_trace*: replays on a worker thread of their own (started at the first trace)
+    traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork });
+    subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
     const table = mergeTables(
       createEvmMethods(reader, {
@@ -115,6 +182,38 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         feeHistoryCap: opts.jsonRpc.feeHistoryCap,
         evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
       }),
+      filters.table,
+      subscriptions.table,
+      createAccountMethods(signer),
+      createPersonalMethods(signer),
+      createMinerMethods({
+        setEtherbase: async (address) => {
+          const r = await ask((id) => ({ type: 'setCoinbase', id, address }));
+          if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
+          reader!.setCoinbase(address);
+          log.info({ address: '0x' + Buffer.from(address).toString('hex') }, 'miner_setEtherbase: new blocks pay fees to this address');
+        },
+        setGasPrice: (price) => {
+          writeMinimumGasPrice(opts.home, price);
+          if (opts.minimumGasPriceFromFlag) {
+            log.warn({ price: price.toString() }, 'miner_setGasPrice wrote minimum-gas-prices to app.toml, but this node was started with --minimum-gas-prices, which takes precedence while it is given');
+          } else {
+            log.info({ price: price.toString() }, 'miner_setGasPrice wrote minimum-gas-prices to app.toml; it takes effect when the node restarts');
+          }
+        },
+      }),
+      createTxPoolMethods({ poolContent: () => reader!.pool.content((a) => reader!.nonce(a, reader!.latestNumber())) }),
+      createDebugMethods(
+        {
+          chainId: reader.chainId,
+          resolveBlock: (sel) => reader!.resolveBlock(sel),
+          blockGasLimit: (n) => reader!.blockByNumber(n)?.header.gasLimit,
+          traceTransaction: (h, o) => traces!.traceTransaction(h, o),
+          traceBlock: (n, o) => traces!.traceBlock(n, o),
+          traceCall: (req, n, overrides, o) => traces!.traceCall(req, n, overrides, o),
+        },
+        { gasCap: opts.jsonRpc.gasCap, traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
+      ),
     );
     const dispatcher = createDispatcher({
       table,
@@ -133,22 +232,46 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         timeoutMs: opts.jsonRpc.httpTimeoutMs,
         idleTimeoutMs: opts.jsonRpc.httpIdleTimeoutMs,
       },
+      authenticate,
       log: log.child({ module: 'http' }) as never,
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
     log.info({ address: endpoints.jsonRpc }, 'JSON-RPC HTTP server listening');
+    const wsAddr = splitHostPort(opts.jsonRpc.wsAddress);
+    ws = await startWsServer({
+      host: wsAddr.host,
+      port: wsAddr.port,
+      dispatcher,
+      limits: {
+        maxMessageSize: opts.jsonRpc.wsMaxMessageSize,
+        maxConnections: opts.jsonRpc.wsMaxConnections,
+        maxQueueBytes: opts.jsonRpc.wsMaxQueueBytes,
+      },
+      origins: opts.jsonRpc.wsOrigins,
+      authenticate,
+      log: log.child({ module: 'ws' }) as never,
+    });
+    endpoints.ws = `ws://${wsAddr.host.includes(':') ? `[${wsAddr.host}]` : wsAddr.host}:${ws.port}`;
+    log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');
   }
 
   return {
     endpoints,
     async close() {
       closing = true;
+      await ws?.close();
       await http?.close();
+      keystore.close();
+      subscriptions?.close();
+      filters?.close();
+      feed?.close();
+      await traces?.close();
       await new Promise<void>((resolve) => {
         onStopped = resolve;
         post({ type: 'stop' });
       });
       await worker.terminate();
+      await calls.close();
       store.close();
     },
   };
