@@ -18,6 +18,18 @@ const STOP_TIMEOUT_MS = 10_000;
 const READY_POLL_MS = 200;
 const LOG_TAIL_CHARS = 1_500;
 
+/** children still running, so an interrupted bench can end them (and only them) */
+const live = new Map<ChildProcess, string | undefined>();
+
+/** Kills every node this process started that is still running (on SIGINT/SIGTERM/exit). */
+export function killStartedNodes(): void {
+  for (const [child, scratch] of live) {
+    child.kill('SIGKILL');
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+  live.clear();
+}
+
 export interface RunningNode {
   name: NodeName;
   url: string;
@@ -74,14 +86,17 @@ async function launch(spec: LaunchSpec): Promise<RunningNode> {
   } finally {
     closeSync(fd);
   }
+  live.set(child, spec.scratch);
   let exited: string | undefined;
   const exitPromise = new Promise<void>((r) => {
     child.once('exit', (code, signal) => {
       exited = `exited with ${code ?? signal}`;
+      live.delete(child);
       r();
     });
     child.once('error', (e) => {
       exited = `failed to spawn: ${e.message}`;
+      live.delete(child);
       r();
     });
   });
@@ -138,11 +153,10 @@ function hardhatProject(): string {
   return dir;
 }
 
-export async function startNode(name: NodeName, peers: PeerPaths | undefined): Promise<RunningNode> {
+export async function startNode(name: NodeName, peers: PeerPaths): Promise<RunningNode> {
   const port = await freePort();
   switch (name) {
     case 'anvil': {
-      if (!peers) throw new Error('peers not installed');
       const scratch = mkdtempSync(join(tmpdir(), 'ferry-bench-anvil-'));
       return launch({
         name, port, cwd: scratch, scratch, isChain: true,
@@ -152,7 +166,6 @@ export async function startNode(name: NodeName, peers: PeerPaths | undefined): P
       });
     }
     case 'hardhat': {
-      if (!peers) throw new Error('peers not installed');
       return launch({
         name, port, cwd: hardhatProject(), isChain: true,
         cmd: peers.node22,

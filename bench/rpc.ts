@@ -1,15 +1,41 @@
 /**
  * A small JSON-RPC over HTTP client and a bounded load loop, the same for every node.
- * node:http with a keep-alive Agent: one socket per concurrent worker, each worker sends its next
- * request when the previous answer has been read in full.
+ * The client is undici's Pool (pinned in bench/peers/package.json, loaded from bench/.peers/):
+ * measured here it drives about twice the requests of node:http's keep-alive Agent at lower
+ * client CPU, so the client is less of a ceiling. One keep-alive connection per concurrent worker,
+ * no pipelining: each worker sends its next request when the previous answer has been read in full.
  */
-import http from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PEERS_DIR } from './setup.js';
 
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** a load run gives up after this many failed requests */
 export const MAX_LOAD_ERRORS = 100;
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
 
 export class RpcError extends Error {}
+
+/** The part of undici's Pool the bench uses. */
+interface UndiciPool {
+  request(opts: {
+    path: string;
+    method: 'POST';
+    headers: Record<string, string>;
+    body: string;
+    headersTimeout: number;
+    bodyTimeout: number;
+  }): Promise<{ statusCode: number; body: { text(): Promise<string> } }>;
+  destroy(): Promise<void>;
+}
+type PoolCtor = new (origin: string, opts: { connections: number; pipelining: number }) => UndiciPool;
+let Pool: PoolCtor | undefined;
+
+/** Loads undici from bench/.peers/ (call after ensurePeers()). */
+export async function loadHttpClient(): Promise<void> {
+  const entry = pathToFileURL(join(PEERS_DIR, 'node_modules', 'undici', 'index.js')).href;
+  Pool = ((await import(entry)) as { Pool: PoolCtor }).Pool;
+}
 
 export interface RpcClient {
   readonly url: string;
@@ -22,38 +48,25 @@ export interface RpcClient {
 
 let nextId = 1;
 
-export function makeClient(url: string, maxSockets: number): RpcClient {
+export function makeClient(url: string, connections: number): RpcClient {
+  if (!Pool) throw new Error('loadHttpClient() was not called');
   const u = new URL(url);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) throw new Error(`bench only targets loopback, not ${url}`);
-  const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
-  const options: http.RequestOptions = {
-    hostname: u.hostname,
-    port: u.port,
-    path: u.pathname,
-    method: 'POST',
-    agent,
-    timeout: REQUEST_TIMEOUT_MS,
-  };
-  const postRaw = (body: string): Promise<string> =>
-    new Promise((resolvePost, reject) => {
-      const req = http.request(
-        { ...options, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) reject(new RpcError(`HTTP ${status}: ${text.slice(0, 200)}`));
-            else resolvePost(text);
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new RpcError(`request timed out after ${REQUEST_TIMEOUT_MS} ms`)));
-      req.on('error', reject);
-      req.end(body);
+  if (!LOOPBACK_HOSTS.includes(u.hostname)) throw new Error(`bench only targets loopback, not ${url}`);
+  const pool = new Pool(u.origin, { connections, pipelining: 1 });
+  const headers = { 'content-type': 'application/json' };
+  const postRaw = async (body: string): Promise<string> => {
+    const res = await pool.request({
+      path: u.pathname,
+      method: 'POST',
+      headers,
+      body,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
     });
+    const text = await res.body.text();
+    if (res.statusCode < 200 || res.statusCode >= 300) throw new RpcError(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+    return text;
+  };
   return {
     url,
     postRaw,
@@ -64,7 +77,7 @@ export function makeClient(url: string, maxSockets: number): RpcClient {
       if (!('result' in msg)) throw new RpcError(`${method}: answer without result: ${text.slice(0, 200)}`);
       return msg.result as T;
     },
-    close: () => agent.destroy(),
+    close: () => void pool.destroy().catch(() => {}),
   };
 }
 
@@ -85,6 +98,8 @@ export interface LoadResult {
   firstError?: string;
   elapsedMs: number;
   perSecond: number;
+  /** CPU the bench process itself used, as a share of one core */
+  clientCpu: number;
 }
 
 /** Bounded closed-loop load: `concurrency` workers, stops at durationMs or maxRequests. */
@@ -94,6 +109,7 @@ export async function runLoad(client: RpcClient, spec: LoadSpec): Promise<LoadRe
   let errors = 0;
   let firstError: string | undefined;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   const deadline = start + spec.durationMs;
   const worker = async (): Promise<void> => {
     while (issued < spec.maxRequests && performance.now() < deadline) {
@@ -110,7 +126,8 @@ export async function runLoad(client: RpcClient, spec: LoadSpec): Promise<LoadRe
   };
   await Promise.all(Array.from({ length: spec.concurrency }, worker));
   const elapsedMs = performance.now() - start;
-  return { ok, errors, firstError, elapsedMs, perSecond: (ok * 1000) / elapsedMs };
+  const cpu = process.cpuUsage(cpuStart);
+  return { ok, errors, firstError, elapsedMs, perSecond: (ok * 1000) / elapsedMs, clientCpu: (cpu.user + cpu.system) / 1000 / elapsedMs };
 }
 
 /** Parses a single JSON-RPC answer and throws unless it carries a result. */

