@@ -3,6 +3,7 @@
  * hooks (DESIGN.md: ~50 µs per sender instead of ~1200 µs in pure JS).
  */
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common';
 import { paramsBlock } from '@ethereumjs/block';
 import { paramsEVM } from '@ethereumjs/evm';
@@ -18,7 +19,39 @@ const secp = require('secp256k1') as {
   publicKeyCreate(key: Uint8Array, compressed?: boolean): Uint8Array;
 };
 
-export const keccak256 = (msg: Uint8Array): Uint8Array => keccak_256(msg);
+/** The `keccak` package's N-API state object (prebuilt in the package), used without its stream wrapper. */
+interface KeccakState {
+  initialize(rate: number, capacity: number): void;
+  absorb(data: Uint8Array): void;
+  absorbLastFewBits(bits: number): void;
+  squeeze(length: number): Uint8Array;
+}
+function loadNativeKeccak(): (new () => KeccakState) | undefined {
+  try {
+    const dir = dirname(require.resolve('keccak/package.json'));
+    const addon = (require('node-gyp-build') as (d: string) => unknown)(dir);
+    return typeof addon === 'function' ? (addon as new () => KeccakState) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const NativeKeccak = loadNativeKeccak();
+/** Keccak-256 rate and capacity in bits; 0x01 is the Keccak (not SHA-3) padding suffix. */
+const KECCAK_RATE = 1088;
+const KECCAK_CAPACITY = 512;
+const KECCAK_PAD = 0x01;
+
+/** Keccak-256: native when the addon loads (about 2-5x faster than JS on trie nodes), @noble/hashes otherwise. */
+export const keccak256: (msg: Uint8Array) => Uint8Array = NativeKeccak
+  ? (msg) => {
+      const s = new NativeKeccak();
+      s.initialize(KECCAK_RATE, KECCAK_CAPACITY);
+      s.absorb(Buffer.from(msg.buffer, msg.byteOffset, msg.byteLength));
+      s.absorbLastFewBits(KECCAK_PAD);
+      const out = s.squeeze(32);
+      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    }
+  : (msg) => keccak_256(msg);
 
 function pad32(b: Uint8Array): Uint8Array {
   if (b.length === 32) return b;
@@ -76,3 +109,6 @@ export function makeCommon(chainId: bigint, hardfork: string = DEFAULT_HARDFORK)
   };
   return common;
 }
+
+/** true when keccak and secp256k1 recovery run natively (the tests require it) */
+export const NATIVE_CRYPTO = NativeKeccak !== undefined && typeof (secp as { ecdsaRecover?: unknown }).ecdsaRecover === 'function';
