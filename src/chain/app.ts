@@ -8,6 +8,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { Address } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
 import type { Application, AbciEvent, CheckTxResult, ExecTxResult, FinalizeBlockRequest, FinalizeBlockResponse, InfoResponse } from '../consensus/abci.js';
+import { checksumAddress } from '../config/devaccounts.js';
 import type { Genesis } from '../config/genesis.js';
 import type { MempoolOptions } from '../config/options.js';
 import { makeCommon, keccak256 } from '../evm/common.js';
@@ -22,6 +23,14 @@ import { nativeHash, NativeTxError, unwrapEthereumTx, wrapEthereumTx } from './n
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
 export const APP_VERSION = 1n;
+/** store meta key of the fee recipient set by miner_setEtherbase (absent: the genesis coinbase) */
+export const COINBASE_META_KEY = 'coinbase';
+
+/** The fee recipient of new blocks: the one miner_setEtherbase stored, else `fallback` (genesis). */
+export function loadCoinbase(store: Store, fallback: Uint8Array): Uint8Array {
+  const v = store.getMeta(COINBASE_META_KEY);
+  return v === undefined || v.length !== 20 ? fallback : new Uint8Array(v);
+}
 export const EIP1559_ELASTICITY = 2n;
 export const EIP1559_DENOMINATOR = 8n;
 
@@ -82,6 +91,8 @@ export class EvmApp implements Application {
   private pending: PendingBlock | undefined;
   /** the last proposal's entries: FinalizeBlock reuses their decoded txs (no second decode) */
   private proposed = new Map<Uint8Array, DecodedTx>();
+  /** fee recipient of new blocks (miner_setEtherbase) */
+  private coinbase: Uint8Array;
 
   private constructor(
     private readonly store: Store,
@@ -94,6 +105,7 @@ export class EvmApp implements Application {
     private readonly events: AppEvents,
   ) {
     this.common = runner.vm.common;
+    this.coinbase = loadCoinbase(store, genesis.evm.coinbase);
     this.pool = new TxPool({
       size: opts.mempool.size,
       priceBumpPercent: opts.mempool.priceBumpPercent,
@@ -111,6 +123,12 @@ export class EvmApp implements Application {
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
     return app;
+  }
+
+  /** miner_setEtherbase: blocks finalized from now on pay fees to `address`; kept across restarts. */
+  setCoinbase(address: Uint8Array): void {
+    this.store.putMeta(COINBASE_META_KEY, address);
+    this.coinbase = address;
   }
 
   latestHeader(): EvmHeader {
@@ -182,8 +200,11 @@ export class EvmApp implements Application {
     return this.latest.number === 0n ? this.latest.baseFeePerGas : nextBaseFee(this.latest);
   }
 
-  /** Decodes native bytes (or takes an already-decoded EVM tx) and runs the stateful checks. */
-  async checkTx(native: Uint8Array): Promise<CheckTxResult> {
+  /**
+   * Decodes native bytes (or takes an already-decoded EVM tx) and runs the stateful checks.
+   * `dryRun` (Surface B's check_tx): the same checks, but the tx never enters the mempool.
+   */
+  async checkTx(native: Uint8Array, dryRun = false): Promise<CheckTxResult> {
     let d: DecodedTx;
     try {
       const { raw, from } = unwrapEthereumTx(native);
@@ -196,7 +217,7 @@ export class EvmApp implements Application {
       if (e instanceof FerryError) return checkErr(CheckCode.txDecode, e.message);
       throw e;
     }
-    return this.admit(d, native);
+    return this.admit(d, native, dryRun);
   }
 
   /** eth_sendRawTransaction's path: wraps into the native form and admits. */
@@ -204,7 +225,7 @@ export class EvmApp implements Application {
     return this.admit(d, wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm)));
   }
 
-  private async admit(d: DecodedTx, native: Uint8Array): Promise<CheckTxResult> {
+  private async admit(d: DecodedTx, native: Uint8Array, dryRun = false): Promise<CheckTxResult> {
     const tx = d.evm;
     if (native.length > this.opts.mempool.maxTxBytes) return checkErr(CheckCode.txDecode, 'oversized data');
     if (this.pool.has(tx.hash)) return checkErr(CheckCode.inMempoolCache, 'already known');
@@ -219,7 +240,7 @@ export class EvmApp implements Application {
     if (feeCap(tx) < baseFee) {
       return checkErr(
         CheckCode.insufficientFee,
-        `max fee per gas less than block base fee: address 0x${hex(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
+        `max fee per gas less than block base fee: address ${checksumAddress(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
       );
     }
     const acct = await this.checkRunner.account(this.latest.stateRoot, tx.from);
@@ -229,9 +250,10 @@ export class EvmApp implements Application {
     if (balance < tx.gasLimit * feeCap(tx) + tx.value) {
       return checkErr(CheckCode.insufficientFunds, 'insufficient funds for gas * price + value');
     }
+    if (dryRun) return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
     let removed: EvmTx[];
     try {
-      removed = this.pool.add({ decoded: d, native, nativeHash: nativeHash(native) }, stateNonce);
+      removed = this.pool.add({ decoded: d, native, nativeHash: nativeHash(native) }, stateNonce, baseFee);
     } catch (e) {
       if (e instanceof FerryError) {
         const code = e.message === 'already known' ? CheckCode.inMempoolCache : e.message === 'txpool is full' ? CheckCode.mempoolFull : CheckCode.insufficientFee;
@@ -239,7 +261,7 @@ export class EvmApp implements Application {
       }
       throw e;
     }
-    this.events.onPoolChange({ added: [tx], removed: removed.map((r) => r.hash) });
+    this.events.onPoolChange({ added: [tx], removed: removed.map((r) => r.hash), natives: [native] });
     return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
   }
 
@@ -282,7 +304,7 @@ export class EvmApp implements Application {
     const ctx = {
       number: req.height,
       timestamp: BigInt(Math.floor(req.timeMs / 1000)),
-      coinbase: this.genesis.evm.coinbase,
+      coinbase: this.coinbase,
       gasLimit: this.genesis.maxGas,
       baseFee,
       mixHash: parent.hash,
@@ -297,7 +319,7 @@ export class EvmApp implements Application {
       transactionsRoot: exec.transactionsRoot,
       receiptsRoot: exec.receiptsRoot,
       logsBloom: exec.logsBloom,
-      miner: this.genesis.evm.coinbase,
+      miner: ctx.coinbase,
       gasLimit: this.genesis.maxGas,
       gasUsed: exec.gasUsed,
       timestamp: ctx.timestamp,
@@ -365,7 +387,11 @@ export class EvmApp implements Application {
       { type: 'evm_fee_market', attributes: [attr('base_fee', baseFee.toString()), attr('mode', 'BeginBlock')] },
       { type: 'block_bloom', attributes: [attr('bloom', hex(exec.logsBloom)), attr('mode', 'EndBlock')] },
     ];
-    return { events, txResults, appHash: exec.stateRoot };
+    // validator set changes scheduled in genesis (app_state.validator_schedule) for this height
+    const validatorUpdates = (this.genesis.validatorSchedule ?? [])
+      .filter((u) => u.height === req.height)
+      .map((u) => ({ pubKey: u.pubKey, power: u.power }));
+    return { events, txResults, appHash: exec.stateRoot, ...(validatorUpdates.length > 0 ? { validatorUpdates } : {}) };
   }
 
   private failedResult(code: number, log: string, gasWanted = 0n): ExecTxResult {

@@ -148,14 +148,15 @@ export class ChainReader {
       if (q.topics.length > topics.length && q.topics.slice(topics.length).some((t) => t && t.length > 0)) ok = false;
       if (!ok) continue;
       if (out.length >= this.opts.logsCap) throw new FerryError(ErrorCode.server, `query returned more than ${this.opts.logsCap} results`);
+      // the row's Buffers are fresh per query: used as they are (Buffer is a Uint8Array), no copies
       const height = BigInt(r.height);
       out.push({
-        address: new Uint8Array(r.address),
-        topics: topics.map((t) => new Uint8Array(t)),
-        data: new Uint8Array(r.data),
+        address: r.address,
+        topics,
+        data: r.data,
         blockNumber: height,
         blockHash: this.store.evmBlock(height)!.header.hash,
-        transactionHash: new Uint8Array(r.tx_hash),
+        transactionHash: r.tx_hash,
         transactionIndex: r.tx_index,
         logIndex: r.log_index,
       });

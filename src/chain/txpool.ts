@@ -26,6 +26,8 @@ export interface PoolLimits {
 export interface PoolChange {
   added: EvmTx[];
   removed: Uint8Array[];
+  /** the native (TxRaw) bytes of each added tx, same order (Surface B's unconfirmed_txs) */
+  natives?: Uint8Array[];
 }
 
 const key = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
@@ -65,7 +67,7 @@ export class TxPool {
    * Admits a checked tx. `stateNonce` is the sender's committed nonce. Returns the entries removed
    * (replaced or evicted). Throws FerryError with geth's texts.
    */
-  add(entry: Omit<PoolEntry, 'seq'>, stateNonce: bigint): EvmTx[] {
+  add(entry: Omit<PoolEntry, 'seq'>, stateNonce: bigint, baseFee: bigint): EvmTx[] {
     const tx = entry.decoded.evm;
     const h = key(tx.hash);
     if (this.byHash.has(h)) throw reject('already known');
@@ -92,8 +94,8 @@ export class TxPool {
       if (queued >= this.limits.accountQueue) throw reject('txpool is full');
     }
     if (!old && this.byHash.size >= this.limits.size) {
-      const victim = this.cheapest();
-      if (!victim || tipCap(victim.decoded.evm) >= tipCap(tx)) throw reject('txpool is full');
+      const victim = this.cheapest(baseFee);
+      if (!victim || effectiveTip(victim.decoded.evm, baseFee) >= effectiveTip(tx, baseFee)) throw reject('txpool is full');
       this.remove(victim.decoded.evm);
       removed.push(victim.decoded.evm);
     }
@@ -107,10 +109,16 @@ export class TxPool {
     return removed;
   }
 
-  private cheapest(): PoolEntry | undefined {
+  /**
+   * The eviction candidate: among each account's LAST tx (evicting a lower nonce would strand the
+   * account's later txs behind a gap), the one paying the lowest effective tip at `baseFee`.
+   */
+  private cheapest(baseFee: bigint): PoolEntry | undefined {
     let worst: PoolEntry | undefined;
-    for (const e of this.byHash.values()) {
-      if (!worst || tipCap(e.decoded.evm) < tipCap(worst.decoded.evm)) worst = e;
+    for (const acct of this.accounts.values()) {
+      let last: PoolEntry | undefined;
+      for (const [n, e] of acct.txs) if (!last || n > last.decoded.evm.nonce) last = e;
+      if (last && (!worst || effectiveTip(last.decoded.evm, baseFee) < effectiveTip(worst.decoded.evm, baseFee))) worst = last;
     }
     return worst;
   }

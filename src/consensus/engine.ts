@@ -5,15 +5,25 @@
  */
 import type { Logger } from '../lib/log.js';
 import type { Store } from '../store/store.js';
-import type { Application, FinalizeBlockResponse } from './abci.js';
+import { EventIndex } from '../store/eventindex.js';
+import type { Application, FinalizeBlockResponse, ValidatorUpdate } from './abci.js';
 import {
   BLOCK_PROTOCOL,
+  BlockIDFlag,
+  SignedMsgType,
+  blockProto,
   commitHash,
+  commitSigAbsent,
+  ed25519Sign,
+  partSetHeader,
+  pubKeyAddress,
+  sortValidators,
+  txHash,
+  voteSignBytes,
   consensusParamsHash,
   evidenceHash,
   headerHash,
   lastResultsHash,
-  makeBlockId,
   signCommit,
   timestampFromMillis,
   timestampToMillis,
@@ -24,6 +34,7 @@ import {
   type BlockID,
   type Commit,
   type Header,
+  type Timestamp,
   type Validator,
   type ValidatorKey,
 } from './cometbft/index.js';
@@ -39,6 +50,8 @@ export interface EngineOptions {
   appVersion: bigint;
   timeoutCommitMs: number;
   blockOnTx: boolean;
+  /** false: a height waits until the mempool has a tx (CometBFT's create_empty_blocks = false) */
+  createEmptyBlocks: boolean;
 }
 
 /** What the engine stores per height (the `comet` record). */
@@ -50,10 +63,58 @@ export interface CometBlockRecord {
   results: FinalizeBlockResponse;
   /** byte size of the block's proto encoding */
   size: number;
+  /** the validator set of this height and of the next one (absent in records of older versions: genesis set) */
+  validators?: Validator[];
+  nextValidators?: Validator[];
+}
+
+/** A signed vote, as CometBFT's Vote event carries it. */
+export interface VoteEventData {
+  type: SignedMsgType;
+  height: bigint;
+  round: number;
+  blockId: BlockID;
+  timestamp: Timestamp;
+  validatorAddress: Uint8Array;
+  validatorIndex: number;
+  signature: Uint8Array;
+}
+
+/** A consensus moment of the single validator's round (CometBFT's NewRound, NewRoundStep, Vote, ...). */
+export interface RoundStepEvent {
+  type: string;
+  height: bigint;
+  round: number;
+  /** cstypes.RoundStepType name, e.g. `RoundStepPropose` */
+  step: string;
+  proposer?: { address: Uint8Array; index: number };
+  blockId?: BlockID;
+  vote?: VoteEventData;
 }
 
 export interface EngineHooks {
   onCommitted(height: bigint, rec: CometBlockRecord): void;
+  /** each step of the round, in CometBFT's order (see docs/cometbft-rpc.md) */
+  onRoundStep?(e: RoundStepEvent): void;
+}
+
+/**
+ * `ValidatorSet.UpdateWithChangeSet` for ed25519 keys: power 0 removes, otherwise sets the power;
+ * returns the new set in canonical order. `own` (the address this engine signs with) is never removed.
+ */
+export function applyValidatorUpdates(set: readonly Validator[], updates: readonly ValidatorUpdate[], own: Uint8Array, log: Logger): Validator[] {
+  const byAddr = new Map(set.map((v) => [Buffer.from(v.address).toString('hex'), v]));
+  for (const u of updates) {
+    const address = pubKeyAddress(u.pubKey);
+    const key = Buffer.from(address).toString('hex');
+    if (u.power === 0n && Buffer.compare(address, own) === 0) {
+      log.error({ address: key }, 'validator update ignored: ferry cannot remove the validator it signs with');
+      continue;
+    }
+    if (u.power === 0n) byAddr.delete(key);
+    else byAddr.set(key, { address, pubKey: u.pubKey, votingPower: u.power });
+  }
+  return sortValidators([...byAddr.values()]);
 }
 
 /** Delay before a block in block-on-tx mode, so a burst of txs lands in one block. */
@@ -65,8 +126,8 @@ export class Engine {
   private stopped = false;
   private last: CometBlockRecord | undefined;
   private appHash: Uint8Array = new Uint8Array();
-  private readonly validatorsHash: Uint8Array;
   private readonly consensusHash: Uint8Array;
+  private readonly index: EventIndex;
 
   constructor(
     private readonly store: Store,
@@ -75,7 +136,7 @@ export class Engine {
     private readonly log: Logger,
     private readonly hooks: EngineHooks,
   ) {
-    this.validatorsHash = validatorSetHash(opts.validators);
+    this.index = new EventIndex(store.db, { writer: true });
     this.consensusHash = consensusParamsHash({ maxBytes: opts.maxBytes, maxGas: opts.maxGas });
   }
 
@@ -103,7 +164,9 @@ export class Engine {
 
   /** Called when a tx entered the mempool. */
   txAvailable(): void {
-    if (this.opts.blockOnTx && !this.inFlight && !this.stopped) this.schedule(BLOCK_ON_TX_DELAY_MS);
+    if (this.inFlight || this.stopped) return;
+    if (this.opts.blockOnTx) this.schedule(BLOCK_ON_TX_DELAY_MS);
+    else if (!this.opts.createEmptyBlocks && !this.timer) this.schedule(this.opts.timeoutCommitMs);
   }
 
   private schedule(ms: number): void {
@@ -131,9 +194,24 @@ export class Engine {
 
   private async produce(): Promise<void> {
     if (this.stopped) return;
+    // without empty blocks the height waits for a tx; txAvailable() schedules it (the initial height is always made)
+    if (!this.opts.createEmptyBlocks && this.last && this.app.pendingCount() === 0) return;
     const height = this.height + 1n;
     const last = this.last;
-    const timeMs = last ? timestampToMillis(last.commit.signatures[0]!.timestamp) : this.opts.genesisTimeMs;
+    const timeMs = last
+      ? timestampToMillis(last.commit.signatures.find((s) => s.blockIdFlag === BlockIDFlag.commit)!.timestamp)
+      : this.opts.genesisTimeMs;
+    // the sets of this height and the next: updates returned at H-1 show in next_validators_hash of H
+    const validators = last?.nextValidators ?? sortValidators(this.opts.validators);
+    const nextValidators = last
+      ? applyValidatorUpdates(validators, last.results.validatorUpdates ?? [], this.opts.validatorKey.address, this.log)
+      : validators;
+    const ownIndex = validators.findIndex((v) => Buffer.compare(v.address, this.opts.validatorKey.address) === 0);
+    if (ownIndex < 0) throw new Error(`the validator key is not in the validator set of height ${height}`);
+    const step = (type: string, stepName: string, extra: Partial<RoundStepEvent> = {}) =>
+      this.hooks.onRoundStep?.({ type, height, round: 0, step: stepName, ...extra });
+    step('NewRound', 'RoundStepNewRound', { proposer: { address: this.opts.validatorKey.address, index: ownIndex } });
+    step('NewRoundStep', 'RoundStepPropose');
     const maxTxBytes = Number(this.opts.maxBytes) - 1024 * 64;
     const txs = this.app.prepareProposal({ height, timeMs, maxTxBytes });
     const lastCommit: Commit = last?.commit ?? { height: 0n, round: 0, blockId: zeroBlockId(), signatures: [] };
@@ -145,8 +223,8 @@ export class Engine {
       lastBlockId: last?.blockId ?? zeroBlockId(),
       lastCommitHash: commitHash(lastCommit),
       dataHash: txsHash(txs),
-      validatorsHash: this.validatorsHash,
-      nextValidatorsHash: this.validatorsHash,
+      validatorsHash: validatorSetHash(validators),
+      nextValidatorsHash: validatorSetHash(nextValidators),
       consensusHash: this.consensusHash,
       appHash: this.appHash,
       lastResultsHash: last
@@ -156,8 +234,15 @@ export class Engine {
       proposerAddress: this.opts.validatorKey.address,
     };
     const block: Block = { header, data: { txs }, evidence: [], lastCommit };
-    const blockId = makeBlockId(block);
-    if (Buffer.compare(blockId.hash, headerHash(header)) !== 0) throw new Error('block id does not match header hash');
+    const blockBytes = blockProto(block);
+    const blockId: BlockID = { hash: headerHash(header), partSetHeader: partSetHeader(blockBytes) };
+    step('CompleteProposal', 'RoundStepPropose', { blockId });
+    step('NewRoundStep', 'RoundStepPrevote');
+    if (this.hooks.onRoundStep) step('Vote', 'RoundStepPrevote', { vote: this.prevote(height, blockId, timeMs, ownIndex) });
+    step('ValidBlock', 'RoundStepPrevote');
+    step('Polka', 'RoundStepPrevote');
+    step('Lock', 'RoundStepPrevote');
+    step('NewRoundStep', 'RoundStepPrecommit');
     let results: FinalizeBlockResponse;
     try {
       results = await this.app.finalizeBlock({
@@ -174,12 +259,18 @@ export class Engine {
     // precommit: vote time is max(now, block time + 1ms), as CometBFT's voteTime
     const voteMs = Math.max(Date.now(), timeMs + 1);
     const sig = signCommit(this.opts.chainId, height, 0, blockId, timestampFromMillis(voteMs), this.opts.validatorKey.privKey);
-    const commit: Commit = { height, round: 0, blockId, signatures: [sig] };
-    const rec: CometBlockRecord = { block, blockId, commit, results, size: 0 };
+    const signatures = validators.map((_, i) => (i === ownIndex ? sig : commitSigAbsent()));
+    const commit: Commit = { height, round: 0, blockId, signatures };
+    const rec: CometBlockRecord = { block, blockId, commit, results, size: blockBytes.length, validators, nextValidators };
+    step('Vote', 'RoundStepPrecommit', {
+      vote: { type: SignedMsgType.precommit, height, round: 0, blockId, timestamp: sig.timestamp, validatorAddress: sig.validatorAddress, validatorIndex: ownIndex, signature: sig.signature },
+    });
+    step('NewRoundStep', 'RoundStepCommit');
     try {
       this.store.transaction(() => {
         this.app.commit();
         this.store.putComet(height, rec as never);
+        this.index.indexBlock(height, txs.map(txHash), txs, results.txResults, results.events);
       });
     } catch (e) {
       await this.app.abortBlock();
@@ -189,5 +280,22 @@ export class Engine {
     this.appHash = results.appHash;
     await this.app.afterCommit();
     this.hooks.onCommitted(height, rec);
+    this.hooks.onRoundStep?.({ type: 'NewRoundStep', height: height + 1n, round: 0, step: 'RoundStepNewHeight' });
+  }
+
+  /** This validator's signed prevote for `blockId` (published as a Vote event; a commit carries precommits only). */
+  private prevote(height: bigint, blockId: BlockID, timeMs: number, index: number): VoteEventData {
+    const timestamp = timestampFromMillis(Math.max(Date.now(), timeMs + 1));
+    const bytes = voteSignBytes(this.opts.chainId, { type: SignedMsgType.prevote, height, round: 0, blockId, timestamp });
+    return {
+      type: SignedMsgType.prevote,
+      height,
+      round: 0,
+      blockId,
+      timestamp,
+      validatorAddress: this.opts.validatorKey.address,
+      validatorIndex: index,
+      signature: ed25519Sign(this.opts.validatorKey.privKey, bytes),
+    };
   }
 }

@@ -18,9 +18,10 @@ function rejected(message: string): FerryError {
 }
 
 export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
-  if (raw.length === 0) throw rejected('typed transaction too short');
-  const first = raw[0]!;
-  if (first < 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected('transaction type not supported');
+  const first = raw[0];
+  // geth: a first byte up to 0x7f is a typed envelope (type byte + payload); 0xc0+ is a legacy RLP list
+  if (first === undefined || (first <= 0x7f && raw.length <= 1)) throw rejected('typed transaction too short');
+  if (first <= 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected('transaction type not supported');
   let tx: TypedTransaction;
   try {
     tx = createTxFromRLP(raw, { common }) as TypedTransaction;

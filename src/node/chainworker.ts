@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     log,
     {
       onPoolChange: (c) => {
-        send({ type: 'pool', added: c.added, removed: c.removed });
+        send({ type: 'pool', added: c.added, removed: c.removed, natives: c.natives });
         if (c.added.length > 0) engine?.txAvailable();
       },
     },
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       appVersion: 1n,
       timeoutCommitMs: opts.consensus.timeoutCommitMs,
       blockOnTx: opts.consensus.blockOnTx,
+      createEmptyBlocks: opts.consensus.createEmptyBlocks,
     },
     log,
     {
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
         send({ type: 'committed', height });
         log.debug({ height: Number(height), txs: rec.block.data.txs.length }, 'committed block');
       },
+      onRoundStep: (event) => send({ type: 'roundStep', event }),
     },
   );
   await engine.start();
@@ -69,6 +71,10 @@ async function main(): Promise<void> {
       return;
     }
     const reply = (code: number, logText: string, hash?: Uint8Array) => send({ type: 'reply', id: m.id, code, log: logText, hash });
+    if (m.type === 'setCoinbase') {
+      app.setCoinbase(m.address);
+      return reply(0, '');
+    }
     const run = async () => {
       if (m.type === 'submit') {
         let d;
@@ -84,8 +90,8 @@ async function main(): Promise<void> {
         const r = await app.checkEvmTx(d);
         return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
       }
-      const r = await app.checkTx(m.tx);
-      return reply(r.code, r.log, r.code === 0 ? r.data : undefined);
+      const r = await app.checkTx(m.tx, m.dryRun === true);
+      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r });
     };
     run().catch((e) => {
       log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');

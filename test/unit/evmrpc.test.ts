@@ -4,13 +4,8 @@
  * the Ethereum execution-apis schemas (../shared/conformance/execution-apis) with ajv.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { parse as parseYaml } from 'yaml';
 import { createDispatcher } from '../../src/jsonrpc/core.js';
 import type { CallContext, MethodTable } from '../../src/jsonrpc/types.js';
 import { FerryError } from '../../src/lib/errors.js';
@@ -27,60 +22,7 @@ import { createEvmMethods, goDuration, type EvmMethodsInfo } from '../../src/evm
 import { checksumAddress, EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
 import { Lru } from '../../src/lib/lru.js';
 import type { Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../../src/types/chain.js';
-
-// -----------------------------------------------------------------------------------------------
-// execution-apis schemas
-
-const SPEC_DIR = fileURLToPath(new URL('../../../../shared/conformance/execution-apis/src/', import.meta.url));
-
-interface SpecMethod {
-  name: string;
-  result?: { schema: unknown };
-  examples?: { params?: { value: unknown }[] }[];
-}
-
-function loadSpec(): { schemas: Record<string, unknown>; methods: Map<string, SpecMethod> } {
-  const schemas: Record<string, unknown> = {};
-  for (const f of readdirSync(join(SPEC_DIR, 'schemas'))) {
-    if (f.endsWith('.yaml')) Object.assign(schemas, parseYaml(readFileSync(join(SPEC_DIR, 'schemas', f), 'utf8')));
-  }
-  const methods = new Map<string, SpecMethod>();
-  for (const f of readdirSync(join(SPEC_DIR, 'eth'))) {
-    if (!f.endsWith('.yaml')) continue;
-    for (const m of parseYaml(readFileSync(join(SPEC_DIR, 'eth', f), 'utf8')) as SpecMethod[]) methods.set(m.name, m);
-  }
-  return { schemas, methods };
-}
-
-const spec = loadSpec();
-const ajv = new Ajv({ strict: false, allErrors: true });
-ajv.addSchema({
-  $id: 'execution-apis',
-  components: { schemas: spec.schemas },
-  results: Object.fromEntries([...spec.methods].filter(([, m]) => m.result).map(([n, m]) => [n, m.result!.schema])),
-});
-const validators = new Map<string, ValidateFunction>();
-
-function schemaValidator(ref: string): ValidateFunction {
-  let v = validators.get(ref);
-  if (v === undefined) {
-    v = ajv.compile({ $ref: `execution-apis#/${ref}` });
-    validators.set(ref, v);
-  }
-  return v;
-}
-
-/** Asserts `value` validates against the method's result schema (which must exist). */
-function assertConforms(method: string, value: unknown): void {
-  assert.ok(spec.methods.get(method)?.result, `execution-apis has a result schema for ${method}`);
-  const validate = schemaValidator(`results/${method}`);
-  assert.ok(validate(value), `${method} result violates the schema: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`);
-}
-
-function assertMatchesSchema(name: string, value: unknown): void {
-  const validate = schemaValidator(`components/schemas/${name}`);
-  assert.ok(validate(value), `${name}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value)}`);
-}
+import { assertConforms, assertMatchesSchema, spec } from '../helpers/schema.js';
 
 // -----------------------------------------------------------------------------------------------
 // fake chain
