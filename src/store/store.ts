@@ -14,8 +14,13 @@ import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 export const BLOCK_CACHE_SIZE = 256;
 /** Prepared log-query statements kept per Store. */
 export const LOG_STATEMENT_CACHE_SIZE = 64;
-/** Trie nodes kept in memory by each TrieStore. */
+/** Trie nodes kept in memory by the chain thread's TrieDB (the writer's working set). */
 export const TRIE_NODE_CACHE_SIZE = 200_000;
+/** Trie nodes kept in memory by each reader thread's TrieDB (RPC thread, call workers). */
+export const READER_TRIE_NODE_CACHE_SIZE = 50_000;
+/** SQLite page cache, KiB: the writer's connection, and each reader connection. */
+export const WRITER_PAGE_CACHE_KIB = 65_536;
+export const READER_PAGE_CACHE_KIB = 16_384;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
@@ -80,6 +85,8 @@ const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byt
 
 export class Store {
   readonly db: Database.Database;
+  /** opened with `reader` (query-only) */
+  readonly reader: boolean;
   private readonly stmts;
   private readonly blockCache = new Lru<bigint, EvmBlock>(BLOCK_CACHE_SIZE);
   private readonly cometCache = new Lru<bigint, CometRecord>(BLOCK_CACHE_SIZE);
@@ -97,7 +104,8 @@ export class Store {
       this.db.pragma('synchronous = FULL');
       this.db.exec(SCHEMA);
     }
-    this.db.pragma('cache_size = -65536');
+    this.db.pragma(`cache_size = -${opts.reader ? READER_PAGE_CACHE_KIB : WRITER_PAGE_CACHE_KIB}`);
+    this.reader = opts.reader === true;
     this.db.defaultSafeIntegers(false);
     this.stmts = {
       metaGet: this.db.prepare<[string], { v: Buffer }>('SELECT v FROM meta WHERE k = ?'),

@@ -5,14 +5,14 @@
  */
 import type { BatchDBOp, DB } from '@ethereumjs/util';
 import { Lru } from '../lib/lru.js';
-import { TRIE_NODE_CACHE_SIZE, type Store } from './store.js';
+import { READER_TRIE_NODE_CACHE_SIZE, TRIE_NODE_CACHE_SIZE, type Store } from './store.js';
 
 export class TrieDB implements DB<string, Uint8Array> {
   private overlay = new Map<string, Uint8Array>();
 
   constructor(
     private readonly store: Store,
-    private readonly cache: Lru<string, Uint8Array> = new Lru(TRIE_NODE_CACHE_SIZE),
+    private readonly cache: Lru<string, Uint8Array> = new Lru(store.reader ? READER_TRIE_NODE_CACHE_SIZE : TRIE_NODE_CACHE_SIZE),
   ) {}
 
   /** A fresh view sharing the node cache, with its own overlay. */

@@ -1,0 +1,243 @@
+/**
+ * The tx and block event index (CometBFT's kv indexer, in SQLite): every native tx by its hash with
+ * its result, every attribute an event marks `index:true` by (key, value), with its event's ordinal
+ * so that conditions can be required to hold within one event. Written by the chain thread inside
+ * the block's store transaction; read by the RPC thread. Query planning lives with the reader
+ * (consensus/reader.ts); this file only stores and fetches rows.
+ *
+ * Block events additionally get rows under `begin_block.<type>.<key>` / `end_block.<type>.<key>`
+ * when the event carries `mode=BeginBlock` / `mode=EndBlock` (how CometBFT v0.38 apps mark the
+ * phase), so SPEC.md's `begin_block` and `end_block` key forms are searchable.
+ */
+import type Database from 'better-sqlite3';
+import { decodeValue, encodeValue } from '../lib/serial.js';
+
+/** Most index rows one search may read before it is refused (every result set has a bound). */
+export const SEARCH_ROW_LIMIT = 250_000;
+
+/** Attribute key marking a block event's phase, and the key prefixes it maps to. */
+export const MODE_ATTRIBUTE = 'mode';
+export const PHASE_PREFIX: Readonly<Record<string, string>> = { BeginBlock: 'begin_block', EndBlock: 'end_block' };
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS comet_txs (
+  hash BLOB PRIMARY KEY,
+  height INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  code INTEGER NOT NULL,
+  tx BLOB NOT NULL,
+  result BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS comet_txs_pos ON comet_txs(height, idx);
+CREATE TABLE IF NOT EXISTS tx_events (
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  height INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tx_events_kv ON tx_events(key, value, height, idx);
+CREATE INDEX IF NOT EXISTS tx_events_kh ON tx_events(key, height);
+CREATE TABLE IF NOT EXISTS block_events (
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  height INTEGER NOT NULL,
+  seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS block_events_kv ON block_events(key, value, height);
+CREATE INDEX IF NOT EXISTS block_events_kh ON block_events(key, height);
+`;
+
+export interface IndexedAttribute {
+  key: string;
+  value: string;
+  index: boolean;
+}
+
+export interface IndexedEvent {
+  type: string;
+  attributes: readonly IndexedAttribute[];
+}
+
+/** The parts of abci.ExecTxResult the index keeps (stored whole, opaque otherwise). */
+export interface IndexedTxResult {
+  code: number;
+  events: readonly IndexedEvent[];
+}
+
+export interface IndexedTx<R = IndexedTxResult> {
+  hash: Uint8Array;
+  height: bigint;
+  index: number;
+  tx: Uint8Array;
+  result: R;
+}
+
+/** A position: block height and the tx's index in it. */
+export interface TxPos {
+  height: number;
+  idx: number;
+}
+
+export interface TxEventRow extends TxPos {
+  seq: number;
+  value: string;
+}
+
+export interface BlockEventRow {
+  height: number;
+  seq: number;
+  value: string;
+}
+
+/** Inclusive height bounds (undefined = open). */
+export interface HeightBounds {
+  min?: number;
+  max?: number;
+}
+
+const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** The `(composite key, value)` pairs of an event that are indexed (empty types and keys skipped). */
+function indexedPairs(e: IndexedEvent, extraPrefix?: string): [string, string][] {
+  if (e.type === '') return [];
+  const out: [string, string][] = [];
+  for (const a of e.attributes) {
+    if (a.key === '' || !a.index) continue;
+    out.push([`${e.type}.${a.key}`, a.value]);
+    if (extraPrefix) out.push([`${extraPrefix}.${e.type}.${a.key}`, a.value]);
+  }
+  return out;
+}
+
+/** `begin_block` / `end_block` for an event with `mode=BeginBlock|EndBlock`, else undefined. */
+export function phaseOf(e: IndexedEvent): string | undefined {
+  const mode = e.attributes.find((a) => a.key === MODE_ATTRIBUTE)?.value;
+  return mode === undefined ? undefined : PHASE_PREFIX[mode];
+}
+
+export class SearchTooBroadError extends Error {
+  constructor() {
+    super(`the search matched more than ${SEARCH_ROW_LIMIT} index entries; narrow the query (for example with a tx.height or block.height range)`);
+  }
+}
+
+function boundsSql(col: string, b: HeightBounds, args: unknown[]): string {
+  let sql = '';
+  if (b.min !== undefined) {
+    sql += ` AND ${col} >= ?`;
+    args.push(b.min);
+  }
+  if (b.max !== undefined) {
+    sql += ` AND ${col} <= ?`;
+    args.push(b.max);
+  }
+  return sql;
+}
+
+export class EventIndex {
+  private readonly stmts;
+
+  /** `writer`: the chain thread's connection, which creates the tables first. */
+  constructor(
+    private readonly db: Database.Database,
+    opts: { writer?: boolean } = {},
+  ) {
+    if (opts.writer) db.exec(SCHEMA);
+    this.stmts = {
+      putTx: db.prepare(
+        `INSERT INTO comet_txs (hash, height, idx, code, tx, result) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(hash) DO UPDATE SET height = excluded.height, idx = excluded.idx, code = excluded.code,
+           tx = excluded.tx, result = excluded.result
+         WHERE excluded.code = 0 OR comet_txs.code != 0`,
+      ),
+      putTxEvent: db.prepare('INSERT INTO tx_events (key, value, height, idx, seq) VALUES (?, ?, ?, ?, ?)'),
+      putBlockEvent: db.prepare('INSERT INTO block_events (key, value, height, seq) VALUES (?, ?, ?, ?)'),
+      txByHash: db.prepare<[Buffer], { hash: Buffer; height: number; idx: number; tx: Buffer; result: Buffer }>(
+        'SELECT hash, height, idx, tx, result FROM comet_txs WHERE hash = ?',
+      ),
+      txAt: db.prepare<[number, number], { hash: Buffer; height: number; idx: number; tx: Buffer; result: Buffer }>(
+        'SELECT hash, height, idx, tx, result FROM comet_txs WHERE height = ? AND idx = ?',
+      ),
+    };
+  }
+
+  /**
+   * Indexes one block: its txs (by hash, with their results and indexed attributes) and its
+   * FinalizeBlock events. Call inside the block's store transaction.
+   */
+  indexBlock<R extends IndexedTxResult>(
+    height: bigint,
+    hashes: readonly Uint8Array[],
+    txs: readonly Uint8Array[],
+    results: readonly R[],
+    blockEvents: readonly IndexedEvent[],
+  ): void {
+    const h = Number(height);
+    txs.forEach((tx, i) => {
+      const r = results[i]!;
+      this.stmts.putTx.run(buf(hashes[i]!), h, i, r.code, buf(tx), encodeValue(r));
+      r.events.forEach((e, seq) => {
+        for (const [key, value] of indexedPairs(e)) this.stmts.putTxEvent.run(key, value, h, i, seq);
+      });
+    });
+    blockEvents.forEach((e, seq) => {
+      for (const [key, value] of indexedPairs(e, phaseOf(e))) this.stmts.putBlockEvent.run(key, value, h, seq);
+    });
+  }
+
+  private txRow<R>(row: { hash: Buffer; height: number; idx: number; tx: Buffer; result: Buffer } | undefined): IndexedTx<R> | undefined {
+    if (!row) return undefined;
+    return {
+      hash: new Uint8Array(row.hash),
+      height: BigInt(row.height),
+      index: row.idx,
+      tx: new Uint8Array(row.tx),
+      result: decodeValue<R>(row.result),
+    };
+  }
+
+  tx<R = IndexedTxResult>(hash: Uint8Array): IndexedTx<R> | undefined {
+    return this.txRow<R>(this.stmts.txByHash.get(buf(hash)));
+  }
+
+  txAt<R = IndexedTxResult>(height: bigint, index: number): IndexedTx<R> | undefined {
+    return this.txRow<R>(this.stmts.txAt.get(Number(height), index));
+  }
+
+  /** Positions of every indexed tx within the bounds, by (height, idx). */
+  txPositions(b: HeightBounds): TxPos[] {
+    const args: unknown[] = [];
+    const sql = `SELECT height, idx FROM comet_txs WHERE 1${boundsSql('height', b, args)} ORDER BY height, idx LIMIT ${SEARCH_ROW_LIMIT + 1}`;
+    return this.capped(this.db.prepare(sql).all(...args) as TxPos[]);
+  }
+
+  /** Tx event rows of `key` (equal to `value` when given) within the bounds. */
+  txEventRows(key: string, value: string | undefined, b: HeightBounds): TxEventRow[] {
+    const args: unknown[] = [key];
+    let sql = 'SELECT height, idx, seq, value FROM tx_events WHERE key = ?';
+    if (value !== undefined) {
+      sql += ' AND value = ?';
+      args.push(value);
+    }
+    sql += boundsSql('height', b, args) + ` LIMIT ${SEARCH_ROW_LIMIT + 1}`;
+    return this.capped(this.db.prepare(sql).all(...args) as TxEventRow[]);
+  }
+
+  /** Block event rows of `key` (equal to `value` when given) within the bounds. */
+  blockEventRows(key: string, value: string | undefined, b: HeightBounds): BlockEventRow[] {
+    const args: unknown[] = [key];
+    let sql = 'SELECT height, seq, value FROM block_events WHERE key = ?';
+    if (value !== undefined) {
+      sql += ' AND value = ?';
+      args.push(value);
+    }
+    sql += boundsSql('height', b, args) + ` LIMIT ${SEARCH_ROW_LIMIT + 1}`;
+    return this.capped(this.db.prepare(sql).all(...args) as BlockEventRow[]);
+  }
+
+  private capped<T>(rows: T[]): T[] {
+    if (rows.length > SEARCH_ROW_LIMIT) throw new SearchTooBroadError();
+    return rows;
+  }
+}
