@@ -12,7 +12,9 @@ import { defaultOptions, loadOptions } from '../config/load.js';
 import { clientVersion } from '../config/version.js';
 import { FerryError } from '../lib/errors.js';
 import { createLogger, type Logger } from '../lib/log.js';
-import { defaultHome, ensureHome, homeExists, homePaths } from '../node/home.js';
+import { KeyStore, readPassphrase } from '../keystore/index.js';
+import { defaultHome, ensureHome, ensureJwtSecret, homeExists, homePaths } from '../node/home.js';
+import { makeJwt, readJwtSecret } from '../server/auth.js';
 
 const WEI_PER_ETH = 10n ** 18n;
 const EXIT_ERROR = 1;
@@ -144,6 +146,56 @@ function init(cmd: Command): void {
   process.stdout.write(`initialized ${home} (chain id ${o.chainId ?? DEFAULT_CHAIN_ID})\n`);
 }
 
+/** The home of a `keys`/`auth` command; it must exist (`ferry init` or a first `ferry start`). */
+function existingHome(flag: unknown): string {
+  const home = resolveHome(flag);
+  if (!homeExists(home)) throw new ConfigError('home', `no ferry home at ${home}: run \`ferry init\` first`);
+  return home;
+}
+
+function keyStoreOf(home: string): KeyStore {
+  return new KeyStore(homePaths(home).keystoreDir);
+}
+
+async function keysNew(cmd: Command): Promise<void> {
+  const o = cmd.opts<{ home?: string; passwordFile?: string }>();
+  const ks = keyStoreOf(existingHome(o.home));
+  const address = await ks.newAccount(await readPassphrase({ file: o.passwordFile, confirm: true }));
+  process.stdout.write(`Public address of the key:   ${checksumAddress(address)}\nPath of the secret key file: ${ks.find(address)!.path}\n`);
+}
+
+function keysList(cmd: Command): void {
+  const ks = keyStoreOf(existingHome(cmd.opts<{ home?: string }>().home));
+  ks.accounts().forEach((a, i) => process.stdout.write(`Account #${i}: {${Buffer.from(a.address).toString('hex')}} keystore://${a.path}\n`));
+}
+
+/** A v3 JSON key file is copied in (its encryption kept); a file holding a hex private key is encrypted with a new passphrase. */
+async function keysImport(file: string, cmd: Command): Promise<void> {
+  const o = cmd.opts<{ home?: string; passwordFile?: string }>();
+  const ks = keyStoreOf(existingHome(o.home));
+  const text = readFileSync(file, 'utf8').trim();
+  let address: Uint8Array;
+  if (text.startsWith('{')) {
+    address = await ks.importKeyFile(text, o.passwordFile === undefined ? undefined : await readPassphrase({ file: o.passwordFile }));
+  } else {
+    const digits = text.replace(/^0x/i, '');
+    if (!/^[0-9a-fA-F]{64}$/.test(digits)) throw new ConfigError('keyfile', `${file} holds neither a JSON key file nor a hex private key`);
+    const key = new Uint8Array(Buffer.from(digits, 'hex'));
+    try {
+      address = await ks.importKey(key, await readPassphrase({ file: o.passwordFile, confirm: true }));
+    } finally {
+      key.fill(0);
+    }
+  }
+  process.stdout.write(`Imported ${checksumAddress(address)} into ${ks.find(address)!.path}\n`);
+}
+
+function authToken(cmd: Command): void {
+  const home = existingHome(cmd.opts<{ home?: string }>().home);
+  ensureJwtSecret(home);
+  process.stdout.write(makeJwt(readJwtSecret(homePaths(home).jwtSecret)) + '\n');
+}
+
 function buildProgram(): Command {
   const program = new Command('ferry')
     .description('An EVM chain on a CometBFT-style consensus engine, with Ethereum JSON-RPC and CometBFT v0.38 RPC')
@@ -163,6 +215,33 @@ function buildProgram(): Command {
     .addOption(homeOption());
   addConfigOptions(startCmd);
   startCmd.action((_opts, cmd: Command) => start(cmd));
+
+  const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');
+  keys
+    .command('new')
+    .description('create an account (the passphrase is asked, read from --password-file, or read from stdin)')
+    .addOption(homeOption())
+    .option('--password-file <file>', 'read the passphrase from the first line of this file')
+    .action((_opts, cmd: Command) => keysNew(cmd));
+  keys
+    .command('list')
+    .description('list the accounts of the key store')
+    .addOption(homeOption())
+    .action((_opts, cmd: Command) => keysList(cmd));
+  keys
+    .command('import <keyfile>')
+    .description('import a v3 JSON key file (ethers, geth, …) as it is, or a file holding a hex private key (encrypted with a new passphrase)')
+    .addOption(homeOption())
+    .option('--password-file <file>', "the passphrase: checks a JSON file's, or encrypts a raw key with it")
+    .action((file: string, _opts, cmd: Command) => keysImport(file, cmd));
+
+  program
+    .command('auth')
+    .description('authentication of the private JSON-RPC namespaces (personal, miner)')
+    .command('token')
+    .description('print a fresh JWT (HS256 over <home>/config/jwt.hex, valid for 60 s from now) for `Authorization: Bearer <token>`')
+    .addOption(homeOption())
+    .action((_opts, cmd: Command) => authToken(cmd));
 
   program
     .command('version')

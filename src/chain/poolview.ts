@@ -52,6 +52,31 @@ export class PoolView {
     return [...this.byHash.values()];
   }
 
+  /**
+   * The pool split as geth's txpool_*: per sender, the txs whose nonces continue the account's
+   * state nonce without a gap are pending (executable), the rest queued. `stateNonce` reads the
+   * committed nonce; the split is of a snapshot taken before any of those reads.
+   */
+  async content(stateNonce: (sender: Uint8Array) => Promise<bigint>): Promise<{ pending: EvmTx[]; queued: EvmTx[] }> {
+    const senders = [...this.bySender.values()].map((s) => [...s.values()].sort((a, b) => (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0)));
+    const pending: EvmTx[] = [];
+    const queued: EvmTx[] = [];
+    for (const txs of senders) {
+      const first = await stateNonce(txs[0]!.from);
+      let next = first;
+      for (const tx of txs) {
+        if (tx.nonce < first) continue; // included by a block whose removal has not arrived yet
+        if (tx.nonce === next) {
+          pending.push(tx);
+          next++;
+        } else {
+          queued.push(tx);
+        }
+      }
+    }
+    return { pending, queued };
+  }
+
   get size(): number {
     return this.byHash.size;
   }

@@ -24,6 +24,15 @@ export interface GenesisAccount {
   storage?: Map<string, Uint8Array>;
 }
 
+/** A scheduled validator change (`app_state.validator_schedule`): FinalizeBlock of `height` returns it. */
+export interface ScheduledValidatorUpdate {
+  height: bigint;
+  /** ed25519, 32 bytes */
+  pubKey: Uint8Array;
+  /** 0 removes the validator */
+  power: bigint;
+}
+
 export interface Genesis {
   /** RFC3339 */
   genesisTime: string;
@@ -43,6 +52,8 @@ export interface Genesis {
     /** key: lowercase 0x address */
     alloc: Map<string, GenesisAccount>;
   };
+  /** validator set changes by height (docs/cometbft-rpc.md "Validator set changes"); absent = none */
+  validatorSchedule?: ScheduledValidatorUpdate[];
 }
 
 export const DEFAULT_CHAIN_ID = 'ferry_9000-1';
@@ -248,7 +259,7 @@ export function parseGenesis(json: string | unknown): Genesis {
 
   if (g.app_hash !== '') fail('app_hash', 'must be "" (the application computes the genesis state root)');
 
-  const appState = object(g.app_state, 'app_state', ['evm']);
+  const appState = object(g.app_state, 'app_state', ['evm'], ['validator_schedule']);
   const evm = object(appState.evm, 'app_state.evm', ['alloc'], ['hardfork', 'base_fee_per_gas', 'coinbase']);
   const hardfork = evm.hardfork === undefined ? DEFAULT_HARDFORK : string(evm.hardfork, 'app_state.evm.hardfork');
   if (!SUPPORTED_HARDFORKS.includes(hardfork)) {
@@ -276,7 +287,24 @@ export function parseGenesis(json: string | unknown): Genesis {
     maxGas,
     validators,
     evm: { hardfork, baseFeePerGas, coinbase, alloc },
+    ...(appState.validator_schedule === undefined ? {} : { validatorSchedule: parseValidatorSchedule(appState.validator_schedule) }),
   };
+}
+
+function parseValidatorSchedule(v: unknown): ScheduledValidatorUpdate[] {
+  const path = 'app_state.validator_schedule';
+  if (!Array.isArray(v)) fail(path, `expected an array, got ${kind(v)}`);
+  return v.map((entry, i) => {
+    const at = `${path}[${i}]`;
+    const o = object(entry, at, ['height', 'pub_key', 'power']);
+    const pk = object(o.pub_key, `${at}.pub_key`, ['type', 'value']);
+    if (pk.type !== PUBKEY_TYPE_ED25519) fail(`${at}.pub_key.type`, `expected ${JSON.stringify(PUBKEY_TYPE_ED25519)}`);
+    return {
+      height: int64(o.height, `${at}.height`, 1n),
+      pubKey: base64(pk.value, `${at}.pub_key.value`, ED25519_PUBKEY_BYTES),
+      power: int64(o.power, `${at}.power`, 0n),
+    };
+  });
 }
 
 function parseValidator(v: unknown, path: string): GenesisValidator {
@@ -357,6 +385,15 @@ export function renderGenesis(g: Genesis): string {
     })),
     app_hash: '',
     app_state: {
+      ...(g.validatorSchedule && g.validatorSchedule.length > 0
+        ? {
+            validator_schedule: g.validatorSchedule.map((u) => ({
+              height: u.height.toString(),
+              pub_key: { type: PUBKEY_TYPE_ED25519, value: Buffer.from(u.pubKey).toString('base64') },
+              power: u.power.toString(),
+            })),
+          }
+        : {}),
       evm: {
         hardfork: g.evm.hardfork,
         base_fee_per_gas: g.evm.baseFeePerGas.toString(),

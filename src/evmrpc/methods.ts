@@ -43,6 +43,7 @@ import {
   txContextOf,
   type RpcBlock,
   type RpcFeeHistory,
+  type RpcLog,
   type RpcReceipt,
   type RpcTransaction,
 } from './format.js';
@@ -132,6 +133,42 @@ const powNonce: ParamCodec<Uint8Array> = {
   },
 };
 
+/** The range a log filter selects, clamped to the head; undefined when it lies wholly beyond it. */
+function logRange(backend: EvmBackend, blockRangeCap: number, f: LogFilter): { from: bigint; to: bigint } | undefined {
+  if (f.blockHash !== undefined) {
+    const n = backend.resolveBlock({ kind: 'hash', hash: f.blockHash, requireCanonical: false });
+    if (n === undefined) throw serverError('unknown block');
+    return { from: n, to: n };
+  }
+  const latest = backend.latestNumber();
+  const resolve = (sel: BlockSelector | undefined): bigint =>
+    sel?.kind === 'number' ? sel.number : (backend.resolveBlock(sel ?? LATEST) ?? latest);
+  const from = resolve(f.fromBlock);
+  let to = resolve(f.toBlock);
+  if (from > to) throw invalidParams('invalid block range params');
+  if (to > latest) to = latest;
+  // the whole range lies beyond the head: nothing to find
+  if (from > to) return undefined;
+  if (blockRangeCap > 0 && to - from > BigInt(blockRangeCap)) {
+    throw serverError(`maximum [from, to] blocks distance: ${blockRangeCap}`);
+  }
+  return { from, to };
+}
+
+/**
+ * eth_getLogs (and eth_getFilterLogs): the logs a filter selects among committed blocks, with the
+ * block-range and logs caps of `caps` (0 = no cap).
+ */
+export function findLogs(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockRangeCap' | 'logsCap'>, f: LogFilter): RpcLog[] {
+  const range = logRange(backend, caps.blockRangeCap, f);
+  if (range === undefined) return [];
+  const logs = backend.getLogs({ fromBlock: range.from, toBlock: range.to, addresses: f.addresses, topics: f.topics });
+  if (caps.logsCap > 0 && logs.length > caps.logsCap) {
+    throw serverError(`query returned more than ${caps.logsCap} results`);
+  }
+  return logs.map(formatLog);
+}
+
 export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): MethodTable {
   const cache = new FormatCache();
 
@@ -187,27 +224,6 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     return req;
   }
 
-  function logRange(f: LogFilter): { from: bigint; to: bigint } | undefined {
-    if (f.blockHash !== undefined) {
-      const n = backend.resolveBlock({ kind: 'hash', hash: f.blockHash, requireCanonical: false });
-      if (n === undefined) throw serverError('unknown block');
-      return { from: n, to: n };
-    }
-    const latest = backend.latestNumber();
-    const resolve = (sel: BlockSelector | undefined): bigint =>
-      sel?.kind === 'number' ? sel.number : (backend.resolveBlock(sel ?? LATEST) ?? latest);
-    const from = resolve(f.fromBlock);
-    let to = resolve(f.toBlock);
-    if (from > to) throw invalidParams('invalid block range params');
-    if (to > latest) to = latest;
-    // the whole range lies beyond the head: nothing to find
-    if (from > to) return undefined;
-    if (info.blockRangeCap > 0 && to - from > BigInt(info.blockRangeCap)) {
-      throw serverError(`maximum [from, to] blocks distance: ${info.blockRangeCap}`);
-    }
-    return { from, to };
-  }
-
   const table: Record<string, MethodSpec> = {
     // --- web3, net -------------------------------------------------------------------------
     web3_clientVersion: spec(NO_PARAMS, () => info.clientVersion),
@@ -220,7 +236,6 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     eth_protocolVersion: spec(NO_PARAMS, () => PROTOCOL_VERSION),
     eth_syncing: spec(NO_PARAMS, () => false),
     eth_chainId: spec(NO_PARAMS, () => hexQuantity(backend.chainId)),
-    eth_accounts: spec(NO_PARAMS, () => []),
     eth_coinbase: spec(NO_PARAMS, () => hexData(backend.coinbase())),
     eth_blockNumber: spec(NO_PARAMS, () => hexQuantity(backend.latestNumber())),
     eth_gasPrice: spec(NO_PARAMS, () => hexQuantity(backend.gasPrice())),
@@ -357,15 +372,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     ),
 
     // --- eth: logs -------------------------------------------------------------------------
-    eth_getLogs: spec([logFilter], ([f]: [LogFilter]) => {
-      const range = logRange(f);
-      if (range === undefined) return [];
-      const logs = backend.getLogs({ fromBlock: range.from, toBlock: range.to, addresses: f.addresses, topics: f.topics });
-      if (info.logsCap > 0 && logs.length > info.logsCap) {
-        throw serverError(`query returned more than ${info.logsCap} results`);
-      }
-      return logs.map(formatLog);
-    }),
+    eth_getLogs: spec([logFilter], ([f]: [LogFilter]) => findLogs(backend, info, f)),
 
     // --- eth: proof-of-work leftovers (geth's answers without a PoW engine) ------------------
     eth_mining: spec(NO_PARAMS, () => false),

@@ -1,11 +1,12 @@
 /**
  * The home directory:
  *   config/app.toml  config/config.toml  config/genesis.json
- *   config/priv_validator_key.json  config/node_key.json
+ *   config/priv_validator_key.json  config/node_key.json  config/jwt.hex (private-API token secret)
+ *   keystore/  (node-held accounts, created with the first one)
  *   data/priv_validator_state.json  (and the chain database, written by the node)
  * A home exists once config/genesis.json exists; it is written last, so a half-made home is redone.
  */
-import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -23,6 +24,9 @@ import { DEFAULT_CHAIN_ID, devGenesis, parseChainId, renderGenesis } from '../co
 import { APP_TOML, CONFIG_DIR, CONFIG_TOML, DATA_DIR, defaultOptions } from '../config/load.js';
 import { DEFAULT_HOME_DIRNAME } from '../config/options.js';
 import { renderAppToml, renderConfigToml } from '../config/templates.js';
+import { withMinimumGasPrices } from '../config/keys.js';
+import { KEYSTORE_DIR } from '../keystore/index.js';
+import { JWT_SECRET_FILE, formatJwtSecret, generateJwtSecret } from '../server/auth.js';
 
 export const GENESIS_FILE = 'genesis.json';
 const DIR_MODE = 0o700;
@@ -39,6 +43,10 @@ export interface HomePaths {
   privValidatorKey: string;
   nodeKey: string;
   privValidatorState: string;
+  /** Web3 Secret Storage key files of node-held accounts */
+  keystoreDir: string;
+  /** HS256 secret of the private namespaces' bearer tokens */
+  jwtSecret: string;
 }
 
 /** `~/.ferry` */
@@ -59,6 +67,8 @@ export function homePaths(home: string): HomePaths {
     privValidatorKey: join(configDir, PRIV_VALIDATOR_KEY_FILE),
     nodeKey: join(configDir, NODE_KEY_FILE),
     privValidatorState: join(dataDir, PRIV_VALIDATOR_STATE_FILE),
+    keystoreDir: join(home, KEYSTORE_DIR),
+    jwtSecret: join(configDir, JWT_SECRET_FILE),
   };
 }
 
@@ -74,7 +84,10 @@ export function homeExists(home: string): boolean {
  */
 export function ensureHome(home: string, opts: { chainId?: string; overwrite?: boolean } = {}): { created: boolean } {
   const paths = homePaths(home);
-  if (existsSync(paths.genesis) && !opts.overwrite) return { created: false };
+  if (existsSync(paths.genesis) && !opts.overwrite) {
+    ensureJwtSecret(home);
+    return { created: false };
+  }
   const chainId = opts.chainId ?? DEFAULT_CHAIN_ID;
   parseChainId(chainId); // throws a ConfigError naming a bad chain id before anything is written
 
@@ -90,10 +103,26 @@ export function ensureHome(home: string, opts: { chainId?: string; overwrite?: b
   writeFileAtomic(paths.privValidatorKey, validatorKeyJson(validatorKey) + '\n', KEY_MODE);
   writeFileAtomic(paths.nodeKey, nodeKeyJson(generateNodeKey()) + '\n', KEY_MODE);
   writeFileAtomic(paths.privValidatorState, privValidatorStateJson(initialPrivValidatorState()) + '\n', KEY_MODE);
+  ensureJwtSecret(home);
 
   const genesis = devGenesis({ chainId, validatorPubKey: validatorKey.pubKey });
   writeFileAtomic(paths.genesis, renderGenesis(genesis), FILE_MODE);
   return { created: true };
+}
+
+/** Writes `config/jwt.hex` (32 random bytes as hex, mode 0600) unless it exists; a home from before it gets one at start. */
+export function ensureJwtSecret(home: string): void {
+  const paths = homePaths(home);
+  if (existsSync(paths.jwtSecret)) return;
+  mkdirSync(paths.configDir, { recursive: true, mode: DIR_MODE });
+  writeFileAtomic(paths.jwtSecret, formatJwtSecret(generateJwtSecret()) + '\n', KEY_MODE);
+}
+
+/** miner_setGasPrice: sets `minimum-gas-prices` in app.toml, keeping the rest of the file as it is. */
+export function writeMinimumGasPrice(home: string, price: bigint): void {
+  const path = homePaths(home).appToml;
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  writeFileAtomic(path, withMinimumGasPrices(text, price), FILE_MODE);
 }
 
 /** Writes a temporary file next to `path`, flushes it to disk, then renames it over `path`. */

@@ -5,6 +5,8 @@
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
 import type { EvmTx } from '../types/chain.js';
+import type { CheckTxResult } from '../consensus/abci.js';
+import type { RoundStepEvent } from '../consensus/engine.js';
 
 export interface ChainWorkerData {
   opts: NodeOptions;
@@ -15,13 +17,19 @@ export interface ChainWorkerData {
 
 export type ToChain =
   | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean }
-  | { type: 'submitNative'; id: number; tx: Uint8Array }
+  /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool) */
+  | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean }
+  /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
+  | { type: 'setCoinbase'; id: number; address: Uint8Array }
   | { type: 'stop' };
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
   | { type: 'committed'; height: bigint }
-  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[] }
-  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array }
+  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[] }
+  /** `check`: the whole CheckTx response (submitNative) */
+  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult }
+  /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
+  | { type: 'roundStep'; event: RoundStepEvent }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };

@@ -31,6 +31,19 @@ import { Store } from '../store/store.js';
 import { CallPool } from './callpool.js';
 import { homePaths, writeMinimumGasPrice } from './home.js';
 import type { ChainWorkerData, FromChain, ToChain } from './protocol.js';
+import { APP_VERSION } from '../chain/app.js';
+import { abciQuery } from '../chain/query.js';
+import { parseLaddr, formatHostPort } from '../config/address.js';
+import { VERSION } from '../config/version.js';
+import type { CheckTxResult } from '../consensus/abci.js';
+import { nodeId, readNodeKey, readValidatorKey } from '../consensus/cometbft/index.js';
+import type { RoundStepEvent } from '../consensus/engine.js';
+import { ConsensusReader, NativeMempool } from '../consensus/reader.js';
+import type { ConsensusBackend } from '../cometrpc/backend.js';
+import { COMETBFT_VERSION, MONIKER } from '../cometrpc/format.js';
+import { CometService } from '../cometrpc/service.js';
+import { startCometServer } from '../server/comet.js';
+import type { HomePaths } from './home.js';
 
 export const DB_FILE = 'ferry.db';
 
@@ -72,6 +85,9 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   const waiting = new Map<number, (r: { code: number; log: string; hash?: Uint8Array }) => void>();
   let onStopped: (() => void) | undefined;
   let closing = false;
+  // Surface B: the native mempool mirror and the consensus-step feed (set once the server starts)
+  const nativePool = new NativeMempool();
+  let consensusRpc: ConsensusRpc | undefined;
 
   const ready = new Promise<bigint>((resolve, reject) => {
     worker.on('message', (m: FromChain) => {
@@ -83,11 +99,15 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           reader?.onCommitted(m.height);
           break;
         case 'pool':
+          nativePool.apply(m);
           reader?.onPoolChange(m);
           break;
         case 'reply':
           waiting.get(m.id)?.(m);
           waiting.delete(m.id);
+          break;
+        case 'roundStep':
+          consensusRpc?.onRoundStep(m.event);
           break;
         case 'stopped':
           onStopped?.();
@@ -255,10 +275,15 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');
   }
 
+  consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
+  endpoints.rpc = consensusRpc.url;
+  log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+
   return {
     endpoints,
     async close() {
       closing = true;
+      await consensusRpc?.close();
       await ws?.close();
       await http?.close();
       keystore.close();
@@ -273,6 +298,106 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       await worker.terminate();
       await calls.close();
       store.close();
+    },
+  };
+}
+
+interface ConsensusRpc {
+  url: string;
+  onRoundStep(e: RoundStepEvent): void;
+  close(): Promise<void>;
+}
+
+interface ConsensusRpcDeps {
+  opts: NodeOptions;
+  genesis: Genesis;
+  paths: HomePaths;
+  store: Store;
+  reader: ChainReader;
+  nativePool: NativeMempool;
+  ask(make: (id: number) => ToChain): Promise<{ code: number; log: string }>;
+  log: Logger;
+}
+
+/** Surface B (CometBFT RPC) on `rpc.laddr`: its backend over the block store, index, chain reader and chain thread. */
+async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
+  const { opts, genesis, reader } = d;
+  const consensus = new ConsensusReader(d.store, {
+    genesisValidators: genesis.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power })),
+    initialHeight: genesis.initialHeight,
+  });
+  const validatorKey = readValidatorKey(readFileSync(d.paths.privValidatorKey, 'utf8'));
+  const genesisJson = JSON.stringify(JSON.parse(readFileSync(d.paths.genesis, 'utf8')));
+  const identity = {
+    nodeId: nodeId(readNodeKey(readFileSync(d.paths.nodeKey, 'utf8'))),
+    moniker: MONIKER,
+    network: genesis.chainId,
+    version: COMETBFT_VERSION,
+    listenAddr: opts.rpc.laddr,
+    rpcAddress: opts.rpc.laddr,
+    appVersion: APP_VERSION,
+    validator: { address: validatorKey.address, pubKey: validatorKey.pubKey },
+  };
+  const checkTx = async (tx: Uint8Array, submit: boolean) => {
+    const r = (await d.ask((id) => ({ type: 'submitNative', id, tx, dryRun: !submit }))) as { code: number; log: string; check?: CheckTxResult };
+    const c = r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
+    return { ...c, info: '' };
+  };
+  const backend: ConsensusBackend = {
+    identity: () => identity,
+    genesisJson: () => genesisJson,
+    latestHeight: () => consensus.latestHeight(),
+    baseHeight: () => consensus.baseHeight(),
+    block: (h) => consensus.block(h),
+    heightByHash: (hash) => consensus.heightByHash(hash),
+    validators: (h) => consensus.validators(h),
+    blockParams: () => ({ maxBytes: genesis.maxBytes, maxGas: genesis.maxGas }),
+    tx: (hash) => consensus.tx(hash),
+    txAt: (h, i) => consensus.txAt(h, i),
+    txProof: (h, i) => consensus.txProof(h, i),
+    searchTxs: (q) => consensus.searchTxs(q),
+    searchBlocks: (q) => consensus.searchBlocks(q),
+    checkTx,
+    mempool: () => d.nativePool,
+    abciInfo: () => {
+      const h = reader.latestNumber();
+      return { data: 'ferry', version: VERSION, appVersion: APP_VERSION, lastBlockHeight: h, lastBlockAppHash: reader.blockByNumber(h)?.header.stateRoot ?? new Uint8Array() };
+    },
+    abciQuery: (req) => abciQuery(reader, req),
+  };
+  const service = new CometService(
+    backend,
+    {
+      maxRequestBatchSize: opts.rpc.maxRequestBatchSize,
+      maxSubscriptionClients: opts.rpc.maxSubscriptionClients,
+      maxSubscriptionsPerClient: opts.rpc.maxSubscriptionsPerClient,
+      subscriptionBufferSize: opts.rpc.experimentalSubscriptionBufferSize,
+      websocketWriteBufferSize: opts.rpc.experimentalWebsocketWriteBufferSize,
+      closeOnSlowClient: opts.rpc.experimentalCloseOnSlowClient,
+      timeoutBroadcastTxCommitMs: opts.rpc.timeoutBroadcastTxCommitMs,
+      timeoutCommitMs: opts.consensus.timeoutCommitMs,
+    },
+    d.log.child({ module: 'cometbft-rpc' }),
+  );
+  const offBlocks = reader.events.blocks.on((h) => service.bus.onCommitted(h));
+  const laddr = parseLaddr(opts.rpc.laddr)!;
+  const server = await startCometServer({
+    host: laddr.host,
+    port: laddr.port,
+    handler: service,
+    maxBodyBytes: opts.rpc.maxBodyBytes,
+    maxHeaderBytes: opts.rpc.maxHeaderBytes,
+    maxOpenConnections: opts.rpc.maxOpenConnections,
+    corsAllowedOrigins: opts.rpc.corsAllowedOrigins,
+    log: d.log.child({ module: 'cometbft-rpc' }),
+  });
+  return {
+    url: `http://${formatHostPort({ host: laddr.host, port: server.port })}`,
+    onRoundStep: (e) => service.bus.onRoundStep(e),
+    async close() {
+      offBlocks();
+      service.close();
+      await server.close();
     },
   };
 }

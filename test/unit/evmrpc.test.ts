@@ -441,7 +441,6 @@ describe('evmrpc: results conform to execution-apis', () => {
       ['eth_chainId', []],
       ['eth_syncing', []],
       ['eth_coinbase', []],
-      ['eth_accounts', []],
       ['eth_blockNumber', []],
       ['net_version', []],
     ];
@@ -564,7 +563,6 @@ describe('evmrpc: web3, net and fixed answers', () => {
     assert.equal(await ok('eth_protocolVersion'), '0x41');
     assert.equal(await ok('eth_syncing'), false);
     assert.equal(await ok('eth_chainId'), '0x2328');
-    assert.deepEqual(await ok('eth_accounts'), []);
     assert.equal(await ok('eth_blockNumber'), '0x3');
     assert.equal(await ok('eth_coinbase'), H(addr(0xee)));
     assert.equal(await ok('eth_gasPrice'), hexQ(1_000_000_007n));

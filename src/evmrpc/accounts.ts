@@ -1,0 +1,208 @@
+/**
+ * Surface A's `eth` methods that use node-held keys: eth_accounts, eth_sign, eth_sendTransaction,
+ * eth_signTransaction, eth_signTypedData_v4 (and eth_signTypedData, the same v4 hashing, as Evmos
+ * registers it). They are public like the rest of `eth`: signing needs an account unlocked with
+ * personal_unlockAccount (a private method), as in geth.
+ *
+ * eth_sendTransaction fills what the transaction object leaves out, then signs and submits through
+ * the same path as eth_sendRawTransaction (EvmBackend.sendRawTransaction → CheckTx):
+ * - `gas` defaults to 90000 (SPEC.md); `gasLimit` is accepted as an alias (SPEC.md's example);
+ * - fees: `gasPrice` makes a legacy tx (type 1 with an `accessList`), otherwise EIP-1559 with
+ *   maxPriorityFeePerGas = the node's suggestion and maxFeePerGas = 2 × next base fee + tip (geth);
+ * - `nonce` defaults to the account's pending nonce; giving an own pending nonce replaces that
+ *   transaction (with the pool's price bump). Sends from one account are serialized so concurrent
+ *   calls get consecutive nonces;
+ * - no `to` creates a contract (then `data`/`input` is required, as geth).
+ * eth_signTransaction fills the same way and returns the raw signed transaction without sending it.
+ */
+import { argumentError, parseQuantity } from '../lib/hex.js';
+import { FerryError, serverError } from '../lib/errors.js';
+import { address, data } from '../jsonrpc/codecs.js';
+import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import {
+  KeystoreErrors,
+  encodeSignature,
+  parseTypedData,
+  personalMessageHash,
+  signTransaction,
+  typedDataHash,
+  type KeyStore,
+  type TxFields,
+  type TypedData,
+} from '../keystore/index.js';
+import type { Address } from '../types/chain.js';
+import type { EvmBackend } from './backend.js';
+import { callArgs, type CallArgs } from './codecs.js';
+import { hexData, hexKey } from './format.js';
+
+/** SPEC.md: eth_sendTransaction's default gas */
+export const DEFAULT_SEND_GAS = 90_000n;
+/** geth's fee cap headroom: maxFeePerGas = BASE_FEE_MULTIPLIER × next base fee + tip */
+export const BASE_FEE_MULTIPLIER = 2n;
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+const NO_PARAMS: readonly ParamCodec[] = [];
+
+/** eth_sendTransaction's object: geth's TransactionArgs plus `gasLimit` as an alias of `gas`. */
+export const sendArgs: ParamCodec<CallArgs> = {
+  name: 'transaction object',
+  decode(v, i) {
+    const args = callArgs.decode(v, i);
+    const raw = typeof v === 'object' && v !== null ? (v as Record<string, unknown>).gasLimit : undefined;
+    if (raw === undefined || raw === null) return args;
+    let gasLimit: bigint;
+    try {
+      gasLimit = parseQuantity(raw, i);
+    } catch (e) {
+      const reason = e instanceof FerryError ? e.message.replace(/^invalid argument \d+: /, '') : String(e);
+      throw argumentError(i, `gasLimit: ${reason}`);
+    }
+    if (gasLimit > MAX_UINT64) throw argumentError(i, 'gasLimit: hex number > 64 bits');
+    if (args.gas !== undefined && args.gas !== gasLimit) throw argumentError(i, 'both "gas" and "gasLimit" are set and not equal');
+    return { ...args, gas: gasLimit };
+  },
+};
+
+/** Typed data as an object or its JSON string (ethers and viem send the string). */
+export const typedData: ParamCodec<TypedData> = {
+  name: 'typed data',
+  decode(v, i) {
+    try {
+      return parseTypedData(v);
+    } catch (e) {
+      if (e instanceof FerryError) throw argumentError(i, e.message);
+      throw e;
+    }
+  },
+};
+
+/** Serializes async work per key (one account's nonce assignment and submission). */
+class KeyedLock {
+  private readonly tails = new Map<string, Promise<unknown>>();
+  run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const tail = next.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return next;
+  }
+}
+
+/** Signing and sending with node-held keys; shared by the eth_* and personal_* tables. */
+export class AccountSigner {
+  private readonly sendLock = new KeyedLock();
+
+  constructor(
+    private readonly backend: EvmBackend,
+    readonly keystore: KeyStore,
+  ) {}
+
+  /** Addresses of the key store, as eth_accounts lists them. */
+  accounts(): string[] {
+    return this.keystore.accounts().map((a) => hexData(a.address));
+  }
+
+  /** 65-byte EIP-191 signature (eth_sign, personal_sign). */
+  async signMessage(from: Address, message: Uint8Array, passphrase?: string): Promise<string> {
+    return hexData(encodeSignature(await this.keystore.sign(from, personalMessageHash(message), passphrase)));
+  }
+
+  async signTypedData(from: Address, td: TypedData): Promise<string> {
+    return hexData(encodeSignature(await this.keystore.sign(from, typedDataHash(td))));
+  }
+
+  /** The sender, required. */
+  private fromOf(args: CallArgs): Address {
+    if (args.from === undefined) throw serverError('missing "from": the sending account is required');
+    return args.from;
+  }
+
+  /** geth's setDefaults with SPEC.md's default gas. */
+  async fill(args: CallArgs): Promise<TxFields> {
+    const b = this.backend;
+    if (args.chainId !== undefined && args.chainId !== b.chainId) {
+      throw serverError(`chainId does not match node's (have=${args.chainId}, want=${b.chainId})`);
+    }
+    const hasLegacyPrice = args.gasPrice !== undefined;
+    const hasDynamicFee = args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined;
+    if (hasLegacyPrice && hasDynamicFee) throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    const input = args.data ?? new Uint8Array();
+    if (args.to === undefined && input.length === 0) throw serverError('contract creation without any data provided');
+    let type: 0 | 1 | 2;
+    if (args.type !== undefined) {
+      if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw serverError('transaction type not supported');
+      type = args.type;
+      if (type !== 2 && hasDynamicFee) throw serverError('maxFeePerGas and maxPriorityFeePerGas need a type-2 transaction');
+      if (type === 2 && hasLegacyPrice) throw serverError('gasPrice cannot be used with a type-2 transaction');
+    } else if (hasLegacyPrice) {
+      type = args.accessList !== undefined ? 1 : 0;
+    } else {
+      type = 2;
+    }
+    const fields: TxFields = {
+      type,
+      chainId: b.chainId,
+      nonce: args.nonce ?? (await b.pendingNonce(this.fromOf(args))),
+      gasLimit: args.gas ?? DEFAULT_SEND_GAS,
+      to: args.to,
+      value: args.value ?? 0n,
+      data: input,
+      accessList: args.accessList,
+    };
+    if (type === 2) {
+      const tip = args.maxPriorityFeePerGas ?? b.maxPriorityFeePerGas();
+      const cap = args.maxFeePerGas ?? BASE_FEE_MULTIPLIER * b.nextBaseFee() + tip;
+      if (cap < tip) throw serverError(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
+      fields.maxFeePerGas = cap;
+      fields.maxPriorityFeePerGas = tip;
+    } else {
+      fields.gasPrice = args.gasPrice ?? b.gasPrice();
+    }
+    return fields;
+  }
+
+  /** Fills and signs; resolves to the raw signed transaction. */
+  async signTransaction(args: CallArgs, passphrase?: string): Promise<Uint8Array> {
+    const from = this.fromOf(args);
+    this.checkSigner(from, passphrase);
+    const fields = await this.fill(args);
+    const { raw } = await signTransaction(fields, (h) => this.keystore.sign(from, h, passphrase));
+    return raw;
+  }
+
+  /** Fills, signs and submits like eth_sendRawTransaction; resolves to the transaction hash. */
+  sendTransaction(args: CallArgs, passphrase?: string): Promise<string> {
+    const from = this.fromOf(args);
+    this.checkSigner(from, passphrase);
+    return this.sendLock.run(hexKey(from), async () => {
+      const raw = await this.signTransaction(args, passphrase);
+      return hexData(await this.backend.sendRawTransaction(raw));
+    });
+  }
+
+  /** Fails fast (before any nonce or fee lookup) when the account cannot sign. */
+  private checkSigner(from: Address, passphrase: string | undefined): void {
+    if (passphrase === undefined && this.keystore.isUnlocked(from)) return;
+    if (!this.keystore.find(from)) throw serverError(KeystoreErrors.unknownAccount);
+    if (passphrase === undefined) throw serverError(KeystoreErrors.locked);
+  }
+}
+
+function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
+  return { params, handler };
+}
+
+export function createAccountMethods(signer: AccountSigner): MethodTable {
+  const table: Record<string, MethodSpec> = {
+    eth_accounts: spec(NO_PARAMS, () => signer.accounts()),
+    eth_sign: spec([address, data], ([from, message]: [Address, Uint8Array]) => signer.signMessage(from, message)),
+    eth_sendTransaction: spec([sendArgs], ([args]: [CallArgs]) => signer.sendTransaction(args)),
+    eth_signTransaction: spec([sendArgs], async ([args]: [CallArgs]) => hexData(await signer.signTransaction(args))),
+    eth_signTypedData_v4: spec([address, typedData], ([from, td]: [Address, TypedData]) => signer.signTypedData(from, td)),
+    eth_signTypedData: spec([address, typedData], ([from, td]: [Address, TypedData]) => signer.signTypedData(from, td)),
+  };
+  return Object.freeze(table);
+}
