@@ -80,6 +80,9 @@ export class EvmTimeoutError extends Error {
   }
 }
 
+/** executeBlock yields to the event loop after this many txs, so CheckTx is not held up by a whole block. */
+export const YIELD_EVERY_TXS = 64;
+
 /** Block objects kept per runner (calls at recent heights). */
 export const BLOCK_CONTEXT_CACHE_SIZE = 16;
 
@@ -200,6 +203,8 @@ export class EvmRunner {
     const bloom = new Bloom(undefined, this.common);
     let cumulative = 0n;
     for (const d of txs) {
+      // let the chain thread answer CheckTx between slices of a long block
+      if (out.length > 0 && out.length % YIELD_EVERY_TXS === 0) await new Promise<void>((r) => setImmediate(r));
       if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
         excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
         continue;
