@@ -8,22 +8,12 @@ import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type Si
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
-import type { Address, Bytes, Hash } from '../types/chain.js';
+import type { Bytes, CallRequest } from '../types/chain.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
 
-export interface CallRequest {
-  from?: Address;
-  to?: Address;
-  gas?: bigint;
-  gasPrice?: bigint;
-  maxFeePerGas?: bigint;
-  maxPriorityFeePerGas?: bigint;
-  value?: bigint;
-  data?: Bytes;
-  accessList?: { address: Address; storageKeys: Hash[] }[];
-}
+export type { CallRequest };
 
 export interface SimulatorPort {
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes>;

@@ -2,7 +2,7 @@
  * The port Surface A needs. evmrpc/ never imports chain/ or consensus/: node/ wires a concrete
  * implementation (chain/reader.ts) to this interface. All values are domain values (bigint, bytes).
  */
-import type { Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
+import type { Address, Bytes, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
 
 /** A resolved block selector. `pending` reads latest state plus the mempool where that matters. */
 export type BlockSelector =
@@ -10,20 +10,7 @@ export type BlockSelector =
   | { kind: 'hash'; hash: Hash; requireCanonical: boolean }
   | { kind: 'tag'; tag: 'latest' | 'pending' | 'earliest' | 'safe' | 'finalized' };
 
-/** eth_call / eth_estimateGas input, decoded. */
-export interface CallRequest {
-  from?: Address;
-  to?: Address;
-  gas?: bigint;
-  gasPrice?: bigint;
-  maxFeePerGas?: bigint;
-  maxPriorityFeePerGas?: bigint;
-  value?: bigint;
-  data?: Bytes;
-  nonce?: bigint;
-  accessList?: { address: Address; storageKeys: Hash[] }[];
-  type?: number;
-}
+export type { CallRequest } from '../types/chain.js';
 
 /** geth's state override set, decoded. */
 export type StateOverrides = Map<

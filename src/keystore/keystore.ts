@@ -16,8 +16,9 @@
  * named as geth names them (`UTC--<time>--<address>`), so other tools read the directory and files
  * other tools wrote are listed. Passphrases and keys never reach logs or error messages.
  */
+import { writeFileAtomic } from '../lib/fs.js';
 import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../lib/log.js';
 import { ADDRESS_LENGTH, isValidPrivateKey, privateKeyToAddress, signHash, type Signature } from './crypto.js';
@@ -181,26 +182,7 @@ export class KeyStore {
     mkdirSync(this.dir, { recursive: true, mode: DIR_MODE });
     const name = keyFileName(address);
     const path = join(this.dir, name);
-    const tmp = join(this.dir, `.${name}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    const fd = openSync(tmp, 'wx', FILE_MODE);
-    try {
-      fchmodSync(fd, FILE_MODE); // the umask may have narrowed it; never widened
-      writeSync(fd, JSON.stringify(json));
-      fsyncSync(fd);
-    } catch (e) {
-      closeSync(fd);
-      unlinkSync(tmp);
-      throw e;
-    }
-    closeSync(fd);
-    renameSync(tmp, path);
-    try {
-      const dfd = openSync(this.dir, 'r');
-      fsyncSync(dfd);
-      closeSync(dfd);
-    } catch {
-      // some filesystems cannot fsync a directory; the rename is still atomic
-    }
+    writeFileAtomic(path, JSON.stringify(json), FILE_MODE);
     this.dirMtimeMs = -1;
     this.log?.info({ address: '0x' + hex(address), path }, 'key store: account added');
     return path;

@@ -6,7 +6,8 @@
  *   data/priv_validator_state.json  (and the chain database, written by the node)
  * A home exists once config/genesis.json exists; it is written last, so a half-made home is redone.
  */
-import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { writeFileAtomic } from '../lib/fs.js';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -125,19 +126,3 @@ export function writeMinimumGasPrice(home: string, price: bigint): void {
   writeFileAtomic(path, withMinimumGasPrices(text, price), FILE_MODE);
 }
 
-/** Writes a temporary file next to `path`, flushes it to disk, then renames it over `path`. */
-function writeFileAtomic(path: string, text: string, mode: number): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', mode);
-  try {
-    fchmodSync(fd, mode); // a stale temporary file keeps its old mode through open()
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw e;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
-}

@@ -107,3 +107,18 @@ export interface TxLocation {
   blockHash: Hash;
   index: number;
 }
+
+/** eth_call / eth_estimateGas input, decoded. */
+export interface CallRequest {
+  from?: Address;
+  to?: Address;
+  gas?: bigint;
+  gasPrice?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  value?: bigint;
+  data?: Bytes;
+  nonce?: bigint;
+  accessList?: AccessListItem[];
+  type?: number;
+}
