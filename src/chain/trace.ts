@@ -1,0 +1,268 @@
+/**
+ * Transaction, block and call tracing, off the RPC thread. `TraceService` (RPC thread) starts a
+ * dedicated worker thread — this same module, loaded with `workerData.ferryTrace` — that opens its
+ * own read connection to the store and its own EvmRunner, and replays committed blocks on their
+ * parent state with a tracer attached. So a long trace never stalls other RPC clients, and the
+ * chain's block-making runner is never touched.
+ *
+ * Jobs run one at a time, in arrival order (at most MAX_QUEUED_TRACES waiting). Each job is
+ * bounded twice: inside the worker by its deadline (the EVM and the JS sandbox stop themselves:
+ * "execution timeout"), and from outside by a watchdog that terminates and restarts the worker
+ * if a job overruns its timeout by WATCHDOG_GRACE_MS — whatever it held is released with it.
+ */
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { makeCommon } from '../evm/common.js';
+import { EvmRunner, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
+import { decodeTx } from '../evm/tx.js';
+import { ErrorCode, FerryError } from '../lib/errors.js';
+import type { TrieDB } from '../store/triedb.js';
+import { Store } from '../store/store.js';
+import type { EvmHeader, Hash } from '../types/chain.js';
+
+/** trace requests waiting for the worker; more are refused */
+export const MAX_QUEUED_TRACES = 64;
+/** how long past its own timeout a job may run before the worker is restarted */
+export const WATCHDOG_GRACE_MS = 10_000;
+
+export interface TraceServiceOptions {
+  dbPath: string;
+  chainId: bigint;
+  hardfork: string;
+}
+
+/** One entry of debug_traceBlockBy*: geth's txTraceResult. */
+export interface BlockTraceEntry {
+  txHash: Hash;
+  result?: unknown;
+  error?: string;
+}
+
+type Job =
+  | { kind: 'tx'; hash: Hash; opts: TraceOptions }
+  | { kind: 'block'; height: bigint; opts: TraceOptions }
+  | { kind: 'call'; call: SimCall; height: bigint; overrides: SimOverrides | undefined; opts: TraceOptions };
+
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+interface Queued {
+  id: number;
+  job: Job;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+}
+
+// ---- RPC thread side ------------------------------------------------------------------------
+
+export class TraceService {
+  private worker: Worker | undefined;
+  private readonly queue: Queued[] = [];
+  private current: (Queued & { timer: NodeJS.Timeout }) | undefined;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly opts: TraceServiceOptions) {}
+
+  private spawn(): Worker {
+    const w = new Worker(new URL(import.meta.url), { workerData: { ferryTrace: this.opts } });
+    w.on('message', (r: Reply) => this.onReply(r));
+    w.on('error', (e) => this.onCrash(w, e));
+    w.on('exit', () => this.onCrash(w, new Error('trace worker exited')));
+    w.unref();
+    return w;
+  }
+
+  traceTransaction(hash: Hash, opts: TraceOptions): Promise<unknown> {
+    return this.submit({ kind: 'tx', hash, opts });
+  }
+
+  traceBlock(height: bigint, opts: TraceOptions): Promise<BlockTraceEntry[]> {
+    return this.submit({ kind: 'block', height, opts }) as Promise<BlockTraceEntry[]>;
+  }
+
+  traceCall(call: SimCall, height: bigint, overrides: SimOverrides | undefined, opts: TraceOptions): Promise<unknown> {
+    return this.submit({ kind: 'call', call, height, overrides, opts });
+  }
+
+  private submit(job: Job): Promise<unknown> {
+    if (this.closed) return Promise.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
+    if (this.queue.length >= MAX_QUEUED_TRACES) {
+      return Promise.reject(new FerryError(ErrorCode.server, `too many trace requests waiting (max ${MAX_QUEUED_TRACES})`));
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, job, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.current || this.closed) return;
+    const next = this.queue.shift();
+    if (!next) return;
+    this.worker ??= this.spawn();
+    const timer = setTimeout(() => this.overrun(), next.job.opts.timeoutMs + WATCHDOG_GRACE_MS);
+    this.current = { ...next, timer };
+    this.worker.postMessage({ id: next.id, job: next.job });
+  }
+
+  private onReply(r: Reply): void {
+    const cur = this.current;
+    if (!cur || cur.id !== r.id) return;
+    clearTimeout(cur.timer);
+    this.current = undefined;
+    if (r.ok) cur.resolve(r.value);
+    else cur.reject(new FerryError(ErrorCode.server, r.message));
+    this.pump();
+  }
+
+  /** the job outlived its timeout: drop the worker (and all it holds) and go on with a fresh one */
+  private overrun(): void {
+    const cur = this.current;
+    if (!cur) return;
+    this.current = undefined;
+    cur.reject(new FerryError(ErrorCode.server, TIMEOUT_MESSAGE));
+    const w = this.worker;
+    this.worker = undefined;
+    void w?.terminate();
+    this.pump();
+  }
+
+  private onCrash(w: Worker, e: unknown): void {
+    if (this.worker !== w) return;
+    this.worker = undefined;
+    const cur = this.current;
+    this.current = undefined;
+    if (cur) {
+      clearTimeout(cur.timer);
+      cur.reject(new FerryError(ErrorCode.server, `tracing failed: ${e instanceof Error ? e.message : String(e)}`));
+    }
+    this.pump();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const q of this.queue.splice(0)) q.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
+    if (this.current) {
+      clearTimeout(this.current.timer);
+      this.current.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
+      this.current = undefined;
+    }
+    const w = this.worker;
+    this.worker = undefined;
+    await w?.terminate();
+  }
+}
+
+// ---- worker side ------------------------------------------------------------------------------
+
+/**
+ * The MPT database of the trace runner: the store's committed trie nodes, plus an in-memory layer
+ * for the nodes a replay writes (never persisted), readable synchronously for JS tracers.
+ */
+class ReplayTrieDB {
+  private overlay = new Map<string, Uint8Array>();
+  constructor(private readonly store: Store) {}
+  getSync(key: string): Uint8Array | undefined {
+    const o = this.overlay.get(key);
+    if (o !== undefined) return o;
+    const v = this.store.trieGet(Buffer.from(key, 'hex'));
+    return v === undefined ? undefined : new Uint8Array(v);
+  }
+  async get(key: string): Promise<Uint8Array | undefined> {
+    return this.getSync(key);
+  }
+  async put(key: string, val: Uint8Array): Promise<void> {
+    this.overlay.set(key, val);
+  }
+  async del(): Promise<void> {}
+  async batch(ops: { type: string; key: string; value?: Uint8Array }[]): Promise<void> {
+    for (const op of ops) if (op.type === 'put') this.overlay.set(op.key, op.value!);
+  }
+  shallowCopy(): ReplayTrieDB {
+    return this;
+  }
+  async open(): Promise<void> {}
+  /** forget what the last replay wrote */
+  clear(): void {
+    this.overlay = new Map();
+  }
+}
+
+function contextOf(h: EvmHeader): BlockContext {
+  return { number: h.number, timestamp: h.timestamp, coinbase: h.miner, gasLimit: h.gasLimit, baseFee: h.baseFeePerGas, mixHash: h.mixHash };
+}
+
+async function workerMain(opts: TraceServiceOptions): Promise<void> {
+  const store = new Store(opts.dbPath, { reader: true });
+  const common = makeCommon(opts.chainId, opts.hardfork);
+  const db = new ReplayTrieDB(store);
+  const makeEngine = async () => {
+    const runner = await EvmRunner.create(common, db as unknown as TrieDB, (n) => store.evmBlock(n)?.header.hash);
+    return new TraceEngine(runner, (key) => db.getSync(Buffer.from(key).toString('hex')));
+  };
+  let engine = await makeEngine();
+
+  const blockAt = (height: bigint) => {
+    if (height === 0n) throw new TraceError('genesis is not traceable');
+    const block = store.evmBlock(height);
+    const parent = store.evmBlock(height - 1n);
+    if (!block || !parent) throw new TraceError(`block #${height} not found`);
+    return { block, parent, txs: block.transactions.map((t) => decodeTx(t.raw, common)) };
+  };
+
+  const run = async (job: Job): Promise<unknown> => {
+    db.clear();
+    switch (job.kind) {
+      case 'tx': {
+        const loc = store.txLocation(job.hash);
+        if (!loc) throw new TraceError('transaction not found');
+        const { block, parent, txs } = blockAt(loc.height);
+        const [out] = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts, loc.index);
+        return unwrap(out!);
+      }
+      case 'block': {
+        const { block, parent, txs } = blockAt(job.height);
+        const outs = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts);
+        return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
+      }
+      case 'call': {
+        const block = store.evmBlock(job.height);
+        if (!block) throw new TraceError(`block #${job.height} not found`);
+        return engine.traceCall(block.header.stateRoot, contextOf(block.header), job.call, job.overrides, job.opts);
+      }
+    }
+  };
+
+  const runJob = async (job: Job): Promise<unknown> => {
+    try {
+      return await run(job);
+    } finally {
+      // an aborted replay leaves the runner's state half-open: start over with a fresh one
+      if (engine.broken) engine = await makeEngine();
+    }
+  };
+
+  parentPort!.on('message', (m: { id: number; job: Job }) => {
+    runJob(m.job).then(
+      (value) => parentPort!.postMessage({ id: m.id, ok: true, value } satisfies Reply),
+      (e: unknown) => {
+        const message =
+          e instanceof TraceTimeout ? TIMEOUT_MESSAGE : e instanceof TraceError || e instanceof FerryError ? e.message : `tracing failed: ${e instanceof Error ? e.message.replace(/ \(tx type=[\s\S]*$/, '') : String(e)}`;
+        if (!(e instanceof TraceError || e instanceof FerryError)) process.stderr.write(`trace worker: ${e instanceof Error ? e.stack : String(e)}\n`);
+        parentPort!.postMessage({ id: m.id, ok: false, message } satisfies Reply);
+      },
+    );
+  });
+}
+
+function unwrap(o: TxTraceOutcome): unknown {
+  if ('error' in o) throw new TraceError(o.error);
+  return o.result;
+}
+
+if (!isMainThread && (workerData as { ferryTrace?: TraceServiceOptions } | null)?.ferryTrace) {
+  workerMain((workerData as { ferryTrace: TraceServiceOptions }).ferryTrace).catch((e) => {
+    process.stderr.write(`trace worker failed to start: ${e instanceof Error ? e.stack : String(e)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,203 @@
+/**
+ * Tracing entry points: pick a tracer by name (geth's directory: native tracers, the bundled JS
+ * tracers, else the string is JS code), and run transactions with it on an EvmRunner of the
+ * caller's own (tracing replays state; it never shares the runner that makes blocks).
+ */
+import type { TypedTransaction } from '@ethereumjs/tx';
+import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
+import { runTx, type RunTxResult } from '@ethereumjs/vm';
+import type { BlockContext, EvmRunner, SimCall, SimOverrides } from '../executor.js';
+import type { DecodedTx } from '../tx.js';
+import { effectiveTip } from '../tx.js';
+import { CallTracer, parseCallTracerConfig } from './calltracer.js';
+import { FourByteTracer, NoopTracer } from './fourbyte.js';
+import { TraceHost } from './hook.js';
+import { JsTracer } from './js/host.js';
+import { LEGACY_TRACERS } from './js/legacy.js';
+import { PrestateTracer, parsePrestateConfig } from './prestate.js';
+import { StructLogger } from './structlog.js';
+import { SyncState, type NodeReader } from './syncstate.js';
+import { TraceError, TraceTimeout, type Tracer, type TraceOptions, type TxEnv, type TxPosition } from './types.js';
+
+export * from './types.js';
+export { LEGACY_TRACERS } from './js/legacy.js';
+export type { NodeReader } from './syncstate.js';
+
+export const NATIVE_TRACERS = ['callTracer', 'prestateTracer', '4byteTracer', 'noopTracer'] as const;
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** Builds the tracer `opts` names. Throws TraceError for unknown names and bad tracerConfig. */
+export async function createTracer(opts: TraceOptions, state: SyncState, deadline: number): Promise<Tracer> {
+  const name = opts.tracer;
+  if (name === undefined || name === '') return new StructLogger(opts);
+  switch (name) {
+    case 'callTracer':
+      return new CallTracer(parseCallTracerConfig(opts.tracerConfig));
+    case 'prestateTracer':
+      return new PrestateTracer(parsePrestateConfig(opts.tracerConfig));
+    case '4byteTracer':
+      return new FourByteTracer();
+    case 'noopTracer':
+      return new NoopTracer();
+  }
+  const legacy = LEGACY_TRACERS[name];
+  if (legacy !== undefined) return JsTracer.create(legacy, opts.tracerConfig, state, deadline);
+  if (IDENTIFIER.test(name)) throw new TraceError(`tracer not found: ${name}`);
+  return JsTracer.create(name, opts.tracerConfig, state, deadline);
+}
+
+/** One tx's outcome in a block trace (geth's txTraceResult without the hash). */
+export type TxTraceOutcome = { result: unknown } | { error: string };
+
+/** Runs transactions with tracers on a dedicated EvmRunner. Not re-entrant: callers serialize. */
+export class TraceEngine {
+  private readonly host: TraceHost;
+  private readonly state: SyncState;
+  /**
+   * A run aborted mid-transaction (timeout, hook error) leaves the state manager's checkpoints and
+   * the EVM journal half-open: such an engine is not used again (the owner makes a new one).
+   */
+  broken = false;
+
+  constructor(
+    private readonly runner: EvmRunner,
+    readNode: NodeReader,
+  ) {
+    this.host = new TraceHost(runner.vm.evm as never);
+    this.state = new SyncState(runner.sm, readNode);
+  }
+
+  /**
+   * Replays `txs` (a committed block's, in order) on `parentRoot` and traces those whose index is
+   * `traced` (all when undefined), stopping after it. A tracer failure is that tx's outcome; the
+   * timeout covers the whole call and aborts it (TraceTimeout).
+   */
+  async traceBlock(
+    parentRoot: Uint8Array,
+    ctx: BlockContext,
+    blockHash: Uint8Array,
+    txs: DecodedTx[],
+    opts: TraceOptions,
+    traced?: number,
+  ): Promise<TxTraceOutcome[]> {
+    await this.runner.reset(parentRoot);
+    const block = this.runner.ethBlock(ctx);
+    const out: TxTraceOutcome[] = [];
+    let gasUsed = 0n;
+    let logs = 0;
+    const last = traced ?? txs.length - 1;
+    // the timeout bounds the whole call (execution-apis: a block trace fails as a whole)
+    const deadline = Date.now() + opts.timeoutMs;
+    this.broken = true;
+    for (let i = 0; i <= last; i++) {
+      const d = txs[i]!;
+      const run = () => runTx(this.runner.vm, { tx: d.tx, block, blockGasUsed: gasUsed, skipHardForkValidation: true });
+      let res: RunTxResult;
+      if (traced !== undefined && i !== traced) {
+        res = await run();
+      } else {
+        const position: TxPosition = { blockHash, txHash: d.evm.hash, txIndex: i };
+        const env = await this.txEnv(d.tx, d.evm.from, ctx, effectiveTip(d.evm, ctx.baseFee), position, logs);
+        const traced1 = await this.traceOne(opts, env, deadline, run);
+        res = traced1.res;
+        out.push(traced1.outcome);
+      }
+      gasUsed += res.totalGasSpent;
+      logs += res.receipt.logs.length;
+    }
+    await this.runner.reset(parentRoot);
+    this.broken = false;
+    return out;
+  }
+
+  /** debug_traceCall: the call on `root` (with overrides), like eth_call, traced. */
+  async traceCall(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides: SimOverrides | undefined, opts: TraceOptions): Promise<unknown> {
+    await this.runner.reset(root);
+    let outcome: TxTraceOutcome | undefined;
+    const deadline = Date.now() + opts.timeoutMs;
+    let tracer: Tracer | undefined;
+    this.broken = true;
+    try {
+      tracer = await createTracer(opts, this.state, deadline);
+      const t = tracer;
+      let started = false;
+      const res = await this.host.trace(t, deadline, 0, () =>
+        this.runner.simulate(root, ctx, call, overrides, Infinity, async (tx: TypedTransaction, block) => {
+          const from = call.from ?? new Uint8Array(20);
+          const env = await this.txEnv(tx, from, { ...ctx, baseFee: block.header.baseFeePerGas ?? 0n }, 0n, undefined, 0);
+          await t.onTxStart?.(env);
+          started = true;
+        }),
+      );
+      if (!started) throw new TraceError('call did not start');
+      await t.onTxEnd?.({ gasUsed: res.totalGasSpent });
+      outcome = { result: await t.result() };
+      await this.runner.reset(root);
+      this.broken = false;
+    } finally {
+      tracer?.dispose?.();
+    }
+    return outcome.result;
+  }
+
+  private async traceOne(
+    opts: TraceOptions,
+    env: TxEnv,
+    deadline: number,
+    run: () => Promise<RunTxResult>,
+  ): Promise<{ res: RunTxResult; outcome: TxTraceOutcome }> {
+    let tracer: Tracer;
+    try {
+      tracer = await createTracer(opts, this.state, deadline);
+    } catch (e) {
+      if (e instanceof TraceTimeout || !(e instanceof TraceError)) throw e;
+      return { res: await run(), outcome: { error: e.message } };
+    }
+    try {
+      await tracer.onTxStart?.(env);
+      const res = await this.host.trace(tracer, deadline, env.firstLogIndex, run);
+      await tracer.onTxEnd?.({ gasUsed: res.totalGasSpent });
+      try {
+        return { res, outcome: { result: await tracer.result() } };
+      } catch (e) {
+        if (e instanceof TraceTimeout || !(e instanceof TraceError)) throw e;
+        return { res, outcome: { error: e.message } };
+      }
+    } finally {
+      tracer.dispose?.();
+    }
+  }
+
+  private async txEnv(
+    tx: TypedTransaction,
+    from: Uint8Array,
+    ctx: BlockContext,
+    tip: bigint,
+    position: TxPosition | undefined,
+    firstLogIndex: number,
+  ): Promise<TxEnv> {
+    const isCreate = tx.to === undefined;
+    let to: Uint8Array;
+    if (isCreate) {
+      const nonce = (await this.runner.sm.getAccount(new Address(from)))?.nonce ?? 0n;
+      to = generateAddress(from, bigIntToBytes(nonce));
+    } else {
+      to = tx.to!.bytes;
+    }
+    return {
+      from,
+      to,
+      isCreate,
+      gasLimit: tx.gasLimit,
+      value: tx.value,
+      input: tx.data,
+      gasPrice: tip,
+      coinbase: ctx.coinbase,
+      blockNumber: ctx.number,
+      position,
+      firstLogIndex,
+      state: this.runner.sm,
+    };
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Surface A's `debug` namespace: geth's tracing API — debug_traceTransaction,
+ * debug_traceBlockByNumber, debug_traceBlockByHash (array of `{txHash, result}` or
+ * `{txHash, error}`) and debug_traceCall (a call on a block's state, with state overrides).
+ *
+ * The trace config (geth's TraceConfig) is decoded here: `tracer`, `tracerConfig`, `timeout` (Go
+ * duration, default 5s, capped by `json-rpc.trace-timeout-cap`), `disableStack`,
+ * `disableStorage`, `enableMemory`, `enableReturnData`, `limit`; for debug_traceCall also
+ * `stateOverrides`. The namespace is off unless `--json-rpc.api` names `debug`.
+ */
+import { parseDuration } from '../config/duration.js';
+import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
+import { argumentError, jsonKind } from '../lib/hex.js';
+import { serverError } from '../lib/errors.js';
+import { hash } from '../jsonrpc/codecs.js';
+import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { Hash } from '../types/chain.js';
+import type { BlockSelector, CallRequest, StateOverrides } from './backend.js';
+import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
+import { hexData } from './format.js';
+
+/** One tx of a block trace, as the backend answers it. */
+export interface BlockTraceEntry {
+  txHash: Hash;
+  result?: unknown;
+  error?: string;
+}
+
+/** The port the debug namespace needs (node/ wires chain/trace.ts and the reader to it). */
+export interface DebugBackend {
+  readonly chainId: bigint;
+  resolveBlock(sel: BlockSelector): bigint | undefined;
+  /** gas limit of a committed block (the call gas when neither the call nor the gas cap sets one) */
+  blockGasLimit(n: bigint): bigint | undefined;
+  traceTransaction(hash: Hash, opts: TraceOptions): Promise<unknown>;
+  traceBlock(n: bigint, opts: TraceOptions): Promise<BlockTraceEntry[]>;
+  /** `req.gas` is always set */
+  traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown>;
+}
+
+export interface DebugMethodsInfo {
+  /** eth_call gas cap (0 = none) */
+  gasCap: bigint;
+  /** the longest timeout a call may ask for, ms */
+  traceTimeoutCapMs: number;
+}
+
+const CONFIG = 'TraceConfig';
+const CALL_CONFIG = 'TraceCallConfig';
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A field the way Go's encoding/json finds it: exact name, else case-insensitive; null = absent. */
+function field(obj: Json, name: string): unknown {
+  if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name] ?? undefined;
+  const lower = name.toLowerCase();
+  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k] ?? undefined;
+  return undefined;
+}
+
+function mismatch(index: number, v: unknown, struct: string, name: string, goType: string) {
+  return argumentError(index, `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${struct}.${name} of type ${goType}`);
+}
+
+/** A decoded config plus the timeout text, which is checked when the call runs (like geth). */
+export interface TraceConfigArg {
+  opts: Omit<TraceOptions, 'timeoutMs'>;
+  timeout: string | undefined;
+  stateOverrides?: StateOverrides;
+}
+
+function decodeTraceConfig(v: unknown, index: number, forCall: boolean): TraceConfigArg {
+  const struct = forCall ? CALL_CONFIG : CONFIG;
+  if (!isObject(v)) throw argumentError(index, `json: cannot unmarshal ${jsonKind(v)} into Go value of type tracers.${struct}`);
+  const bool = (name: string): boolean => {
+    const x = field(v, name);
+    if (x === undefined) return false;
+    if (typeof x !== 'boolean') throw mismatch(index, x, struct, name, 'bool');
+    return x;
+  };
+  const tracer = field(v, 'tracer');
+  if (tracer !== undefined && typeof tracer !== 'string') throw mismatch(index, tracer, struct, 'tracer', 'string');
+  const timeout = field(v, 'timeout');
+  if (timeout !== undefined && typeof timeout !== 'string') throw mismatch(index, timeout, struct, 'timeout', 'string');
+  const limit = field(v, 'limit');
+  if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit))) throw mismatch(index, limit, struct, 'limit', 'int');
+  if (typeof limit === 'number' && limit < 0) throw argumentError(index, `output limit cannot be negative, got ${limit}`);
+  if (field(v, 'overrides') !== undefined) throw argumentError(index, 'chain config overrides are not supported');
+  const out: TraceConfigArg = {
+    opts: {
+      tracer: tracer === undefined || tracer === '' ? undefined : tracer,
+      tracerConfig: field(v, 'tracerConfig'),
+      disableStack: bool('disableStack'),
+      disableStorage: bool('disableStorage'),
+      enableMemory: bool('enableMemory'),
+      enableReturnData: bool('enableReturnData'),
+      limit: typeof limit === 'number' ? limit : 0,
+    },
+    timeout,
+  };
+  bool('debug');
+  if (forCall) {
+    const so = field(v, 'stateOverrides');
+    if (so !== undefined) out.stateOverrides = stateOverrides.decode(so, index);
+    if (field(v, 'blockOverrides') !== undefined) throw argumentError(index, 'blockOverrides are not supported');
+    if (field(v, 'txIndex') !== undefined) throw argumentError(index, 'txIndex is not supported');
+  }
+  return out;
+}
+
+const NO_CONFIG: TraceConfigArg = {
+  opts: { disableStack: false, disableStorage: false, enableMemory: false, enableReturnData: false, limit: 0 },
+  timeout: undefined,
+};
+
+const traceConfig: ParamCodec<TraceConfigArg> = {
+  name: 'trace config',
+  optional: true,
+  decode: (v, i) => (v === undefined || v === null ? NO_CONFIG : decodeTraceConfig(v, i, false)),
+};
+
+const traceCallConfig: ParamCodec<TraceConfigArg> = {
+  name: 'trace call config',
+  optional: true,
+  decode: (v, i) => (v === undefined || v === null ? NO_CONFIG : decodeTraceConfig(v, i, true)),
+};
+
+function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
+  return { params, handler };
+}
+
+export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo): MethodTable {
+  /** geth parses the timeout when the trace starts: `time: invalid duration "x"` */
+  function options(c: TraceConfigArg): TraceOptions {
+    let ms = DEFAULT_TRACE_TIMEOUT_MS;
+    if (c.timeout !== undefined) {
+      try {
+        ms = parseDuration(c.timeout);
+      } catch {
+        throw serverError(`time: invalid duration ${JSON.stringify(c.timeout)}`);
+      }
+    }
+    if (ms < 0) ms = 0;
+    if (info.traceTimeoutCapMs > 0 && ms > info.traceTimeoutCapMs) ms = info.traceTimeoutCapMs;
+    return { ...c.opts, timeoutMs: ms };
+  }
+
+  function blockNumber(sel: BlockSelector): bigint {
+    const n = backend.resolveBlock(sel);
+    if (n === undefined) {
+      if (sel.kind === 'hash') throw serverError(`block ${hexData(sel.hash)} not found`);
+      throw serverError(`block #${sel.kind === 'number' ? sel.number : sel.tag} not found`);
+    }
+    return n;
+  }
+
+  async function blockTrace(n: bigint, c: TraceConfigArg) {
+    const entries = await backend.traceBlock(n, options(c));
+    return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
+  }
+
+  const table: Record<string, MethodSpec> = {
+    debug_traceTransaction: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg]) => backend.traceTransaction(h, options(c))),
+    debug_traceBlockByNumber: spec([blockNumberOrTag, traceConfig], ([sel, c]: [BlockSelector, TraceConfigArg]) => {
+      if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
+      return blockTrace(blockNumber(sel), c);
+    }),
+    debug_traceBlockByHash: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg]) =>
+      blockTrace(blockNumber({ kind: 'hash', hash: h, requireCanonical: false }), c),
+    ),
+    debug_traceCall: spec(
+      [callArgs, blockOrDefault(blockNumberOrTagOrHash), traceCallConfig],
+      ([args, sel, c]: [CallArgs, BlockSelector, TraceConfigArg]) => {
+        if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
+        const { chainId, ...req } = args;
+        if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
+          throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+        }
+        if (chainId !== undefined && chainId !== backend.chainId) {
+          throw serverError(`chainId does not match node's (have=${chainId}, want=${backend.chainId})`);
+        }
+        const n = blockNumber(sel);
+        const cap = info.gasCap > 0n ? info.gasCap : (backend.blockGasLimit(n) ?? 0n);
+        const gas = req.gas === undefined || req.gas > cap ? cap : req.gas;
+        return backend.traceCall({ ...req, gas }, n, c.stateOverrides, options(c));
+      },
+    ),
+  };
+  return Object.freeze(table);
+}
