@@ -93,7 +93,8 @@ export interface RoundStepEvent {
 }
 
 export interface EngineHooks {
-  onCommitted(height: bigint, rec: CometBlockRecord): void;
+  /** `timing`: milliseconds spent executing (FinalizeBlock) and writing (the block transaction) */
+  onCommitted(height: bigint, rec: CometBlockRecord, timing: { executeMs: number; commitMs: number }): void;
   /** each step of the round, in CometBFT's order (see docs/cometbft-rpc.md) */
   onRoundStep?(e: RoundStepEvent): void;
 }
@@ -244,6 +245,7 @@ export class Engine {
     step('Lock', 'RoundStepPrevote');
     step('NewRoundStep', 'RoundStepPrecommit');
     let results: FinalizeBlockResponse;
+    const executeStart = performance.now();
     try {
       results = await this.app.finalizeBlock({
         height,
@@ -266,6 +268,8 @@ export class Engine {
       vote: { type: SignedMsgType.precommit, height, round: 0, blockId, timestamp: sig.timestamp, validatorAddress: sig.validatorAddress, validatorIndex: ownIndex, signature: sig.signature },
     });
     step('NewRoundStep', 'RoundStepCommit');
+    const commitStart = performance.now();
+    const executeMs = commitStart - executeStart;
     try {
       this.store.transaction(() => {
         this.app.commit();
@@ -279,7 +283,7 @@ export class Engine {
     this.last = rec;
     this.appHash = results.appHash;
     await this.app.afterCommit();
-    this.hooks.onCommitted(height, rec);
+    this.hooks.onCommitted(height, rec, { executeMs, commitMs: performance.now() - commitStart });
     this.hooks.onRoundStep?.({ type: 'NewRoundStep', height: height + 1n, round: 0, step: 'RoundStepNewHeight' });
   }
 

@@ -81,7 +81,7 @@ export class EvmTimeoutError extends Error {
 }
 
 /** executeBlock yields to the event loop after this many txs, so CheckTx is not held up by a whole block. */
-export const YIELD_EVERY_TXS = 64;
+export const YIELD_EVERY_TXS = 16;
 
 /** Block objects kept per runner (calls at recent heights). */
 export const BLOCK_CONTEXT_CACHE_SIZE = 16;

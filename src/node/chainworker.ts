@@ -52,9 +52,12 @@ async function main(): Promise<void> {
     },
     log,
     {
-      onCommitted: (height, rec) => {
+      onCommitted: (height, rec, timing) => {
         send({ type: 'committed', height });
-        log.debug({ height: Number(height), txs: rec.block.data.txs.length }, 'committed block');
+        const txs = rec.block.data.txs.length;
+        const fields = { height: Number(height), txs, executeMs: Math.round(timing.executeMs), commitMs: Math.round(timing.commitMs) };
+        if (txs > 0) log.info(fields, 'committed block');
+        else log.debug(fields, 'committed block');
       },
       onRoundStep: (event) => send({ type: 'roundStep', event }),
     },
