@@ -409,6 +409,7 @@ export class EvmApp implements Application {
     if (tx.to) ethTx.push(attr('recipient', '0x' + hex(tx.to)));
     ethTx.push(attr('sender', '0x' + hex(tx.from)));
     if (r.status === 0) ethTx.push(attr('ethereumTxFailed', r.vmError ?? 'failed'));
+    // txLog values are whole log JSON documents: published to subscribers, not put in the kv index
     const txLog = r.logs.map((l) =>
       attr(
         'txLog',
@@ -422,6 +423,7 @@ export class EvmApp implements Application {
           blockHash: '0x' + hex(l.blockHash),
           logIndex: l.logIndex,
         }),
+        false,
       ),
     );
     // Receipt status is the inverse of the consensus code: code 0 <-> status 0x1 (SPEC.md)

@@ -202,38 +202,48 @@ export class EvmRunner {
     const receiptsEnc: Uint8Array[] = [];
     const bloom = new Bloom(undefined, this.common);
     let cumulative = 0n;
-    for (const d of txs) {
-      // let the chain thread answer CheckTx between slices of a long block
-      if (out.length > 0 && out.length % YIELD_EVERY_TXS === 0) await new Promise<void>((r) => setImmediate(r));
-      if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
-        excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
-        continue;
+    // One checkpoint around the whole block: the state manager then flushes its caches into the trie
+    // once at the end instead of after every tx (which hashed and stored every intermediate state).
+    // (runTx itself resets the per-tx "original storage" of EIP-2200 net gas metering at each tx.)
+    await this.sm.checkpoint();
+    try {
+      for (const d of txs) {
+        // let the chain thread answer CheckTx between slices of a long block
+        if (out.length > 0 && out.length % YIELD_EVERY_TXS === 0) await new Promise<void>((r) => setImmediate(r));
+        if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
+          excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
+          continue;
+        }
+        let res: RunTxResult;
+        try {
+          res = await runTx(this.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
+        } catch (e) {
+          excluded.push({ tx: d.evm, reason: e instanceof Error ? e.message.split(' (')[0]! : String(e) });
+          continue;
+        }
+        cumulative += res.totalGasSpent;
+        const logs = res.receipt.logs.map(([address, topics, data]) => ({ address, topics, data }));
+        const err = res.execResult.exceptionError;
+        receiptsEnc.push(encodeReceipt(res.receipt, d.tx.type));
+        bloom.or(res.bloom);
+        included.push(d.evm.raw);
+        out.push({
+          tx: d.evm,
+          status: err ? 0 : 1,
+          gasUsed: res.totalGasSpent,
+          cumulativeGasUsed: cumulative,
+          logs,
+          logsBloom: res.bloom.bitvector,
+          createdAddress: res.createdAddress?.bytes,
+          vmError: err ? vmErrorText(err.error) : undefined,
+          returnValue: res.execResult.returnValue,
+        });
       }
-      let res: RunTxResult;
-      try {
-        res = await runTx(this.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
-      } catch (e) {
-        excluded.push({ tx: d.evm, reason: e instanceof Error ? e.message.split(' (')[0]! : String(e) });
-        continue;
-      }
-      cumulative += res.totalGasSpent;
-      const logs = res.receipt.logs.map(([address, topics, data]) => ({ address, topics, data }));
-      const err = res.execResult.exceptionError;
-      receiptsEnc.push(encodeReceipt(res.receipt, d.tx.type));
-      bloom.or(res.bloom);
-      included.push(d.evm.raw);
-      out.push({
-        tx: d.evm,
-        status: err ? 0 : 1,
-        gasUsed: res.totalGasSpent,
-        cumulativeGasUsed: cumulative,
-        logs,
-        logsBloom: res.bloom.bitvector,
-        createdAddress: res.createdAddress?.bytes,
-        vmError: err ? vmErrorText(err.error) : undefined,
-        returnValue: res.execResult.returnValue,
-      });
+    } catch (e) {
+      await this.sm.revert();
+      throw e;
     }
+    await this.sm.commit();
     const stateRoot = await this.sm.getStateRoot();
     this.root = stateRoot;
     return {

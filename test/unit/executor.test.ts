@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Wallet } from 'ethers';
+import { makeCommon } from '../../src/evm/common.js';
+import { EvmRunner, type BlockContext } from '../../src/evm/executor.js';
+import { decodeTx } from '../../src/evm/tx.js';
+import { Store } from '../../src/store/store.js';
+import { TrieDB } from '../../src/store/triedb.js';
+import { devKeys } from '../helpers/accounts.js';
+
+// runtime code: SSTORE(0, CALLDATALOAD(0)); STOP
+const SETTER = Uint8Array.from(Buffer.from('600035600055' + '00', 'hex'));
+const SETTER_ADDR = '0x' + '5e'.repeat(20);
+const common = makeCommon(9000n);
+const wallet = new Wallet(devKeys()[0]!);
+
+async function runner(): Promise<{ r: EvmRunner; root: Uint8Array }> {
+  const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-exec-')), 'db'));
+  const r = await EvmRunner.create(common, new TrieDB(store), () => new Uint8Array(32));
+  const alloc = new Map([
+    [wallet.address.toLowerCase(), { balance: 10n ** 21n, nonce: 0n }],
+    [SETTER_ADDR, { balance: 0n, nonce: 0n, code: SETTER }],
+  ]);
+  return { r, root: await r.applyGenesis(alloc) };
+}
+
+const ctx = (n: bigint): BlockContext => ({
+  number: n,
+  timestamp: 1_700_000_000n + n,
+  coinbase: new Uint8Array(20),
+  gasLimit: 30_000_000n,
+  baseFee: 1n,
+  mixHash: new Uint8Array(32),
+});
+
+async function setTx(nonce: number, value: number) {
+  const raw = await wallet.signTransaction({
+    type: 2, chainId: 9000, nonce, to: SETTER_ADDR, gasLimit: 100_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n,
+    data: '0x' + value.toString(16).padStart(64, '0'),
+  });
+  return decodeTx(Buffer.from(raw.slice(2), 'hex'), common);
+}
+
+test('two txs writing one slot in ONE block use the same gas as in separate blocks (EIP-2200 original value per tx)', async () => {
+  const [t1, t2] = [await setTx(0, 1), await setTx(1, 2)];
+  const one = await runner();
+  const together = await one.r.executeBlock(one.root, ctx(1n), [t1, t2]);
+  const two = await runner();
+  const first = await two.r.executeBlock(two.root, ctx(1n), [t1]);
+  const second = await two.r.executeBlock(first.stateRoot, ctx(2n), [t2]);
+  assert.equal(together.txs.length, 2);
+  assert.equal(together.txs[1]!.gasUsed, second.txs[0]!.gasUsed, 'second write: original value is the previous tx result');
+  assert.equal(together.txs[0]!.gasUsed, first.txs[0]!.gasUsed);
+  assert.deepEqual(together.stateRoot, second.stateRoot, 'same final state');
+});
+
+test('a block stores one final state, not every intermediate one', async () => {
+  const txs = [];
+  for (let i = 0; i < 20; i++) txs.push(await setTx(i, i + 1));
+  const a = await runner();
+  const out = await a.r.executeBlock(a.root, ctx(1n), txs);
+  assert.equal(out.txs.length, 20);
+  assert.ok(out.txs.every((t) => t.status === 1));
+  // reading the state back at the final root gives the last value
+  const v = await a.r.storage(out.stateRoot, Buffer.from(SETTER_ADDR.slice(2), 'hex'), new Uint8Array(32));
+  assert.equal(BigInt('0x' + Buffer.from(v).toString('hex')), 20n);
+});
