@@ -12,6 +12,18 @@ export interface CallContext {
   readonly connectionId?: string;
   /** sends a notification to this connection (WebSocket only) */
   readonly notify?: (method: string, params: unknown) => boolean;
+  /**
+   * WebSocket only: queues a message already serialized as JSON text (one notification serialized
+   * once, sent to many). false when the connection is closed or closing.
+   */
+  readonly sendText?: (json: string) => boolean;
+  /** WebSocket only: runs fn once when the connection closes (per-connection state dies with it) */
+  readonly onClose?: (fn: () => void) => void;
+  /**
+   * WebSocket only: runs fn right after the reply to the current message (or its whole batch) has
+   * been queued, so a subscription can hold its notifications until the client has its id.
+   */
+  readonly afterReply?: (fn: () => void) => void;
 }
 
 /** Decodes one positional param; throws FerryError(-32602) naming the argument on bad input. */

@@ -1,0 +1,234 @@
+/**
+ * eth_subscribe / eth_unsubscribe (WebSocket): newHeads, logs, newPendingTransactions, syncing.
+ *
+ * - Notifications: `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":ID,"result":…}}`,
+ *   serialized once per event and shared by every subscriber (only the id differs).
+ * - `newHeads` (optionally `{"includeTransactions": bool}`): the header fields of
+ *   eth_getBlockByNumber for the same block (same hash, real gas fields, base fee, bloom, roots),
+ *   plus full `transactions` when includeTransactions is true. One per committed block, in order,
+ *   none skipped (EvmFeed).
+ * - `logs` (optional criteria: address, topics, fromBlock/toBlock as in eth_newFilter): one
+ *   notification per matching log, in block order, `removed: false` (no reorgs).
+ * - `newPendingTransactions` (optional `true` for full objects, as geth and Anvil): when a tx ENTERS
+ *   the mempool, not when it is committed.
+ * - `syncing`: one notification `false` (ferry is never catching up), then nothing.
+ *
+ * The subscribe reply always reaches the client before the first notification: a new subscription
+ * holds its notifications until the transport has queued the reply (CallContext.afterReply), then
+ * flushes them in order. At most HELD_NOTIFICATIONS_MAX are held (a reply stuck behind a slow call
+ * of the same batch); beyond that the subscription is cancelled and logged.
+ *
+ * Subscriptions belong to their connection and die with it. A connection holds at most
+ * `maxPerConnection`. Over HTTP both methods answer geth's -32601 `notifications not supported`.
+ */
+import { ErrorCode, FerryError, serverError } from '../lib/errors.js';
+import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
+import type { Logger } from '../lib/log.js';
+import { optional, string } from '../jsonrpc/codecs.js';
+import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { logFilter } from './codecs.js';
+import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx } from './feed.js';
+
+export const SUBSCRIPTION_NAMES = ['newHeads', 'logs', 'newPendingTransactions', 'syncing'] as const;
+export type SubscriptionName = (typeof SUBSCRIPTION_NAMES)[number];
+
+/** Notifications one subscription holds while its subscribe reply is not yet queued. */
+export const HELD_NOTIFICATIONS_MAX = 4_096;
+
+export const NOTIFICATIONS_UNSUPPORTED = 'notifications not supported';
+
+export interface SubscriptionOptions {
+  /** max live subscriptions of one connection */
+  maxPerConnection: number;
+}
+
+interface Connection {
+  readonly id: string;
+  readonly send: (json: string) => boolean;
+  readonly subs: Map<string, Subscription>;
+}
+
+interface Subscription {
+  readonly id: string;
+  readonly name: SubscriptionName;
+  readonly conn: Connection;
+  /** newHeads: includeTransactions; newPendingTransactions: full objects */
+  readonly fullTx: boolean;
+  readonly crit: LiveCriteria | undefined;
+  /** the notification text up to the result */
+  readonly prefix: string;
+  /** notifications waiting for the subscribe reply; undefined once active */
+  held: string[] | undefined;
+}
+
+export interface SubscriptionService {
+  /** eth_subscribe and eth_unsubscribe */
+  readonly table: MethodTable;
+  /** live subscriptions, all connections */
+  count(): number;
+  close(): void;
+}
+
+const NOTIFICATION_SUFFIX = '}}';
+const SYNCING_FALSE = 'false';
+
+/** -32601 like geth's notificationsUnsupportedError (HTTP has no way to push). */
+export function notificationsUnsupported(): FerryError {
+  return new FerryError(ErrorCode.methodNotFound, NOTIFICATIONS_UNSUPPORTED);
+}
+
+/** The second eth_subscribe param, undecoded: its meaning depends on the first. */
+const rawArgument: ParamCodec<unknown> = optional({ name: 'subscription arguments', decode: (v) => v });
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** newHeads options: absent, `{}` or `{"includeTransactions": bool}` (unknown fields ignored). */
+function headsArgs(v: unknown): boolean {
+  if (v === undefined) return false;
+  if (!isObject(v)) throw argumentError(1, `want an object such as {"includeTransactions":true}, got ${jsonKind(v)}`);
+  const include = v.includeTransactions;
+  if (include === undefined || include === null) return false;
+  if (typeof include !== 'boolean') throw argumentError(1, `includeTransactions: want a boolean, got ${jsonKind(include)}`);
+  return include;
+}
+
+function logsArgs(v: unknown): LiveCriteria {
+  const f = logFilter.decode(v === undefined ? {} : v, 1);
+  if (f.blockHash !== undefined) throw argumentError(1, 'blockHash is not supported by a logs subscription (it only sees new blocks)');
+  return liveCriteria(f);
+}
+
+function pendingArgs(v: unknown): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw typeMismatch(1, jsonKind(v), '*bool');
+  return v;
+}
+
+export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptions, log: Logger): SubscriptionService {
+  const connections = new Map<string, Connection>();
+  const byName: Record<SubscriptionName, Set<Subscription>> = {
+    newHeads: new Set(),
+    logs: new Set(),
+    newPendingTransactions: new Set(),
+    syncing: new Set(),
+  };
+
+  function remove(s: Subscription): boolean {
+    byName[s.name].delete(s);
+    return s.conn.subs.delete(s.id);
+  }
+
+  function deliver(s: Subscription, result: string): void {
+    const text = s.prefix + result + NOTIFICATION_SUFFIX;
+    if (s.held === undefined) {
+      s.conn.send(text);
+      return;
+    }
+    if (s.held.length >= HELD_NOTIFICATIONS_MAX) {
+      log.warn({ id: s.id, connection: s.conn.id }, 'subscription cancelled: too many notifications before its reply was sent');
+      remove(s);
+      s.held = [];
+      return;
+    }
+    s.held.push(text);
+  }
+
+  function onBlock(b: NewBlock): void {
+    for (const s of byName.newHeads) deliver(s, b.headJson(s.fullTx));
+    const subs = byName.logs;
+    if (subs.size === 0) return;
+    for (let i = 0; i < b.logs.length; i++) {
+      const l = b.logs[i]!;
+      for (const s of subs) if (matchesLog(s.crit!, l)) deliver(s, b.logJson(i));
+    }
+  }
+
+  function onPending(txs: PendingTx[]): void {
+    for (const s of byName.newPendingTransactions) for (const p of txs) deliver(s, p.json(s.fullTx));
+  }
+
+  const unsubscribe = [feed.onBlock(onBlock), feed.onPendingTxs(onPending)];
+
+  function connectionOf(ctx: CallContext): Connection {
+    const id = ctx.connectionId!;
+    let conn = connections.get(id);
+    if (conn === undefined) {
+      const created: Connection = { id, send: ctx.sendText!, subs: new Map() };
+      connections.set(id, created);
+      ctx.onClose!(() => {
+        connections.delete(id);
+        for (const s of created.subs.values()) byName[s.name].delete(s);
+        created.subs.clear();
+      });
+      conn = created;
+    }
+    return conn;
+  }
+
+  function subscribe([name, arg]: [string, unknown], ctx: CallContext): string {
+    if (ctx.sendText === undefined || ctx.onClose === undefined || ctx.connectionId === undefined) throw notificationsUnsupported();
+    let fullTx = false;
+    let crit: LiveCriteria | undefined;
+    switch (name) {
+      case 'newHeads':
+        fullTx = headsArgs(arg);
+        break;
+      case 'logs':
+        crit = logsArgs(arg);
+        break;
+      case 'newPendingTransactions':
+        fullTx = pendingArgs(arg);
+        break;
+      case 'syncing':
+        if (arg !== undefined) throw new FerryError(ErrorCode.invalidParams, 'too many arguments, want at most 1');
+        break;
+      default:
+        throw new FerryError(ErrorCode.methodNotFound, `no ${JSON.stringify(name)} subscription in eth namespace`);
+    }
+    const conn = connectionOf(ctx);
+    // the connection closed meanwhile: its reply goes nowhere, and nothing is registered
+    if (connections.get(conn.id) !== conn) return newId();
+    if (conn.subs.size >= opts.maxPerConnection) {
+      throw serverError(`too many subscriptions on this connection (limit ${opts.maxPerConnection})`);
+    }
+    let id = newId();
+    while (conn.subs.has(id)) id = newId();
+    const prefix = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
+    const s: Subscription = { id, name, conn, fullTx, crit, prefix, held: [] };
+    conn.subs.set(id, s);
+    byName[name].add(s);
+    const activate = (): void => {
+      const held = s.held ?? [];
+      s.held = undefined;
+      if (!conn.subs.has(id)) return;
+      for (const text of held) conn.send(text);
+      if (name === 'syncing') deliver(s, SYNCING_FALSE);
+    };
+    if (ctx.afterReply !== undefined) ctx.afterReply(activate);
+    else activate();
+    return id;
+  }
+
+  function unsubscribeOne([id]: [string], ctx: CallContext): boolean {
+    if (ctx.sendText === undefined || ctx.connectionId === undefined) throw notificationsUnsupported();
+    const s = connections.get(ctx.connectionId)?.subs.get(id.toLowerCase());
+    return s === undefined ? false : remove(s);
+  }
+
+  const table: Record<string, MethodSpec> = {
+    eth_subscribe: { params: [string, rawArgument], handler: subscribe },
+    eth_unsubscribe: { params: [string], handler: unsubscribeOne },
+  };
+
+  return {
+    table: Object.freeze(table),
+    count: () => Object.values(byName).reduce((n, set) => n + set.size, 0),
+    close() {
+      for (const u of unsubscribe) u();
+      for (const set of Object.values(byName)) set.clear();
+      connections.clear();
+    },
+  };
+}
