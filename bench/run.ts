@@ -2,9 +2,9 @@
  * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
  *
  *   npm run bench -- [--nodes anvil,hardhat,ferry,bare] [--only blocknumber,balance,...] [--quick]
- *                    [--duration SECONDS] [--transfers N] [--anvil-transfers N]
+ *                    [--suites rpc,trace,comet,ws] [--duration SECONDS] [--transfers N] [--anvil-transfers N]
  *
- * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1,
+ * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1, BENCH_SUITES,
  * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS. Nodes run one after another (never two at
  * once), each on free loopback ports; a node that fails to start or a workload that fails prints
  * `n/a` with the reason and the run goes on. The final table is printed and written to
@@ -12,7 +12,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { NODE_NAMES, killStartedNodes, startNode, type NodeName, type RunningNode } from './nodes.js';
 import { loadHttpClient } from './rpc.js';
@@ -47,7 +49,33 @@ function positive(raw: string | undefined, what: string): number | undefined {
   return n;
 }
 
-function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig } {
+/**
+ * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
+ * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load).
+ */
+const SUITES = ['rpc', 'trace', 'comet', 'ws'] as const;
+type Suite = (typeof SUITES)[number];
+
+function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
+  switch (suite) {
+    case 'trace':
+      return quick ? ['--repeats', '2'] : [];
+    case 'comet':
+      return quick ? ['--quick'] : [];
+    case 'ws':
+      return quick ? ['--soak-seconds', '60', '--clients', '50', '--connections', '200', '--blocks', '20'] : [];
+  }
+}
+
+function runSuite(suite: Exclude<Suite, 'rpc'>, quick: boolean): string {
+  const script = join(dirname(fileURLToPath(import.meta.url)), `${suite}.js`);
+  log(`bench: suite ${suite} (${script})`);
+  const r = spawnSync(process.execPath, [script, ...suiteArgs(suite, quick)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const status = r.status === 0 ? '' : `\n\n(suite ${suite} exited with ${r.status ?? r.signal}: a check failed or it could not run)`;
+  return `## ${suite}\n\n${(r.stdout ?? '').trim()}${status}`;
+}
+
+function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig; suites: Suite[]; quick: boolean } {
   const env = process.env;
   const { values } = parseArgs({
     options: {
@@ -57,12 +85,13 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
       duration: { type: 'string' },
       transfers: { type: 'string' },
       'anvil-transfers': { type: 'string' },
+      suites: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     console.log(`usage: npm run bench -- [--nodes ${NODE_NAMES.join(',')}] [--only ${WORKLOAD_NAMES.join(',')}]
-                       [--quick] [--duration SECONDS] [--transfers N] [--anvil-transfers N]`);
+                       [--suites ${SUITES.join(',')}] [--quick] [--duration SECONDS] [--transfers N] [--anvil-transfers N]`);
     process.exit(0);
   }
   const quick = values.quick ?? ['1', 'true'].includes(env.BENCH_QUICK ?? '');
@@ -80,6 +109,8 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
     nodes: parseList(values.nodes ?? env.BENCH_NODES, NODE_NAMES, 'node'),
     only: parseList(values.only ?? env.BENCH_ONLY, WORKLOAD_NAMES, 'workload'),
     cfg,
+    suites: parseList(values.suites ?? env.BENCH_SUITES, SUITES, 'suite'),
+    quick,
   };
 }
 
@@ -170,14 +201,19 @@ function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: 
 }
 
 async function main(): Promise<void> {
-  const { nodes, only, cfg } = parseCli();
+  const { nodes, only, cfg, suites, quick } = parseCli();
   // the peers tree also holds the bench's HTTP client (undici), so it is needed for any node
   const peers = ensurePeers(log);
   await loadHttpClient();
   const results: Results = new Map();
   const versions = new Map<NodeName, string>();
-  for (const n of nodes) results.set(n, await benchNode(n, only, cfg, peers, versions));
-  const md = report(results, nodes, only, cfg, versions, peers);
+  const parts: string[] = [];
+  if (suites.includes('rpc')) {
+    for (const n of nodes) results.set(n, await benchNode(n, only, cfg, peers, versions));
+    parts.push(report(results, nodes, only, cfg, versions, peers));
+  }
+  for (const suite of suites) if (suite !== 'rpc') parts.push(runSuite(suite, quick));
+  const md = parts.join('\n\n');
   console.log('\n' + md);
   mkdirSync(PEERS_DIR, { recursive: true });
   writeFileSync(OUTPUT_FILE, md);
