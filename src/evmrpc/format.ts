@@ -324,10 +324,10 @@ export function formatFeeHistory(f: FeeHistory): RpcFeeHistory {
 /** Entries kept per cache. Full-transaction blocks can be large, so fewer of them. */
 export const FORMAT_CACHE_SIZES = {
   blocks: 256,
-  fullBlocks: 32,
+  fullBlocks: 16,
   blockNumbers: 1024,
   receipts: 4096,
-  blockReceipts: 64,
+  blockReceipts: 16,
   transactions: 4096,
 } as const;
 export type FormatCacheSizes = { [K in keyof typeof FORMAT_CACHE_SIZES]: number };

@@ -11,15 +11,15 @@ import { decodeValue, encodeValue } from '../lib/serial.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
 /** Blocks kept decoded in memory by each Store (immutable once committed). */
-export const BLOCK_CACHE_SIZE = 256;
+export const BLOCK_CACHE_SIZE = 32;
 /** Prepared log-query statements kept per Store. */
 export const LOG_STATEMENT_CACHE_SIZE = 64;
 /** Trie nodes kept in memory by the chain thread's TrieDB (the writer's working set). */
-export const TRIE_NODE_CACHE_SIZE = 200_000;
+export const TRIE_NODE_CACHE_SIZE = 100_000;
 /** Trie nodes kept in memory by each reader thread's TrieDB (RPC thread, call workers). */
 export const READER_TRIE_NODE_CACHE_SIZE = 50_000;
 /** SQLite page cache, KiB: the writer's connection, and each reader connection. */
-export const WRITER_PAGE_CACHE_KIB = 65_536;
+export const WRITER_PAGE_CACHE_KIB = 32_768;
 export const READER_PAGE_CACHE_KIB = 16_384;
 
 const SCHEMA = `
