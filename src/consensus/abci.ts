@@ -44,10 +44,18 @@ export interface FinalizeBlockRequest {
   txs: Uint8Array[];
 }
 
+/** abci.ValidatorUpdate: an ed25519 key and its new voting power (0 removes the validator). */
+export interface ValidatorUpdate {
+  pubKey: Uint8Array;
+  power: bigint;
+}
+
 export interface FinalizeBlockResponse {
   events: AbciEvent[];
   txResults: ExecTxResult[];
   appHash: Uint8Array;
+  /** validator set changes; they take effect at height + 2 (CometBFT's rule) */
+  validatorUpdates?: ValidatorUpdate[];
 }
 
 export interface InfoResponse {

@@ -368,6 +368,7 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
   const service = new CometService(
     backend,
     {
+      unsafe: opts.rpc.unsafe,
       maxRequestBatchSize: opts.rpc.maxRequestBatchSize,
       maxSubscriptionClients: opts.rpc.maxSubscriptionClients,
       maxSubscriptionsPerClient: opts.rpc.maxSubscriptionsPerClient,

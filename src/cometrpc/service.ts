@@ -1,0 +1,214 @@
+/**
+ * Surface B as a whole: the route table, the envelope and the event bus behind one handler that the
+ * listener (server/comet.ts) calls — HTTP requests by path, and one session per WebSocket.
+ *
+ * Slow subscribers (CometBFT's pubsub buffer): each subscription may have at most
+ * `experimental_subscription_buffer_size` notifications queued and not yet written to its socket;
+ * one more cancels it with `-32000 subscription was canceled (reason: internal subscription event
+ * buffer is out of capacity)`. With `experimental_close_on_slow_client`, a connection that has more
+ * than `experimental_websocket_write_buffer_size` messages queued has its subscriptions cancelled
+ * with reason `slow client`. A connection holding more than WS_MAX_QUEUED_BYTES is closed. Nothing
+ * here ever waits for a client, so a dead one costs its own buffers only.
+ */
+import type { CompiledQuery } from '../eventquery/index.js';
+import type { ConsensusBackend } from './backend.js';
+import { CometEnvelope, cancellationText, type HttpAnswer, type TransportContext } from './envelope.js';
+import { EventBus, type BusEvent, type Subscription } from './events.js';
+import { createCometRoutes, type RouteTable, type SubscriptionSession } from './routes.js';
+
+/** A WebSocket connection with more unsent bytes than this is closed. */
+export const WS_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/** A WebSocket connection with more requests waiting to run than this is closed. */
+export const WS_MAX_PENDING_REQUESTS = 1_000;
+export const OUT_OF_CAPACITY = 'internal subscription event buffer is out of capacity';
+export const SLOW_CLIENT = 'slow client';
+
+export interface CometServiceOptions {
+  /** config.toml `rpc.unsafe` */
+  unsafe: boolean;
+  maxRequestBatchSize: number;
+  maxSubscriptionClients: number;
+  maxSubscriptionsPerClient: number;
+  subscriptionBufferSize: number;
+  websocketWriteBufferSize: number;
+  closeOnSlowClient: boolean;
+  timeoutBroadcastTxCommitMs: number;
+  timeoutCommitMs: number;
+}
+
+export interface ServiceLog {
+  error(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+}
+
+/** Structurally what server/comet.ts calls (node/ wires the two). */
+export interface HttpRequestLike {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: string | undefined;
+  remoteAddr: string;
+  host: string;
+}
+
+export interface WsPeerLike {
+  readonly remoteAddr: string;
+  send(text: string, done?: (err?: Error) => void): void;
+  bufferedAmount(): number;
+  close(): void;
+}
+
+const NOT_FOUND: HttpAnswer = { status: 404, contentType: 'text/plain; charset=utf-8', body: '404 page not found\n', cacheable: false };
+
+interface LiveSubscription extends Subscription {
+  id: unknown;
+  queued: number;
+}
+
+class WsSession implements SubscriptionSession {
+  private readonly subs = new Set<LiveSubscription>();
+  private queued = 0;
+  private closed = false;
+  private queue: Promise<void> = Promise.resolve();
+  private pending = 0;
+  private readonly ctx: TransportContext;
+
+  constructor(
+    private readonly svc: CometService,
+    private readonly peer: WsPeerLike,
+  ) {
+    this.ctx = { transport: 'ws', authenticated: false, remoteAddr: peer.remoteAddr, session: this, connectionId: peer.remoteAddr };
+  }
+
+  /** Requests of one connection run one at a time, in order (as CometBFT's read routine does). */
+  message(text: string): void {
+    if (this.pending >= WS_MAX_PENDING_REQUESTS) {
+      this.svc.log.info({ remoteAddr: this.peer.remoteAddr }, 'cometbft rpc: closing a websocket client that sends faster than it is answered');
+      this.peer.close();
+      return;
+    }
+    this.pending++;
+    this.queue = this.queue.then(() =>
+      this.svc.envelope.ws(text, this.ctx).then(
+        (answer) => {
+          if (answer !== undefined) this.send(answer);
+        },
+        (err: unknown) => this.svc.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'cometbft rpc: websocket call failed'),
+      ).finally(() => this.pending--),
+    );
+  }
+
+  private send(text: string, done?: () => void): void {
+    if (this.closed) return;
+    this.queued++;
+    this.peer.send(text, () => {
+      this.queued--;
+      done?.();
+    });
+    if (this.peer.bufferedAmount() > WS_MAX_QUEUED_BYTES) {
+      this.svc.log.info({ remoteAddr: this.peer.remoteAddr }, 'cometbft rpc: closing a websocket client that does not read');
+      this.peer.close();
+    }
+  }
+
+  subscribe(id: unknown, queryText: string, query: CompiledQuery, key: string, eventType: string | undefined): void {
+    const sub: LiveSubscription = {
+      clientId: this.peer.remoteAddr,
+      text: queryText,
+      key,
+      query,
+      eventType,
+      id,
+      queued: 0,
+      deliver: (ev) => this.deliver(sub, ev),
+      cancelled: (reason) => {
+        this.subs.delete(sub);
+        this.send(cancellationText(sub.id, reason));
+      },
+    };
+    this.subs.add(sub);
+    this.svc.bus.add(sub);
+  }
+
+  private deliver(sub: LiveSubscription, ev: BusEvent): void {
+    if (this.closed) return;
+    if (sub.queued >= this.svc.opts.subscriptionBufferSize) {
+      this.svc.bus.cancel(sub, OUT_OF_CAPACITY);
+      return;
+    }
+    if (this.svc.opts.closeOnSlowClient && this.queued >= this.svc.opts.websocketWriteBufferSize) {
+      for (const s of [...this.subs]) this.svc.bus.cancel(s, SLOW_CLIENT);
+      return;
+    }
+    sub.queued++;
+    const text = `{"jsonrpc":"2.0","id":${JSON.stringify(sub.id)},"result":{"query":${JSON.stringify(sub.text)},"data":${ev.dataText()},"events":${ev.eventsText()}}}`;
+    this.send(text, () => sub.queued--);
+  }
+
+  closed_(): void {
+    this.closed = true;
+    if (this.subs.size > 0) {
+      try {
+        this.svc.bus.unsubscribeAll(this.peer.remoteAddr);
+      } catch {
+        // nothing left
+      }
+    }
+    this.subs.clear();
+  }
+}
+
+export class CometService {
+  readonly bus: EventBus;
+  readonly envelope: CometEnvelope;
+  readonly table: RouteTable;
+
+  constructor(
+    readonly backend: ConsensusBackend,
+    readonly opts: CometServiceOptions,
+    readonly log: ServiceLog,
+  ) {
+    this.bus = new EventBus(backend, { maxClients: opts.maxSubscriptionClients, maxPerClient: opts.maxSubscriptionsPerClient });
+    this.table = createCometRoutes(backend, this.bus, {
+      unsafe: opts.unsafe,
+      timeoutBroadcastTxCommitMs: opts.timeoutBroadcastTxCommitMs,
+      timeoutCommitMs: opts.timeoutCommitMs,
+    });
+    this.bus.onStart();
+    this.envelope = new CometEnvelope(this.table, {
+      maxBatch: opts.maxRequestBatchSize,
+      onInternalError: (err, method) => log.error({ method, err: err instanceof Error ? err.stack : String(err) }, 'cometbft rpc: internal error'),
+    });
+  }
+
+  async http(req: HttpRequestLike): Promise<HttpAnswer> {
+    const ctx: TransportContext = { transport: 'http', authenticated: false, remoteAddr: req.remoteAddr };
+    if (req.body === undefined) {
+      return {
+        status: 400,
+        contentType: 'application/json',
+        body: '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request","data":"error reading request body: http: request body too large"}}',
+        cacheable: false,
+      };
+    }
+    if (req.path === '/') {
+      if (req.body === '') return { status: 200, contentType: 'text/html', body: this.envelope.listing(req.host), cacheable: false };
+      return this.envelope.httpJson(req.body, ctx);
+    }
+    const name = req.path.slice(1);
+    if (req.path.indexOf('/', 1) >= 0) return NOT_FOUND;
+    const answer = await this.envelope.uri(name, (p) => req.query.get(p) ?? undefined, ctx);
+    return answer ?? NOT_FOUND;
+  }
+
+  websocket(peer: WsPeerLike): { message(text: string): void; closed(): void } {
+    const s = new WsSession(this, peer);
+    return { message: (t) => s.message(t), closed: () => s.closed_() };
+  }
+
+  /** node shutdown: every subscriber is told CometBFT's way */
+  close(): void {
+    this.bus.close();
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The listener of Surface B on `--rpc.laddr` (CometBFT's rpc/jsonrpc/server): one node:http server
+ * for URI calls (`/<route>`), JSON-RPC (`/`) and WebSocket (`/websocket`). It owns the transport
+ * concerns — body and header limits, connection limit, CORS, the `X-Server-Time` and cache headers,
+ * WebSocket upgrade, read limit, ping/keep-alive — and hands requests to a handler (cometrpc/
+ * implements it; node/ wires the two).
+ *
+ * As CometBFT: any HTTP method reaches a route; a body over `max_body_bytes` is refused before the
+ * handler sees it; the server pings WebSocket clients every 27 s and drops one silent for 30 s.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export interface CometHttpRequest {
+  method: string;
+  /** URL path, e.g. `/block` or `/` */
+  path: string;
+  query: URLSearchParams;
+  /** undefined when the body was over the limit */
+  body: string | undefined;
+  /** `IP:port` of the client */
+  remoteAddr: string;
+  /** the Host header (for the endpoint list) */
+  host: string;
+}
+
+export interface CometHttpResponse {
+  status: number;
+  contentType: string;
+  /** undefined: an empty body */
+  body: string | undefined;
+  /** adds `Cache-Control: public, max-age=86400` */
+  cacheable: boolean;
+}
+
+/** A WebSocket connection as the handler sees it. */
+export interface CometWsPeer {
+  readonly remoteAddr: string;
+  /** queues a text message; `done` runs once it was written to the socket (or failed) */
+  send(text: string, done?: (err?: Error) => void): void;
+  /** bytes queued on this connection and not yet written */
+  bufferedAmount(): number;
+  close(): void;
+}
+
+export interface CometWsSession {
+  message(text: string): void;
+  /** the connection is gone */
+  closed(): void;
+}
+
+export interface CometRpcHandler {
+  http(req: CometHttpRequest): Promise<CometHttpResponse>;
+  websocket(peer: CometWsPeer): CometWsSession;
+}
+
+export interface CometServerLog {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+}
+
+export interface CometServerOptions {
+  host: string;
+  /** 0 = any free port */
+  port: number;
+  handler: CometRpcHandler;
+  /** max_body_bytes: request bodies and WebSocket messages */
+  maxBodyBytes: number;
+  /** max_header_bytes */
+  maxHeaderBytes: number;
+  /** max_open_connections (0 = unlimited); over it, connections are refused */
+  maxOpenConnections: number;
+  /** cors_allowed_origins; empty = CORS off */
+  corsAllowedOrigins: readonly string[];
+  log: CometServerLog;
+}
+
+export interface CometServerHandle {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export const WEBSOCKET_PATH = '/websocket';
+/** ws_handler.go: defaultWSReadWait and the ping period (9/10 of it) */
+export const WS_READ_WAIT_MS = 30_000;
+export const WS_PING_PERIOD_MS = (WS_READ_WAIT_MS * 9) / 10;
+/** CometBFT's default CORS methods and headers (config.toml cors_allowed_methods/headers) */
+export const CORS_ALLOWED_METHODS = 'HEAD, GET, POST';
+export const CORS_ALLOWED_HEADERS = 'Origin, Accept, Content-Type, X-Requested-With, X-Server-Time';
+export const CACHE_CONTROL = 'public, max-age=86400';
+/** After close(), running requests get this long before their connections are cut. */
+export const CLOSE_GRACE_MS = 3_000;
+/** http_server.go DefaultConfig ReadTimeout (headers and body) */
+export const READ_TIMEOUT_MS = 10_000;
+
+const remoteOf = (socket: Socket): string => {
+  const a = socket.remoteAddress ?? '';
+  return `${a.includes(':') ? `[${a}]` : a}:${socket.remotePort ?? 0}`;
+};
+
+export function startCometServer(opts: CometServerOptions): Promise<CometServerHandle> {
+  const { handler, log } = opts;
+  const corsAny = opts.corsAllowedOrigins.includes('*');
+  const corsOrigins = new Set(opts.corsAllowedOrigins);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxBodyBytes, perMessageDeflate: false });
+
+  function corsOrigin(req: IncomingMessage): string | undefined {
+    if (opts.corsAllowedOrigins.length === 0) return undefined;
+    const origin = req.headers.origin;
+    if (origin === undefined) return undefined;
+    return corsAny ? '*' : corsOrigins.has(origin) ? origin : undefined;
+  }
+
+  function writeAnswer(req: IncomingMessage, res: ServerResponse, a: CometHttpResponse): void {
+    const headers: Record<string, string | number> = {
+      'Content-Type': a.contentType,
+      'X-Server-Time': Math.floor(Date.now() / 1000),
+      'Content-Length': a.body === undefined ? 0 : Buffer.byteLength(a.body),
+    };
+    if (a.cacheable) headers['Cache-Control'] = CACHE_CONTROL;
+    const origin = corsOrigin(req);
+    if (origin !== undefined) {
+      headers['Access-Control-Allow-Origin'] = origin;
+      if (!corsAny) headers['Vary'] = 'Origin';
+    }
+    res.writeHead(a.status, headers).end(a.body);
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'OPTIONS' && opts.corsAllowedOrigins.length > 0) {
+      const origin = corsOrigin(req);
+      if (origin !== undefined) {
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Allow-Methods', CORS_ALLOWED_METHODS);
+        res.setHeader('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS);
+      }
+      res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === WEBSOCKET_PATH) {
+      // gorilla's Upgrade refuses a request that is not a WebSocket handshake
+      res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end('Bad Request\n');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (c: Buffer) => {
+      if (tooLarge) return;
+      size += c.length;
+      if (size > opts.maxBodyBytes) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      const request: CometHttpRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        body: tooLarge ? undefined : Buffer.concat(chunks, size).toString('utf8'),
+        remoteAddr: remoteOf(req.socket),
+        host: req.headers.host ?? '',
+      };
+      handler.http(request).then(
+        (a) => {
+          if (tooLarge) res.setHeader('Connection', 'close');
+          writeAnswer(req, res, a);
+        },
+        (err: unknown) => {
+          log.error({ err: err instanceof Error ? err.stack : String(err) }, 'cometbft rpc: handler failed');
+          if (!res.headersSent) res.writeHead(500).end();
+        },
+      );
+    });
+  }
+
+  function onConnection(ws: WebSocket, remoteAddr: string): void {
+    let lastSeen = Date.now();
+    const seen = () => (lastSeen = Date.now());
+    const peer: CometWsPeer = {
+      remoteAddr,
+      send(text, done) {
+        if (ws.readyState !== ws.OPEN) {
+          done?.(new Error('connection is closed'));
+          return;
+        }
+        ws.send(text, (err) => done?.(err ?? undefined));
+      },
+      bufferedAmount: () => ws.bufferedAmount,
+      close: () => ws.terminate(),
+    };
+    const session = handler.websocket(peer);
+    const ping = setInterval(() => {
+      if (Date.now() - lastSeen > WS_READ_WAIT_MS) {
+        ws.terminate();
+        return;
+      }
+      if (ws.readyState === ws.OPEN) ws.ping();
+    }, WS_PING_PERIOD_MS);
+    ping.unref();
+    ws.on('message', (data, isBinary) => {
+      seen();
+      session.message(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString());
+    });
+    ws.on('pong', seen);
+    ws.on('ping', seen);
+    ws.on('error', (err) => log.debug({ err: err.message, remoteAddr }, 'cometbft rpc: websocket error'));
+    ws.on('close', () => {
+      clearInterval(ping);
+      session.closed();
+    });
+  }
+
+  const server = createServer({ maxHeaderSize: opts.maxHeaderBytes }, onRequest);
+  if (opts.maxOpenConnections > 0) server.maxConnections = opts.maxOpenConnections;
+  server.headersTimeout = READ_TIMEOUT_MS;
+  server.requestTimeout = READ_TIMEOUT_MS;
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname !== WEBSOCKET_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const remoteAddr = remoteOf(req.socket);
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, remoteAddr));
+  });
+  server.on('clientError', (err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    log.debug({ err: err.message }, 'cometbft rpc: bad http request');
+  });
+
+  function close(): Promise<void> {
+    for (const ws of wss.clients) ws.terminate();
+    return new Promise((resolve) => {
+      const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        wss.close();
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+  }
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      server.on('error', (err) => log.error({ err: err.message }, 'cometbft rpc server error'));
+      resolve({ port: (server.address() as AddressInfo).port, close });
+    });
+  });
+}
