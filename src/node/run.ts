@@ -107,7 +107,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           waiting.delete(m.id);
           break;
         case 'roundStep':
-          consensusRpc?.onRoundStep(m.event);
+          reader?.events.consensus.emit({ type: m.event.type, height: m.event.height, round: m.event.round, data: m.event });
           break;
         case 'stopped':
           onStopped?.();
@@ -304,7 +304,6 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
 
 interface ConsensusRpc {
   url: string;
-  onRoundStep(e: RoundStepEvent): void;
   close(): Promise<void>;
 }
 
@@ -380,7 +379,16 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     },
     d.log.child({ module: 'cometbft-rpc' }),
   );
-  const offBlocks = reader.events.blocks.on((h) => service.bus.onCommitted(h));
+  // the hub drops a listener that throws: keep publishing, log the bug
+  const guarded = <T>(fn: (v: T) => void) => (v: T) => {
+    try {
+      fn(v);
+    } catch (e) {
+      d.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'cometbft rpc: publishing an event failed');
+    }
+  };
+  const offBlocks = reader.events.blocks.on(guarded((h: bigint) => service.bus.onCommitted(h)));
+  const offSteps = reader.events.consensus.on(guarded((e: { data?: unknown }) => service.bus.onRoundStep(e.data as RoundStepEvent)));
   const laddr = parseLaddr(opts.rpc.laddr)!;
   const server = await startCometServer({
     host: laddr.host,
@@ -394,9 +402,9 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
   });
   return {
     url: `http://${formatHostPort({ host: laddr.host, port: server.port })}`,
-    onRoundStep: (e) => service.bus.onRoundStep(e),
     async close() {
       offBlocks();
+      offSteps();
       service.close();
       await server.close();
     },

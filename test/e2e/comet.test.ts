@@ -400,6 +400,20 @@ describe('Surface B with @cosmjs/tendermint-rpc', () => {
     const block = await call(node.url, 'eth_getBlockByNumber', ['0x' + h.toString(16), false]);
     const account = await verifyAccountProof(block.stateRoot, sender.address, proofNodes.map((n) => '0x' + toHex(n)));
     assert.equal(account?.balance, balance);
+    // storage and code of an account: 32 zero bytes and no code; the storage op proves the slot first
+    const slot = new Uint8Array(32);
+    const st = await client.abciQuery({ path: '/evm/storage', data: cat(address, slot), height: h, prove: true });
+    assert.equal(st.code, 0);
+    assert.deepEqual(st.value, new Uint8Array(32));
+    assert.deepEqual(st.proof!.ops.map((o) => o.type), ['ferry/mpt-storage', 'ferry/mpt-account']);
+    const code = await client.abciQuery({ path: '/evm/code', data: address, height: h });
+    assert.equal(code.code, 0);
+    assert.equal(code.value.length, 0);
+    const short = await client.abciQuery({ path: '/evm/storage', data: address });
+    assert.equal(short.code, 18);
+    assert.match(short.log ?? '', /20-byte address followed by a 32-byte slot/);
+    const future = await client.abciQuery({ path: '/evm/balance', data: address, height: h + 1000 });
+    assert.equal(future.code, 26);
     const unknown = await client.abciQuery({ path: '/cosmos.bank.v1beta1.Query/Balance', data: new Uint8Array() });
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.log ?? '', /unknown query path/);
