@@ -187,6 +187,8 @@ export async function startNode(name: NodeName, peers: PeerPaths): Promise<Runni
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,
+          // extra ferry flags, e.g. BENCH_FERRY_ARGS="--consensus.block_on_tx" for automine-like dev mode
+          ...(process.env.BENCH_FERRY_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
         ],
         version: ferryVersion(),
       });

@@ -136,8 +136,10 @@ export class ChainReader {
     if (q.fromBlock > to) return [];
     const rows = this.store.logRows(q.fromBlock, to, q.addresses, q.topics[0] ?? null, this.opts.logsCap + 1);
     const out: EvmLog[] = [];
+    let hashHeight = -1;
+    let blockHash: Uint8Array = new Uint8Array();
     for (const r of rows) {
-      const topics = [r.t0, r.t1, r.t2, r.t3].filter((t): t is Buffer => t !== null);
+      const topics = r.topics;
       let ok = true;
       for (let i = 1; i < q.topics.length && ok; i++) {
         const want = q.topics[i];
@@ -148,17 +150,19 @@ export class ChainReader {
       if (q.topics.length > topics.length && q.topics.slice(topics.length).some((t) => t && t.length > 0)) ok = false;
       if (!ok) continue;
       if (out.length >= this.opts.logsCap) throw new FerryError(ErrorCode.server, `query returned more than ${this.opts.logsCap} results`);
-      // the row's Buffers are fresh per query: used as they are (Buffer is a Uint8Array), no copies
-      const height = BigInt(r.height);
+      if (r.height !== hashHeight) {
+        hashHeight = r.height;
+        blockHash = this.store.evmBlock(BigInt(r.height))!.header.hash;
+      }
       out.push({
         address: r.address,
         topics,
         data: r.data,
-        blockNumber: height,
-        blockHash: this.store.evmBlock(height)!.header.hash,
-        transactionHash: r.tx_hash,
-        transactionIndex: r.tx_index,
-        logIndex: r.log_index,
+        blockNumber: BigInt(r.height),
+        blockHash,
+        transactionHash: r.txHash,
+        transactionIndex: r.txIndex,
+        logIndex: r.logIndex,
       });
     }
     return out;

@@ -44,10 +44,10 @@ CREATE TABLE IF NOT EXISTS logs (
   height INTEGER NOT NULL,
   log_index INTEGER NOT NULL,
   tx_index INTEGER NOT NULL,
-  tx_hash BLOB NOT NULL,
   address BLOB NOT NULL,
   t0 BLOB, t1 BLOB, t2 BLOB, t3 BLOB,
-  data BLOB NOT NULL,
+  -- tx hash (32) | address (20) | topic count (1) | topics (32 each) | data: read back as ONE blob
+  packed BLOB NOT NULL,
   PRIMARY KEY (height, log_index)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS logs_address ON logs(address, height);
@@ -68,17 +68,32 @@ export interface BlockWrite {
   nativeHashes: Uint8Array[];
 }
 
-export interface StoredLogRow {
+/** A stored log; its byte fields are views into one buffer read from the row. */
+export interface StoredLog {
   height: number;
-  log_index: number;
-  tx_index: number;
-  tx_hash: Buffer;
-  address: Buffer;
-  t0: Buffer | null;
-  t1: Buffer | null;
-  t2: Buffer | null;
-  t3: Buffer | null;
-  data: Buffer;
+  logIndex: number;
+  txIndex: number;
+  txHash: Uint8Array;
+  address: Uint8Array;
+  topics: Uint8Array[];
+  data: Uint8Array;
+}
+
+function packLog(txHash: Uint8Array, address: Uint8Array, topics: Uint8Array[], data: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(32 + 20 + 1 + 32 * topics.length + data.length);
+  out.set(txHash, 0);
+  out.set(address, 32);
+  out[52] = topics.length;
+  topics.forEach((t, i) => out.set(t, 53 + 32 * i));
+  out.set(data, 53 + 32 * topics.length);
+  return out;
+}
+
+function unpackLog(height: number, logIndex: number, txIndex: number, p: Buffer): StoredLog {
+  const n = p[52]!;
+  const topics: Uint8Array[] = new Array(n);
+  for (let i = 0; i < n; i++) topics[i] = p.subarray(53 + 32 * i, 85 + 32 * i);
+  return { height, logIndex, txIndex, txHash: p.subarray(0, 32), address: p.subarray(32, 52), topics, data: p.subarray(53 + 32 * n) };
 }
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -127,7 +142,7 @@ export class Store {
         'SELECT hash, height, idx FROM txs WHERE native_hash = ?',
       ),
       putLog: this.db.prepare(
-        'INSERT INTO logs (height, log_index, tx_index, tx_hash, address, t0, t1, t2, t3, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO logs (height, log_index, tx_index, address, t0, t1, t2, t3, packed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
     };
   }
@@ -174,13 +189,12 @@ export class Store {
           h,
           log.logIndex,
           i,
-          buf(r.transactionHash),
           buf(log.address),
           t[0] ? buf(t[0]) : null,
           t[1] ? buf(t[1]) : null,
           t[2] ? buf(t[2]) : null,
           t[3] ? buf(t[3]) : null,
-          buf(log.data),
+          packLog(r.transactionHash, log.address, t, log.data),
         );
       }
     });
@@ -235,7 +249,7 @@ export class Store {
    * Log rows in [from, to] matching an address set and the first topic set (the selective columns);
    * the caller applies the remaining topic positions. Ordered by (height, log_index). Stops at `limit`.
    */
-  logRows(from: bigint, to: bigint, addresses: Uint8Array[], topic0: Uint8Array[] | null, limit: number): StoredLogRow[] {
+  logRows(from: bigint, to: bigint, addresses: Uint8Array[], topic0: Uint8Array[] | null, limit: number): StoredLog[] {
     const where = ['height BETWEEN ? AND ?'];
     const args: unknown[] = [Number(from), Number(to)];
     if (addresses.length > 0) {
@@ -246,13 +260,14 @@ export class Store {
       where.push(`t0 IN (${topic0.map(() => '?').join(',')})`);
       args.push(...topic0.map(buf));
     }
-    const sql = `SELECT * FROM logs WHERE ${where.join(' AND ')} ORDER BY height, log_index LIMIT ?`;
+    const sql = `SELECT height, log_index, tx_index, packed FROM logs WHERE ${where.join(' AND ')} ORDER BY height, log_index LIMIT ?`;
     let stmt = this.logStmts.get(sql);
     if (!stmt) {
-      stmt = this.db.prepare(sql);
+      stmt = this.db.prepare(sql).raw(true);
       this.logStmts.set(sql, stmt);
     }
-    return stmt.all(...args, limit) as StoredLogRow[];
+    return (stmt.all(...args, limit) as [number, number, number, Buffer][]).map(([h, li, ti, p]) => unpackLog(h, li, ti, p));
   }
+
 }
 
