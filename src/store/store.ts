@@ -19,8 +19,8 @@ export const TRIE_NODE_CACHE_SIZE = 100_000;
 /** Trie nodes kept in memory by each reader thread's TrieDB (RPC thread, call workers). */
 export const READER_TRIE_NODE_CACHE_SIZE = 50_000;
 /** SQLite page cache, KiB: the writer's connection, and each reader connection. */
-export const WRITER_PAGE_CACHE_KIB = 32_768;
-export const READER_PAGE_CACHE_KIB = 16_384;
+export const WRITER_PAGE_CACHE_KIB = 8_192;
+export const READER_PAGE_CACHE_KIB = 4_096;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
