@@ -14,6 +14,7 @@
  *
  * Offsets are byte offsets into the UTF-8 text, as Go reports them. Pure: no I/O.
  */
+import { daysFromCivil, daysInMonth } from '../lib/calendar.js';
 
 export const Token = {
   invalid: 0,
@@ -128,19 +129,6 @@ function epochNanos(y: number, mo: number, d: number, h: number, mi: number, s: 
   return seconds * 1_000_000_000n + BigInt(nanos);
 }
 
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
-
-function daysIn(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
 
 export interface ParsedTime {
   /** nanoseconds since the Unix epoch */
@@ -159,7 +147,7 @@ export function parseDate(s: string): ParsedTime {
   if (!m) throw new Error(`parsing time ${JSON.stringify(s)} as ${JSON.stringify(DATE_LAYOUT)}: cannot parse ${JSON.stringify(s)} as ${JSON.stringify(DATE_LAYOUT)}`);
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (mo < 1 || mo > 12) throw new Error(`parsing time ${JSON.stringify(s)}: month out of range`);
-  if (d < 1 || d > daysIn(y, mo)) throw new Error(`parsing time ${JSON.stringify(s)}: day out of range`);
+  if (d < 1 || d > daysInMonth(y, mo)) throw new Error(`parsing time ${JSON.stringify(s)}: day out of range`);
   return { nanos: epochNanos(y, mo, d, 0, 0, 0, 0, 0), year: y };
 }
 
@@ -169,7 +157,7 @@ export function parseTime(s: string): ParsedTime {
   if (!m) throw new Error(`parsing time ${JSON.stringify(s)} as ${JSON.stringify(TIME_LAYOUT)}: cannot parse ${JSON.stringify(s)} as ${JSON.stringify(TIME_LAYOUT)}`);
   const [y, mo, d, h, mi, sec] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   if (mo < 1 || mo > 12) throw new Error(`parsing time ${JSON.stringify(s)}: month out of range`);
-  if (d < 1 || d > daysIn(y, mo)) throw new Error(`parsing time ${JSON.stringify(s)}: day out of range`);
+  if (d < 1 || d > daysInMonth(y, mo)) throw new Error(`parsing time ${JSON.stringify(s)}: day out of range`);
   if (h > 23) throw new Error(`parsing time ${JSON.stringify(s)}: hour out of range`);
   if (mi > 59) throw new Error(`parsing time ${JSON.stringify(s)}: minute out of range`);
   if (sec > 59) throw new Error(`parsing time ${JSON.stringify(s)}: second out of range`);

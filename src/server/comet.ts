@@ -9,7 +9,8 @@
  * handler sees it; the server pings WebSocket clients every 27 s and drops one silent for 30 s.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { closeGracefully, listen } from './listen.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export interface CometHttpRequest {
@@ -235,26 +236,11 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
     log.debug({ err: err.message }, 'cometbft rpc: bad http request');
   });
 
-  function close(): Promise<void> {
+  async function close(): Promise<void> {
     for (const ws of wss.clients) ws.terminate();
-    return new Promise((resolve) => {
-      const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-      force.unref();
-      server.close(() => {
-        clearTimeout(force);
-        wss.close();
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
+    await closeGracefully(server, CLOSE_GRACE_MS);
+    wss.close();
   }
 
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
-      server.on('error', (err) => log.error({ err: err.message }, 'cometbft rpc server error'));
-      resolve({ port: (server.address() as AddressInfo).port, close });
-    });
-  });
+  return listen(server, opts.host, opts.port, (err) => log.error({ err: err.message }, 'cometbft rpc server error')).then((port) => ({ port, close }));
 }

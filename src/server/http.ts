@@ -16,7 +16,7 @@
  * them wait instead).
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeGracefully, listen } from './listen.js';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CallContext } from '../jsonrpc/types.js';
 
@@ -220,23 +220,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
 
   function close(): Promise<void> {
     closing = true;
-    return new Promise((resolve) => {
-      const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-      force.unref();
-      server.close(() => {
-        clearTimeout(force);
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
+    return closeGracefully(server, CLOSE_GRACE_MS);
   }
 
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
-      server.on('error', (err) => log.error({ err }, 'json-rpc http server error'));
-      resolve({ port: (server.address() as AddressInfo).port, close });
-    });
-  });
+  return listen(server, opts.host, opts.port, (err) => log.error({ err }, 'json-rpc http server error')).then((port) => ({ port, close }));
 }
