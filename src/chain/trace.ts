@@ -182,6 +182,9 @@ class ReplayTrieDB {
     return this;
   }
   async open(): Promise<void> {}
+  /** a replay's writes are kept until the job ends (`clear`) */
+  rootMoved(): void {}
+
   /** forget what the last replay wrote */
   clear(): void {
     this.overlay = new Map();

@@ -98,6 +98,7 @@ export class EvmRunner {
     readonly vm: VM,
     readonly sm: MerkleStateManager,
     private readonly common: Common,
+    private readonly db: TrieDB,
   ) {
     const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown }> })._opcodeMap;
     for (const op of [JUMP, JUMPI]) {
@@ -124,7 +125,7 @@ export class EvmRunner {
       },
     };
     const vm = await createVM({ common, stateManager: sm, blockchain: blockchain as never });
-    return new EvmRunner(vm, sm, common);
+    return new EvmRunner(vm, sm, common, db);
   }
 
   /** block contexts are immutable per height: calls at the same height share one Block object */
@@ -171,6 +172,7 @@ export class EvmRunner {
   async setRoot(root: Uint8Array): Promise<void> {
     if (this.root !== undefined && Buffer.compare(this.root, root) === 0) return;
     await this.sm.setStateRoot(root, true);
+    this.db.rootMoved();
     this.root = root;
   }
 
@@ -261,6 +263,7 @@ export class EvmRunner {
   async reset(root: Uint8Array): Promise<void> {
     this.sm.clearCaches();
     await this.sm.setStateRoot(root, true);
+    this.db.rootMoved();
     this.root = root;
   }
 

@@ -14,10 +14,15 @@ import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 export const BLOCK_CACHE_SIZE = 32;
 /** Prepared log-query statements kept per Store. */
 export const LOG_STATEMENT_CACHE_SIZE = 64;
-/** Trie nodes kept in memory by the chain thread's TrieDB (the writer's working set). */
-export const TRIE_NODE_CACHE_SIZE = 100_000;
-/** Trie nodes kept in memory by each reader thread's TrieDB (RPC thread, call workers). */
-export const READER_TRIE_NODE_CACHE_SIZE = 50_000;
+/** Bytes of trie nodes kept in memory by the chain thread's TrieDB (the writer's working set). */
+export const TRIE_NODE_CACHE_BYTES = 4 * 1024 * 1024;
+/** Bytes of trie nodes kept in memory by each reader thread's TrieDB (RPC thread, call workers). */
+export const READER_TRIE_NODE_CACHE_BYTES = 4 * 1024 * 1024;
+/**
+ * What one cached trie node costs beyond its key and value bytes (measured in a heap snapshot of a full
+ * cache: the Uint8Array and ArrayBuffer objects, the key string's header, the Map entry, malloc's share).
+ */
+export const TRIE_NODE_CACHE_ENTRY_OVERHEAD = 256;
 /** SQLite page cache, KiB: the writer's connection, and each reader connection. */
 export const WRITER_PAGE_CACHE_KIB = 8_192;
 export const READER_PAGE_CACHE_KIB = 4_096;

@@ -1,23 +1,37 @@
 /**
  * ethereumjs' MPT database interface over the store's `trie` table. Writes go to an in-memory overlay;
- * the writer drains the overlay into the block's transaction at commit. Readers make throwaway views
- * (eth_call may write intermediate nodes; they never reach the database).
+ * the writer drains the overlay into the block's transaction at commit. A scratch TrieDB (on a reader
+ * store, or a view) never commits: what lands in its overlay (the state manager re-writes every account
+ * it read when it moves root; eth_call's intermediate nodes) is dropped whenever its runner moves root.
  */
 import type { BatchDBOp, DB } from '@ethereumjs/util';
 import { Lru } from '../lib/lru.js';
-import { READER_TRIE_NODE_CACHE_SIZE, TRIE_NODE_CACHE_SIZE, type Store } from './store.js';
+import { READER_TRIE_NODE_CACHE_BYTES, TRIE_NODE_CACHE_BYTES, TRIE_NODE_CACHE_ENTRY_OVERHEAD, type Store } from './store.js';
+
+const weighNode = (key: string, value: Uint8Array) => TRIE_NODE_CACHE_ENTRY_OVERHEAD + key.length + value.byteLength;
 
 export class TrieDB implements DB<string, Uint8Array> {
   private overlay = new Map<string, Uint8Array>();
 
   constructor(
     private readonly store: Store,
-    private readonly cache: Lru<string, Uint8Array> = new Lru(store.reader ? READER_TRIE_NODE_CACHE_SIZE : TRIE_NODE_CACHE_SIZE),
+    private readonly cache: Lru<string, Uint8Array> = new Lru(store.reader ? READER_TRIE_NODE_CACHE_BYTES : TRIE_NODE_CACHE_BYTES, weighNode),
+    private readonly scratch = store.reader,
   ) {}
 
-  /** A fresh view sharing the node cache, with its own overlay. */
+  /** A fresh scratch view sharing the node cache, with its own overlay. */
   view(): TrieDB {
-    return new TrieDB(this.store, this.cache);
+    return new TrieDB(this.store, this.cache, true);
+  }
+
+  /** nodes waiting in the overlay */
+  get pending(): number {
+    return this.overlay.size;
+  }
+
+  /** The runner on this TrieDB moved to another root: a scratch TrieDB forgets what it wrote. */
+  rootMoved(): void {
+    if (this.scratch) this.overlay = new Map();
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {

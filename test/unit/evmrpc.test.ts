@@ -969,6 +969,20 @@ describe('evmrpc: formatted answers of committed blocks are cached', () => {
     assert.equal(lru.size, 2);
     assert.throws(() => new Lru(0), RangeError);
   });
+
+  it('Lru bounded by weight evicts the oldest until the sum fits, replacing re-weighs', () => {
+    const lru = new Lru<string, string>(10, (_k, v) => v.length);
+    lru.set('a', 'xxxx');
+    lru.set('b', 'xxxx');
+    assert.equal(lru.weight, 8);
+    lru.set('c', 'xxx'); // 11 > 10: 'a' goes
+    assert.equal(lru.get('a'), undefined);
+    assert.deepEqual([lru.size, lru.weight], [2, 7]);
+    lru.set('b', 'x'); // replaced: 3 + 1
+    assert.deepEqual([lru.size, lru.weight], [2, 4]);
+    lru.set('d', 'x'.repeat(20)); // alone over the bound: everything older goes, it stays
+    assert.deepEqual([lru.size, lru.weight, lru.get('d')?.length], [1, 20, 20]);
+  });
 });
 
 describe('evmrpc: helpers', () => {

@@ -68,3 +68,31 @@ test('a block stores one final state, not every intermediate one', async () => {
   const v = await a.r.storage(out.stateRoot, Buffer.from(SETTER_ADDR.slice(2), 'hex'), new Uint8Array(32));
   assert.equal(BigInt('0x' + Buffer.from(v).toString('hex')), 20n);
 });
+
+test('a read-only runner keeps nothing in its scratch overlay as it follows new roots (no growth per block)', async () => {
+  const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-exec-')), 'db'));
+  const db = new TrieDB(store);
+  const writer = await EvmRunner.create(common, db, () => new Uint8Array(32));
+  let root = await writer.applyGenesis(new Map([
+    [wallet.address.toLowerCase(), { balance: 10n ** 21n, nonce: 0n }],
+    [SETTER_ADDR, { balance: 0n, nonce: 0n, code: SETTER }],
+  ]));
+  const commit = () => {
+    db.flushInto(store);
+    db.afterCommit();
+  };
+  commit();
+  const scratch = db.view();
+  const reader = await EvmRunner.create(common, scratch, () => new Uint8Array(32));
+  const from = Buffer.from(wallet.address.slice(2), 'hex');
+  const setter = Buffer.from(SETTER_ADDR.slice(2), 'hex');
+  for (let i = 0; i < 5; i++) {
+    root = (await writer.executeBlock(root, ctx(BigInt(i + 1)), [await setTx(i, i + 7)])).stateRoot;
+    commit();
+    assert.equal((await reader.account(root, from))?.nonce, BigInt(i + 1));
+    assert.equal(BigInt('0x' + Buffer.from(await reader.storage(root, setter, new Uint8Array(32))).toString('hex')), BigInt(i + 7));
+    // the state manager re-wrote the accounts it had read when it left the previous root: dropped
+    assert.equal(scratch.pending, 0, `block ${i + 1}`);
+  }
+  assert.equal(db.pending, 0, 'the writer drained its overlay at each commit');
+});
