@@ -41,6 +41,8 @@ export interface Figure {
 
 export const SOAK_DEFAULTS = { clients: 200, durationMs: 10 * 60_000, txPerSecond: 20, warmupMs: 30_000 } as const;
 export const LOAD_DEFAULTS = { connections: 1_000, blocks: 100 } as const;
+/** the soak samples the node's RSS this often (the curve in its report) */
+const RSS_SAMPLE_MS = 60_000;
 /** max RSS growth the soak accepts, percent */
 export const MAX_RSS_GROWTH_PCT = 10;
 /** connections opened at once while setting up */
@@ -231,6 +233,8 @@ export interface SoakResult {
   fanoutP99Ms: number;
   rssStartMiB: number | undefined;
   rssEndMiB: number | undefined;
+  /** RSS every RSS_SAMPLE_MS from the start of the load (before the warm-up) to the end: the curve */
+  rssCurveMiB: number[];
   /** every check passed */
   ok: boolean;
   problems: string[];
@@ -305,11 +309,20 @@ export async function runWsSoak(target: WsTarget, opts: SoakOptions = {}): Promi
   const sendErrors: string[] = [];
   const sender = startTransfers(target.url, info, token, txPerSecond, (e) => sendErrors.length < 5 && sendErrors.push(e));
   const started = Date.now();
+  const rssCurveMiB: number[] = [];
+  const sampleRss = () => {
+    const v = rssMiB(target.pid);
+    if (v !== undefined) rssCurveMiB.push(Math.round(v));
+  };
+  sampleRss();
+  const sampler = setInterval(sampleRss, RSS_SAMPLE_MS);
   await sleep(warmupMs);
   const rssStartMiB = rssMiB(target.pid);
   log(`soak: warm (${subs[0]?.heads.length ?? 0} blocks so far), RSS ${rssStartMiB?.toFixed(1) ?? '?'} MiB; running ${Math.round(durationMs / 1000)} s`);
   await sleep(Math.max(0, durationMs - (Date.now() - started)));
+  clearInterval(sampler);
   const rssEndMiB = rssMiB(target.pid);
+  sampleRss();
   await sender.stop();
   // wait until every sent tx is mined (or give up), then until every client has seen SETTLE_BLOCKS more
   let lastTxBlock = Number(await rpcCall(target.url, 'eth_blockNumber'));
@@ -368,6 +381,7 @@ export async function runWsSoak(target: WsTarget, opts: SoakOptions = {}): Promi
     fanoutP99Ms: percentile(lat, 99),
     rssStartMiB,
     rssEndMiB,
+    rssCurveMiB,
     ok: false,
     problems,
   };
@@ -457,8 +471,8 @@ export async function wsSoakFigure(target: WsTarget, opts: SoakOptions = {}): Pr
   const r = await runWsSoak(target, opts);
   const detail =
     `${r.clients} clients, blocks ${r.window.from}..${r.window.to}, ${r.txs} txs, ${r.logsPerClient} logs/client; ` +
-    `fan-out median ${ms(r.fanoutMedianMs)} ms, p99 ${ms(r.fanoutP99Ms)} ms; RSS ${mib(r.rssStartMiB)} → ${mib(r.rssEndMiB)} MiB; ` +
-    `missed/dup blocks ${r.missedBlocks}/${r.duplicatedBlocks}, missed/dup/late logs ${r.missedLogs}/${r.duplicatedLogs}/${r.lateLogs}`;
+    `fan-out median ${ms(r.fanoutMedianMs)} ms, p99 ${ms(r.fanoutP99Ms)} ms; RSS ${mib(r.rssStartMiB)} → ${mib(r.rssEndMiB)} MiB ` +
+    `(each minute: ${r.rssCurveMiB.join(', ')}); missed/dup blocks ${r.missedBlocks}/${r.duplicatedBlocks}, missed/dup/late logs ${r.missedLogs}/${r.duplicatedLogs}/${r.lateLogs}`;
   if (!r.ok) throw new Error(`ws soak failed: ${r.problems.join('; ')} (${detail})`);
   return { value: r.fanoutP99Ms, detail };
 }
