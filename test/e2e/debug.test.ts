@@ -316,6 +316,40 @@ describe('debug namespace', { timeout: 240_000 }, () => {
       assert.equal(pre[rich].balance, '0xde0b6b3a7640000');
     });
 
+    it('a CALL that fails before entering the callee still has its frame, as in geth', async () => {
+      // MSTORE 0xdeadbeef; CALL(gas 10000, target, value 1, input mem[28..32]) from a contract with no balance; STOP
+      const target = '0x00000000000000000000000000000000000000bb';
+      const code = '0x63deadbeef600052' + '600060006004601c6001' + '73' + target.slice(2) + '612710f100';
+      const poor = '0x00000000000000000000000000000000000000cc';
+      const out = await provider.send('debug_traceCall', [
+        { from: devAddress(3), to: poor, gas: '0x30000' },
+        'latest',
+        { tracer: 'callTracer', stateOverrides: { [poor]: { code, balance: '0x0' } } },
+      ]);
+      assert.equal(out.error, undefined, 'the caller goes on (CALL pushed 0)');
+      assert.deepEqual(out.calls, [
+        {
+          from: poor,
+          gas: '0x' + (10_000 + 2_300).toString(16), // the gas argument plus the value stipend
+          gasUsed: '0x0',
+          to: target,
+          input: '0xdeadbeef',
+          error: 'insufficient balance for transfer',
+          value: '0x1',
+          type: 'CALL',
+        },
+      ]);
+      // with the balance the same call enters, and nothing is synthesized
+      const rich = await provider.send('debug_traceCall', [
+        { from: devAddress(3), to: poor, gas: '0x30000' },
+        'latest',
+        { tracer: 'callTracer', stateOverrides: { [poor]: { code, balance: '0x1' } } },
+      ]);
+      assert.equal(rich.calls.length, 1);
+      assert.equal(rich.calls[0].error, undefined);
+      assert.equal(rich.calls[0].gas, out.calls[0].gas);
+    });
+
     it('struct logger options: disableStack, disableStorage, limit', async () => {
       const full = await trace(fx.txs.erc20);
       const bare = await trace(fx.txs.erc20, { disableStack: true, disableStorage: true, limit: 10 });

@@ -55,7 +55,7 @@ interface RunState {
   programCounter: number;
   opCode: number;
   stack: { _store: bigint[]; _len: number };
-  memory: { _store: Uint8Array };
+  memory: { _store: Uint8Array; read(offset: number, size: number): Uint8Array };
   gasRefund: bigint;
   returnBytes: Uint8Array;
   messageGasLimit?: bigint;
@@ -64,7 +64,7 @@ interface RunState {
 }
 interface InterpreterLike {
   _runState: RunState;
-  _env: { address: Address; caller: Address; callValue: bigint; callData: Uint8Array; depth: number };
+  _env: { address: Address; caller: Address; callValue: bigint; callData: Uint8Array; depth: number; contract: { balance: bigint; nonce: bigint } };
   _evm: EVM;
   _result: { logs: [Uint8Array, Uint8Array[], Uint8Array][] };
 }
@@ -282,21 +282,40 @@ export class TraceHost {
   private wrapCall(entry: OpEntry, op: number): void {
     const inner = entry.opHandler;
     const type = CALL_NAMES[op]!;
+    if (!entry.opcodeInfo.isAsync) throw new Error(`@ethereumjs/evm: ${type} handler expected to be async`);
     entry.opHandler = (rs: RunState, common: unknown) => {
       const run = this.run;
-      if (run) {
-        const st = rs.stack;
-        const top = (i: number) => st._store[st._len - 1 - i]!;
-        const env = rs.interpreter._env;
-        const isCreate = op === OP.CREATE || op === OP.CREATE2;
-        run.pending = {
-          type,
-          from: env.address.bytes,
-          to: isCreate ? undefined : setLengthLeft(bigIntToBytes(top(1) & ((1n << 160n) - 1n)), 20),
-          value: isCreate || op === OP.CALL || op === OP.CALLCODE ? top(isCreate ? 0 : 2) : op === OP.DELEGATECALL ? env.callValue : undefined,
-        };
-      }
-      return inner(rs, common);
+      if (!run) return inner(rs, common);
+      const st = rs.stack;
+      const top = (i: number) => st._store[st._len - 1 - i]!;
+      const env = rs.interpreter._env;
+      const isCreate = op === OP.CREATE || op === OP.CREATE2;
+      const pending: Pending = {
+        type,
+        from: env.address.bytes,
+        to: isCreate ? undefined : setLengthLeft(bigIntToBytes(top(1) & ((1n << 160n) - 1n)), 20),
+        value: isCreate || op === OP.CALL || op === OP.CALLCODE ? top(isCreate ? 0 : 2) : op === OP.DELEGATECALL ? env.callValue : undefined,
+      };
+      run.pending = pending;
+      // ethereumjs returns 0 without a message when the depth limit or the balance forbids the call;
+      // geth's tracers still see that frame (enter, then exit with the error and no gas used)
+      const error =
+        env.depth >= MAX_CALL_DEPTH
+          ? 'max call depth exceeded'
+          : op !== OP.DELEGATECALL && op !== OP.STATICCALL && env.contract.balance < (pending.value ?? 0n)
+            ? 'insufficient balance for transfer'
+            : undefined;
+      if (error === undefined || (!run.tracer.onEnter && !run.tracer.onExit)) return inner(rs, common);
+      const start = failedFrameStart(rs, op, pending);
+      return (async () => {
+        const out = await inner(rs, common);
+        if (run.pending === pending) {
+          run.pending = undefined;
+          await run.tracer.onEnter?.(start);
+          await run.tracer.onExit?.({ depth: start.depth, output: new Uint8Array(), gasUsed: 0n, error, reverted: true });
+        }
+        return out;
+      })();
     };
   }
 
@@ -345,6 +364,38 @@ export class TraceHost {
     };
   }
 }
+
+/** EVM call depth limit (ethereumjs' `stackLimit` param, geth's params.CallCreateDepth) */
+const MAX_CALL_DEPTH = 1024;
+
+/**
+ * The frame of a call or create that fails before entering the callee, read before the handler pops
+ * its arguments: the gas it would get (with the value stipend), its input, the address it targets.
+ */
+function failedFrameStart(rs: RunState, op: number, p: Pending): FrameStart {
+  const st = rs.stack;
+  const top = (i: number) => st._store[st._len - 1 - i]!;
+  const env = rs.interpreter._env;
+  const mem = (offset: bigint, size: bigint) => (size === 0n ? new Uint8Array() : rs.memory.read(Number(offset), Number(size)));
+  let input: Uint8Array;
+  let to = p.to;
+  let gas = rs.messageGasLimit ?? 0n;
+  if (op === OP.CREATE || op === OP.CREATE2) {
+    input = mem(top(1), top(2));
+    to = op === OP.CREATE
+      ? generateAddress(env.address.bytes, bigIntToBytes(env.contract.nonce))
+      : generateAddress2(env.address.bytes, setLengthLeft(bigIntToBytes(top(3)), 32), input);
+  } else if (op === OP.CALL || op === OP.CALLCODE) {
+    input = mem(top(3), top(4));
+    if ((p.value ?? 0n) !== 0n) gas += CALL_STIPEND;
+  } else {
+    input = mem(top(2), top(3));
+  }
+  return { depth: env.depth + 1, type: p.type, from: p.from, to: to!, input, gas, value: p.value };
+}
+
+/** gas added to a value-carrying CALL/CALLCODE */
+const CALL_STIPEND = 2300n;
 
 /** The address a CREATE/CREATE2 message creates (its sender's nonce is already raised). */
 async function createdAddress(evm: EVM, m: Message): Promise<Uint8Array> {
