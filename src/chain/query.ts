@@ -15,6 +15,7 @@
  * the slot against the account's storage root. Other paths answer code 6 with a log naming the path.
  */
 import { RLP } from '@ethereumjs/rlp';
+import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { ChainReader } from './reader.js';
 
 export const QUERY_PATHS = ['/evm/balance', '/evm/nonce', '/evm/code', '/evm/storage'] as const;
@@ -26,25 +27,6 @@ export const QueryCode = { ok: 0, unknownRequest: 6, invalidRequest: 18, invalid
 
 const ADDRESS_BYTES = 20;
 const SLOT_BYTES = 32;
-
-export interface AbciQueryRequest {
-  path: string;
-  data: Uint8Array;
-  height: bigint;
-  prove: boolean;
-}
-
-export interface AbciQueryResponse {
-  code: number;
-  log: string;
-  info: string;
-  index: bigint;
-  key: Uint8Array | undefined;
-  value: Uint8Array | undefined;
-  proofOps: { type: string; key: Uint8Array; data: Uint8Array }[] | undefined;
-  height: bigint;
-  codespace: string;
-}
 
 function failure(code: number, log: string, height = 0n): AbciQueryResponse {
   return { code, log, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height, codespace: QUERY_CODESPACE };

@@ -1,117 +1,36 @@
 /**
  * The port Surface B (the CometBFT v0.38 RPC) reads and acts through. cometrpc/ never imports the
- * engine or the application: node/ wires their readers to this interface. The domain types here
- * are structural copies of the engine's (bigint, Uint8Array, {seconds, nanos} times — never hex).
+ * engine or the application: node/ wires their readers to this interface. The CometBFT values it
+ * carries are the shared domain types of src/types/cometbft.ts (bigint, Uint8Array — never hex).
  */
 import type { Query } from '../eventquery/index.js';
+import type { AbciQueryRequest, AbciQueryResponse, CometBlockRecord, ExecTxResult, InfoResponse, Validator } from '../types/cometbft.js';
 
-export interface Timestamp {
-  seconds: bigint;
-  nanos: number;
-}
+export type {
+  AbciEvent,
+  AbciQueryRequest,
+  AbciQueryResponse,
+  AbciEventAttribute,
+  Block,
+  BlockID,
+  CometBlockRecord,
+  Commit,
+  CommitSig,
+  ExecTxResult,
+  FinalizeBlockResponse,
+  Header,
+  InfoResponse,
+  PartSetHeader,
+  ProofOp,
+  RoundStepEvent,
+  Timestamp,
+  Validator,
+  ValidatorUpdate,
+  VoteEventData,
+} from '../types/cometbft.js';
 
-export interface PartSetHeader {
-  total: number;
-  hash: Uint8Array;
-}
-
-export interface BlockID {
-  hash: Uint8Array;
-  partSetHeader: PartSetHeader;
-}
-
-export interface Header {
-  version: { block: bigint; app: bigint };
-  chainId: string;
-  height: bigint;
-  time: Timestamp;
-  lastBlockId: BlockID;
-  lastCommitHash: Uint8Array;
-  dataHash: Uint8Array;
-  validatorsHash: Uint8Array;
-  nextValidatorsHash: Uint8Array;
-  consensusHash: Uint8Array;
-  appHash: Uint8Array;
-  lastResultsHash: Uint8Array;
-  evidenceHash: Uint8Array;
-  proposerAddress: Uint8Array;
-}
-
-export interface CommitSig {
-  /** 1 absent, 2 commit, 3 nil */
-  blockIdFlag: number;
-  validatorAddress: Uint8Array;
-  timestamp: Timestamp;
-  signature: Uint8Array;
-}
-
-export interface Commit {
-  height: bigint;
-  round: number;
-  blockId: BlockID;
-  signatures: readonly CommitSig[];
-}
-
-export interface Block {
-  header: Header;
-  data: { txs: readonly Uint8Array[] };
-  evidence: readonly unknown[];
-  lastCommit: Commit;
-}
-
-export interface Validator {
-  address: Uint8Array;
-  /** ed25519, 32 bytes */
-  pubKey: Uint8Array;
-  votingPower: bigint;
-}
-
-export interface EventAttribute {
-  key: string;
-  value: string;
-  index: boolean;
-}
-
-export interface AbciEvent {
-  type: string;
-  attributes: readonly EventAttribute[];
-}
-
-export interface ExecTxResult {
-  code: number;
-  data: Uint8Array;
-  log: string;
-  info: string;
-  gasWanted: bigint;
-  gasUsed: bigint;
-  events: readonly AbciEvent[];
-  codespace: string;
-}
-
+/** CheckTx answers with ExecTxResult's fields */
 export type CheckTxResult = ExecTxResult;
-
-export interface ValidatorUpdate {
-  pubKey: Uint8Array;
-  power: bigint;
-}
-
-export interface FinalizeBlockResult {
-  events: readonly AbciEvent[];
-  txResults: readonly ExecTxResult[];
-  appHash: Uint8Array;
-  validatorUpdates?: readonly ValidatorUpdate[];
-}
-
-/** One committed height as the block store keeps it. */
-export interface BlockRecord {
-  block: Block;
-  blockId: BlockID;
-  /** the seen commit of this height */
-  commit: Commit;
-  results: FinalizeBlockResult;
-  /** bytes of the block's proto encoding */
-  size: number;
-}
 
 /** A tx as the index keeps it. */
 export interface TxRecord {
@@ -127,42 +46,6 @@ export interface TxProof {
   rootHash: Uint8Array;
   data: Uint8Array;
   proof: { total: bigint; index: bigint; leafHash: Uint8Array; aunts: readonly Uint8Array[] };
-}
-
-export interface ProofOp {
-  type: string;
-  key: Uint8Array;
-  data: Uint8Array;
-}
-
-/** abci.ResponseQuery */
-export interface QueryResult {
-  code: number;
-  log: string;
-  info: string;
-  index: bigint;
-  key: Uint8Array | undefined;
-  value: Uint8Array | undefined;
-  proofOps: readonly ProofOp[] | undefined;
-  height: bigint;
-  codespace: string;
-}
-
-export interface QueryRequest {
-  path: string;
-  data: Uint8Array;
-  /** 0 = latest */
-  height: bigint;
-  prove: boolean;
-}
-
-/** abci.ResponseInfo */
-export interface InfoResult {
-  data: string;
-  version: string;
-  appVersion: bigint;
-  lastBlockHeight: bigint;
-  lastBlockAppHash: Uint8Array;
 }
 
 /** What status and net_info report about this node. */
@@ -198,29 +81,6 @@ export interface MempoolView {
   txs(limit: number): Uint8Array[];
 }
 
-/** A signed vote (Vote event). */
-export interface VoteData {
-  type: number;
-  height: bigint;
-  round: number;
-  blockId: BlockID;
-  timestamp: Timestamp;
-  validatorAddress: Uint8Array;
-  validatorIndex: number;
-  signature: Uint8Array;
-}
-
-/** A consensus moment of the engine's round: NewRound, NewRoundStep, CompleteProposal, Vote, Polka, ... */
-export interface RoundStep {
-  type: string;
-  height: bigint;
-  round: number;
-  step: string;
-  proposer?: { address: Uint8Array; index: number };
-  blockId?: BlockID;
-  vote?: VoteData;
-}
-
 export interface ConsensusBackend {
   identity(): NodeIdentity;
   /** the genesis document as CometBFT serializes it (compact JSON) */
@@ -229,7 +89,7 @@ export interface ConsensusBackend {
   latestHeight(): bigint;
   /** lowest height the store has */
   baseHeight(): bigint;
-  block(height: bigint): BlockRecord | undefined;
+  block(height: bigint): CometBlockRecord | undefined;
   heightByHash(hash: Uint8Array): bigint | undefined;
   /** the set of `height` (≤ latest + 1), in canonical order */
   validators(height: bigint): Validator[] | undefined;
@@ -243,6 +103,6 @@ export interface ConsensusBackend {
   /** CheckTx; `submit` adds the tx to the mempool when it passes */
   checkTx(tx: Uint8Array, submit: boolean): Promise<CheckTxResult>;
   mempool(): MempoolView;
-  abciInfo(): InfoResult;
-  abciQuery(req: QueryRequest): Promise<QueryResult>;
+  abciInfo(): InfoResponse;
+  abciQuery(req: AbciQueryRequest): Promise<AbciQueryResponse>;
 }

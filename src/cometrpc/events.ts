@@ -14,7 +14,7 @@
  */
 import { compileQuery, queryString, Token, type CompiledQuery, type EventMap } from '../eventquery/index.js';
 import { ErrorCode, FerryError } from '../lib/errors.js';
-import type { AbciEvent, BlockRecord, ConsensusBackend, RoundStep } from './backend.js';
+import type { AbciEvent, CometBlockRecord, ConsensusBackend, RoundStepEvent } from './backend.js';
 import {
   blockIdJson,
   blockJson,
@@ -247,7 +247,7 @@ export class EventBus {
   }
 
   /** A consensus step of the engine. */
-  onRoundStep(e: RoundStep): void {
+  onRoundStep(e: RoundStepEvent): void {
     if (!this.wanted(e.type)) return;
     const map = withType(e.type);
     this.publish(new BusEvent(e.type, () => roundStepData(e), map, map));
@@ -262,7 +262,7 @@ export class EventBus {
     }
   }
 
-  private publishBlock(rec: BlockRecord): void {
+  private publishBlock(rec: CometBlockRecord): void {
     const height = rec.block.header.height;
     const blockEvents = rec.results.events;
     if (this.wanted('NewBlock')) {

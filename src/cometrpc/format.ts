@@ -2,7 +2,7 @@
  * Domain values → CometBFT v0.38 JSON, exactly as its two encoders write them:
  * - libs/json (every Result* struct): int64/uint64 as strings, int32/uint32 as numbers, []byte as
  *   base64, HexBytes as UPPER hex, times RFC3339Nano UTC with trailing zeros trimmed, nil slices null;
- * - gogo jsonpb with defaults emitted (ResponseCheckTx, ExecTxResult, ResponseQuery, EventAttribute):
+ * - gogo jsonpb with defaults emitted (ResponseCheckTx, ExecTxResult, ResponseQuery, AbciEventAttribute):
  *   every field present, int64 as strings, empty bytes null.
  * Field order follows the Go structs. Hex appears only here (and in params.ts).
  */
@@ -10,23 +10,23 @@ import type {
   AbciEvent,
   Block,
   BlockID,
-  BlockRecord,
+  CometBlockRecord,
   CheckTxResult,
   Commit,
   CommitSig,
-  EventAttribute,
+  AbciEventAttribute,
   ExecTxResult,
-  FinalizeBlockResult,
+  FinalizeBlockResponse,
   Header,
-  InfoResult,
-  QueryResult,
-  RoundStep,
+  InfoResponse,
+  AbciQueryResponse,
+  RoundStepEvent,
   Timestamp,
   TxProof,
   TxRecord,
   Validator,
   ValidatorUpdate,
-  VoteData,
+  VoteEventData,
 } from './backend.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -129,13 +129,13 @@ export function blockJson(b: Block): Json {
 }
 
 /** ResultBlock: `{block_id, block}` */
-export function resultBlockJson(rec: BlockRecord | undefined): Json {
+export function resultBlockJson(rec: CometBlockRecord | undefined): Json {
   if (!rec) return { block_id: ZERO_BLOCK_ID, block: null };
   return { block_id: blockIdJson(rec.blockId), block: blockJson(rec.block) };
 }
 
 /** types.BlockMeta */
-export function blockMetaJson(rec: BlockRecord): Json {
+export function blockMetaJson(rec: CometBlockRecord): Json {
   return { block_id: blockIdJson(rec.blockId), block_size: str(rec.size), header: headerJson(rec.block.header), num_txs: str(rec.block.data.txs.length) };
 }
 
@@ -151,8 +151,8 @@ export function validatorJson(v: Validator): Json {
   return { address: hexUpper(v.address), pub_key: pubKeyJson(v.pubKey), voting_power: str(v.votingPower), proposer_priority: '0' };
 }
 
-/** abci.EventAttribute (jsonpb: every field present) */
-export function attributeJson(a: EventAttribute): Json {
+/** abci.AbciEventAttribute (jsonpb: every field present) */
+export function attributeJson(a: AbciEventAttribute): Json {
   return { key: a.key, value: a.value, index: a.index };
 }
 
@@ -204,7 +204,7 @@ export function validatorUpdateJson(u: ValidatorUpdate): Json {
 }
 
 /** ResultBlockResults */
-export function blockResultsJson(height: bigint, r: FinalizeBlockResult): Json {
+export function blockResultsJson(height: bigint, r: FinalizeBlockResponse): Json {
   const updates = r.validatorUpdates ?? [];
   return {
     height: str(height),
@@ -217,7 +217,7 @@ export function blockResultsJson(height: bigint, r: FinalizeBlockResult): Json {
 }
 
 /** abci.ResponseFinalizeBlock under libs/json (NewBlock event): omitempty fields dropped */
-export function finalizeBlockJson(r: FinalizeBlockResult): Json {
+export function finalizeBlockJson(r: FinalizeBlockResponse): Json {
   const out: Record<string, Json> = {};
   if (r.events.length > 0) out.events = r.events.map(eventJson);
   if (r.txResults.length > 0) out.tx_results = r.txResults.map(execTxResultJson);
@@ -259,7 +259,7 @@ export function txResultEventJson(height: bigint, index: number, tx: Uint8Array,
 }
 
 /** abci.ResponseInfo under libs/json: zero fields omitted */
-export function infoJson(r: InfoResult): Json {
+export function infoJson(r: InfoResponse): Json {
   const out: Record<string, Json> = {};
   if (r.data !== '') out.data = r.data;
   if (r.version !== '') out.version = r.version;
@@ -270,7 +270,7 @@ export function infoJson(r: InfoResult): Json {
 }
 
 /** abci.ResponseQuery (jsonpb) */
-export function queryJson(r: QueryResult): Json {
+export function queryJson(r: AbciQueryResponse): Json {
   return {
     code: r.code,
     log: r.log,
@@ -284,7 +284,7 @@ export function queryJson(r: QueryResult): Json {
   };
 }
 
-export function voteJson(v: VoteData): Json {
+export function voteJson(v: VoteEventData): Json {
   return {
     type: v.type,
     height: str(v.height),
@@ -300,7 +300,7 @@ export function voteJson(v: VoteData): Json {
 }
 
 /** The `data` of a consensus event: `{type: "tendermint/event/…", value}` (types/events.go). */
-export function roundStepData(e: RoundStep): { type: string; value: Json } {
+export function roundStepData(e: RoundStepEvent): { type: string; value: Json } {
   const rs = { height: str(e.height), round: e.round, step: e.step };
   switch (e.type) {
     case 'NewRound':

@@ -2,17 +2,9 @@
  * The application interface the engine drives, shaped after ABCI 2.0 (CometBFT v0.38). It is the seam
  * where a real CometBFT node will later drive the same application over the ABCI socket protocol.
  */
+import type { AbciEvent, ExecTxResult, FinalizeBlockResponse, InfoResponse } from '../types/cometbft.js';
 
-export interface AbciEventAttribute {
-  key: string;
-  value: string;
-  index: boolean;
-}
-
-export interface AbciEvent {
-  type: string;
-  attributes: AbciEventAttribute[];
-}
+export type { AbciEvent, AbciEventAttribute, ExecTxResult, FinalizeBlockResponse, InfoResponse, ValidatorUpdate } from '../types/cometbft.js';
 
 export interface CheckTxResult {
   code: number;
@@ -24,17 +16,6 @@ export interface CheckTxResult {
   events: AbciEvent[];
 }
 
-export interface ExecTxResult {
-  code: number;
-  data: Uint8Array;
-  log: string;
-  info: string;
-  gasWanted: bigint;
-  gasUsed: bigint;
-  events: AbciEvent[];
-  codespace: string;
-}
-
 export interface FinalizeBlockRequest {
   height: bigint;
   /** unix milliseconds (ferry's block times have millisecond precision) */
@@ -42,28 +23,6 @@ export interface FinalizeBlockRequest {
   hash: Uint8Array;
   proposerAddress: Uint8Array;
   txs: Uint8Array[];
-}
-
-/** abci.ValidatorUpdate: an ed25519 key and its new voting power (0 removes the validator). */
-export interface ValidatorUpdate {
-  pubKey: Uint8Array;
-  power: bigint;
-}
-
-export interface FinalizeBlockResponse {
-  events: AbciEvent[];
-  txResults: ExecTxResult[];
-  appHash: Uint8Array;
-  /** validator set changes; they take effect at height + 2 (CometBFT's rule) */
-  validatorUpdates?: ValidatorUpdate[];
-}
-
-export interface InfoResponse {
-  data: string;
-  version: string;
-  appVersion: bigint;
-  lastBlockHeight: bigint;
-  lastBlockAppHash: Uint8Array;
 }
 
 export interface Application {

@@ -54,43 +54,9 @@ export interface EngineOptions {
   createEmptyBlocks: boolean;
 }
 
-/** What the engine stores per height (the `comet` record). */
-export interface CometBlockRecord {
-  block: Block;
-  blockId: BlockID;
-  /** the seen commit for this height (CometBFT's `commit?height=H` answer) */
-  commit: Commit;
-  results: FinalizeBlockResponse;
-  /** byte size of the block's proto encoding */
-  size: number;
-  /** the validator set of this height and of the next one (absent in records of older versions: genesis set) */
-  validators?: Validator[];
-  nextValidators?: Validator[];
-}
+import type { CometBlockRecord, RoundStepEvent, VoteEventData } from '../types/cometbft.js';
 
-/** A signed vote, as CometBFT's Vote event carries it. */
-export interface VoteEventData {
-  type: SignedMsgType;
-  height: bigint;
-  round: number;
-  blockId: BlockID;
-  timestamp: Timestamp;
-  validatorAddress: Uint8Array;
-  validatorIndex: number;
-  signature: Uint8Array;
-}
-
-/** A consensus moment of the single validator's round (CometBFT's NewRound, NewRoundStep, Vote, ...). */
-export interface RoundStepEvent {
-  type: string;
-  height: bigint;
-  round: number;
-  /** cstypes.RoundStepType name, e.g. `RoundStepPropose` */
-  step: string;
-  proposer?: { address: Uint8Array; index: number };
-  blockId?: BlockID;
-  vote?: VoteEventData;
-}
+export type { CometBlockRecord, RoundStepEvent, VoteEventData };
 
 export interface EngineHooks {
   /** `timing`: milliseconds spent executing (FinalizeBlock) and writing (the block transaction) */

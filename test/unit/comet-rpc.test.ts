@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { BlockRecord, ConsensusBackend, Header } from '../../src/cometrpc/backend.js';
+import type { CometBlockRecord, ConsensusBackend, Header } from '../../src/cometrpc/backend.js';
 import { CometEnvelope } from '../../src/cometrpc/envelope.js';
 import { formatTime, headerJson, execTxResultJson, eventJson, resultTxJson, blockResultsJson } from '../../src/cometrpc/format.js';
 import { ParamError, boolParam, bytesParam, goJsonError, hexBytesParam, int64Param, intParam, stringParam } from '../../src/cometrpc/params.js';
@@ -274,7 +274,7 @@ describe('event index: the kv indexer semantics', () => {
 
 // ---- the event bus and slow subscribers -------------------------------------------------------
 
-function fakeBackend(recs: Map<bigint, BlockRecord>): ConsensusBackend {
+function fakeBackend(recs: Map<bigint, CometBlockRecord>): ConsensusBackend {
   let latest = 0n;
   return {
     latestHeight: () => latest,
@@ -283,7 +283,7 @@ function fakeBackend(recs: Map<bigint, BlockRecord>): ConsensusBackend {
   } as unknown as ConsensusBackend & { set(h: bigint): void };
 }
 
-function record(h: bigint, txs: number): BlockRecord {
+function record(h: bigint, txs: number): CometBlockRecord {
   const z = (n: number) => new Uint8Array(n);
   const id = { hash: z(32), partSetHeader: { total: 1, hash: z(32) } };
   const header: Header = {
@@ -371,7 +371,7 @@ describe('event bus and WebSocket sessions', () => {
   });
 
   it('a subscriber that stops reading is cancelled with CometBFT\'s error; others are not slowed', async () => {
-    const recs = new Map<bigint, BlockRecord>();
+    const recs = new Map<bigint, CometBlockRecord>();
     const backend = fakeBackend(recs) as ConsensusBackend & { set(h: bigint): void };
     const svc = new CometService(backend, opts, silent);
     const slow = peer('2.2.2.2:2', false);

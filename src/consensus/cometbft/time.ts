@@ -3,13 +3,9 @@
  * printed as Go prints `time.Time` in RFC3339Nano, UTC, trailing fractional zeros trimmed.
  */
 import { civilFromDays, daysFromCivil, daysInMonth } from '../../lib/calendar.js';
+import type { Timestamp } from '../../types/cometbft.js';
 
-export interface Timestamp {
-  /** whole seconds since 1970-01-01T00:00:00Z; may be negative */
-  seconds: bigint;
-  /** 0 ≤ nanos < 1e9 */
-  nanos: number;
-}
+export type { Timestamp };
 
 const SECONDS_PER_DAY = 86400n;
 const NANOS_PER_SECOND = 1_000_000_000;
