@@ -19,6 +19,7 @@ import { ErrorCode, FerryError } from '../lib/errors.js';
 import { toJsonRpcError } from '../jsonrpc/errors.js';
 import { ParamError, goJsonError } from './params.js';
 import type { CometContext, CometRoute, RouteTable } from './routes.js';
+import type { CometHttpResponse } from '../jsonrpc/transport.js';
 
 export const JSONRPC_VERSION = '2.0';
 /** the id of every URI answer */
@@ -38,15 +39,6 @@ const NOT_A_REQUEST_TYPE =
   'struct { JSONRPC string "json:\\"jsonrpc\\""; ID interface {} "json:\\"id,omitempty\\""; Method string "json:\\"method\\""; Params json.RawMessage "json:\\"params\\"" }';
 
 export type Id = string | number;
-
-export interface HttpAnswer {
-  status: number;
-  contentType: string;
-  /** undefined: nothing to send (notifications only) */
-  body: string | undefined;
-  /** adds `Cache-Control: public, max-age=86400` */
-  cacheable: boolean;
-}
 
 /** the context of a call, without the request id the envelope fills in */
 export type TransportContext = Omit<CometContext, 'requestId'>;
@@ -181,7 +173,7 @@ export class CometEnvelope {
   }
 
   /** `POST /` (and any method on `/` with a body). */
-  async httpJson(body: string, ctx: TransportContext): Promise<HttpAnswer> {
+  async httpJson(body: string, ctx: TransportContext): Promise<CometHttpResponse> {
     const json = 'application/json';
     let parsed: unknown;
     try {
@@ -220,7 +212,7 @@ export class CometEnvelope {
   }
 
   /** `GET /route?…` — undefined when there is no such route (the listener answers 404). */
-  async uri(name: string, arg: (param: string) => string | undefined, ctx: TransportContext): Promise<HttpAnswer | undefined> {
+  async uri(name: string, arg: (param: string) => string | undefined, ctx: TransportContext): Promise<CometHttpResponse | undefined> {
     const route = this.route(name);
     if (!route) return undefined;
     const json = 'application/json';

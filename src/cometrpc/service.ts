@@ -12,7 +12,8 @@
  */
 import type { CompiledQuery } from '../eventquery/index.js';
 import type { ConsensusBackend } from './backend.js';
-import { CometEnvelope, cancellationText, type HttpAnswer, type TransportContext } from './envelope.js';
+import type { CometHttpRequest, CometHttpResponse, CometWsPeer } from '../jsonrpc/transport.js';
+import { CometEnvelope, cancellationText, type TransportContext } from './envelope.js';
 import { EventBus, type BusEvent, type Subscription } from './events.js';
 import { createCometRoutes, type RouteTable, type SubscriptionSession } from './routes.js';
 
@@ -42,24 +43,7 @@ export interface ServiceLog {
   debug(obj: object, msg?: string): void;
 }
 
-/** Structurally what server/comet.ts calls (node/ wires the two). */
-export interface HttpRequestLike {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  body: string | undefined;
-  remoteAddr: string;
-  host: string;
-}
-
-export interface WsPeerLike {
-  readonly remoteAddr: string;
-  send(text: string, done?: (err?: Error) => void): void;
-  bufferedAmount(): number;
-  close(): void;
-}
-
-const NOT_FOUND: HttpAnswer = { status: 404, contentType: 'text/plain; charset=utf-8', body: '404 page not found\n', cacheable: false };
+const NOT_FOUND: CometHttpResponse = { status: 404, contentType: 'text/plain; charset=utf-8', body: '404 page not found\n', cacheable: false };
 
 interface LiveSubscription extends Subscription {
   id: unknown;
@@ -76,7 +60,7 @@ class WsSession implements SubscriptionSession {
 
   constructor(
     private readonly svc: CometService,
-    private readonly peer: WsPeerLike,
+    private readonly peer: CometWsPeer,
   ) {
     this.ctx = { transport: 'ws', authenticated: false, remoteAddr: peer.remoteAddr, session: this, connectionId: peer.remoteAddr };
   }
@@ -182,7 +166,7 @@ export class CometService {
     });
   }
 
-  async http(req: HttpRequestLike): Promise<HttpAnswer> {
+  async http(req: CometHttpRequest): Promise<CometHttpResponse> {
     const ctx: TransportContext = { transport: 'http', authenticated: false, remoteAddr: req.remoteAddr };
     if (req.body === undefined) {
       return {
@@ -202,7 +186,7 @@ export class CometService {
     return answer ?? NOT_FOUND;
   }
 
-  websocket(peer: WsPeerLike): { message(text: string): void; closed(): void } {
+  websocket(peer: CometWsPeer): { message(text: string): void; closed(): void } {
     const s = new WsSession(this, peer);
     return { message: (t) => s.message(t), closed: () => s.closed_() };
   }
