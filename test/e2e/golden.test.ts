@@ -12,7 +12,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startFerry, type FerryNode } from '../helpers/node.js';
+import { nodePool, type FerryNode } from '../helpers/node.js';
 import { GOLDEN_DIR } from '../helpers/paths.js';
 
 interface GoldenCase {
@@ -112,23 +112,10 @@ function check(c: GoldenCase, got: Answer): void {
   if (c.responseText !== undefined) assert.equal(got.text.trim(), c.responseText, where);
 }
 
-const nodes = new Map<string, Promise<FerryNode>>();
-/** one ferry per distinct argument list, shared by the files that use it */
-function nodeFor(args: string[] = []): Promise<FerryNode> {
-  const key = JSON.stringify(args);
-  let n = nodes.get(key);
-  if (!n) {
-    n = startFerry({ args });
-    nodes.set(key, n);
-  }
-  return n;
-}
+const { nodeFor, stopAll } = nodePool();
 
 after(async () => {
-  for (const n of nodes.values()) {
-    const node = await n.catch(() => undefined);
-    if (node) assert.equal(await node.stop(), 0);
-  }
+  for (const code of await stopAll()) assert.equal(code, 0);
 });
 
 for (const { file, golden } of goldenFiles) {

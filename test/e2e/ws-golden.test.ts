@@ -17,7 +17,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { startFerry, type FerryNode } from '../helpers/node.js';
+import { nodePool, type FerryNode } from '../helpers/node.js';
 import { GOLDEN_DIR } from '../helpers/paths.js';
 
 interface Step {
@@ -127,22 +127,10 @@ async function httpSend(url: string, text: string): Promise<unknown> {
   return JSON.parse(await res.text());
 }
 
-const nodes = new Map<string, Promise<FerryNode>>();
-function nodeFor(args: string[] = []): Promise<FerryNode> {
-  const key = JSON.stringify(args);
-  let n = nodes.get(key);
-  if (!n) {
-    n = startFerry({ args });
-    nodes.set(key, n);
-  }
-  return n;
-}
+const { nodeFor, stopAll } = nodePool();
 
 after(async () => {
-  for (const n of nodes.values()) {
-    const node = await n.catch(() => undefined);
-    if (node) assert.equal(await node.stop(), 0);
-  }
+  for (const code of await stopAll()) assert.equal(code, 0);
 });
 
 for (const { file, transcript } of files) {

@@ -214,3 +214,31 @@ export async function startFerry(opts: StartOptions = {}): Promise<FerryNode> {
     await sleep(POLL_INTERVAL_MS);
   }
 }
+
+/**
+ * One ferry per distinct argument list, started on first use and shared by the tests of a file
+ * (the golden transcripts run many cases against a few configurations). `stopAll` stops them and
+ * returns their exit codes.
+ */
+export function nodePool(): { nodeFor(args?: string[]): Promise<FerryNode>; stopAll(): Promise<number[]> } {
+  const nodes = new Map<string, Promise<FerryNode>>();
+  return {
+    nodeFor(args: string[] = []): Promise<FerryNode> {
+      const key = JSON.stringify(args);
+      let n = nodes.get(key);
+      if (!n) {
+        n = startFerry({ args });
+        nodes.set(key, n);
+      }
+      return n;
+    },
+    async stopAll(): Promise<number[]> {
+      const codes: number[] = [];
+      for (const n of nodes.values()) {
+        const node = await n.catch(() => undefined);
+        if (node) codes.push(await node.stop());
+      }
+      return codes;
+    },
+  };
+}
