@@ -6,7 +6,7 @@
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { parseHostPort, parseLaddr } from './address.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { EVM_DENOM, LOG_LEVELS, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
+import { EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
 
 /** A bad configuration value or file. `key` is the flag-style name (`json-rpc.logs-cap`) or the file. */
 export class ConfigError extends FerryError {
@@ -151,7 +151,9 @@ export function parseMinimumGasPrices(text: string): bigint {
   if (denom !== EVM_DENOM) throw new Error(`unknown denom ${JSON.stringify(denom)}, want ${EVM_DENOM}`);
   const [whole, fraction = ''] = amount!.split('.');
   if (/[1-9]/.test(fraction)) throw new Error(`${amount}${denom} is not a whole number of ${EVM_DENOM} (1 ${EVM_DENOM} = 1 wei)`);
-  return BigInt(whole!);
+  const price = BigInt(whole!);
+  if (price > MAX_MINIMUM_GAS_PRICE) throw new Error(`${amount}${denom} is above the maximum ${MAX_MINIMUM_GAS_PRICE}${EVM_DENOM}`);
+  return price;
 }
 
 function readGasPrice(raw: unknown, name: string): bigint {

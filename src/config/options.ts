@@ -174,6 +174,12 @@ export const DEFAULT_HOME_DIRNAME = '.ferry';
 /** The EVM denom of `minimum-gas-prices`: 1 aferry = 1 wei. */
 export const EVM_DENOM = 'aferry';
 export const DEFAULT_MINIMUM_GAS_PRICE = 0n;
+/**
+ * The largest `minimum-gas-prices` (app.toml, flag, miner_setGasPrice): the highest price at which the
+ * cheapest transaction (a 21,000-gas transfer) still has an upfront cost (gas × price) that fits in
+ * 256 bits, so a tx priced at or above it can exist and be paid for. Above it every tx is refused.
+ */
+export const MAX_MINIMUM_GAS_PRICE = (2n ** 256n - 1n) / 21_000n;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

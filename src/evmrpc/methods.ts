@@ -230,7 +230,8 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     web3_sha3: spec([data], ([input]: [Uint8Array]) => hexData(keccak_256(input))),
     net_version: spec(NO_PARAMS, () => backend.networkId),
     net_peerCount: spec(NO_PARAMS, () => 0),
-    net_listening: spec(NO_PARAMS, () => true),
+    // no p2p listener (Surface B's net_info says `listening: false` too)
+    net_listening: spec(NO_PARAMS, () => false),
 
     // --- eth: node and chain ---------------------------------------------------------------
     eth_protocolVersion: spec(NO_PARAMS, () => PROTOCOL_VERSION),
