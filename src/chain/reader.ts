@@ -148,7 +148,7 @@ export class ChainReader {
     rows.forEach((r, i) => {
       if (r.height !== hashHeight) {
         hashHeight = r.height;
-        blockHash = this.store.evmBlock(BigInt(r.height))!.header.hash;
+        blockHash = this.store.blockHash(r.height)!;
       }
       out[i] = {
         address: r.address,

@@ -12,6 +12,8 @@ import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
 /** Blocks kept decoded in memory by each Store (immutable once committed). */
 export const BLOCK_CACHE_SIZE = 32;
+/** Block hashes by height kept per Store (a log answer names the block of each log). */
+export const BLOCK_HASH_CACHE_SIZE = 4_096;
 /** Prepared log-query statements kept per Store. */
 export const LOG_STATEMENT_CACHE_SIZE = 64;
 /** Bytes of trie nodes kept in memory by the chain thread's TrieDB (the writer's working set). */
@@ -67,12 +69,15 @@ CREATE INDEX IF NOT EXISTS logs_t3 ON logs(t3, height);
 /**
  * A log query chooses ONE index to walk: every constrained column (address, t0..t3) has one. It counts
  * at most this many rows of each candidate in the block range and walks the one with the fewest, so a
- * query by a rare topic is not answered by walking a token's million Transfer rows.
+ * query by a rare topic is not answered by walking a token's million Transfer rows. On a tie (every
+ * probe full) the topic 1-3 indexes win: they hold event arguments (holders, ids), which are far more
+ * selective than a contract address or an event signature.
  */
-export const LOG_INDEX_PROBE_ROWS = 256;
+export const LOG_INDEX_PROBE_ROWS = 1_024;
 
-/** The log columns a query can constrain, each with its index (see SCHEMA). */
-const LOG_COLUMNS = ['address', 't0', 't1', 't2', 't3'] as const;
+/** The log columns a query can constrain, each with its index (see SCHEMA), in tie-break order. */
+const LOG_COLUMNS = ['t1', 't2', 't3', 'address', 't0'] as const;
+const TOPIC_COLUMNS = ['t0', 't1', 't2', 't3'] as const;
 type LogColumn = (typeof LOG_COLUMNS)[number];
 const LOG_INDEX: Record<LogColumn, string> = {
   address: 'logs_address',
@@ -141,6 +146,7 @@ export class Store {
   private readonly stmts;
   private readonly blockCache = new Lru<bigint, EvmBlock>(BLOCK_CACHE_SIZE);
   private readonly cometCache = new Lru<bigint, CometRecord>(BLOCK_CACHE_SIZE);
+  private readonly hashCache = new Lru<number, Uint8Array>(BLOCK_HASH_CACHE_SIZE);
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
 
@@ -165,6 +171,7 @@ export class Store {
       triePut: this.db.prepare('INSERT OR IGNORE INTO trie (k, v) VALUES (?, ?)'),
       latest: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM blocks'),
       blockByHeight: this.db.prepare<[number], { evm: Buffer }>('SELECT evm FROM blocks WHERE height = ?'),
+      hashByHeight: this.db.prepare<[number], { hash: Buffer }>('SELECT hash FROM blocks WHERE height = ?'),
       cometByHeight: this.db.prepare<[number], { rec: Buffer }>('SELECT rec FROM comet WHERE height = ?'),
       putComet: this.db.prepare('INSERT INTO comet (height, rec) VALUES (?, ?)'),
       latestComet: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM comet'),
@@ -244,6 +251,17 @@ export class Store {
     b = decodeValue<EvmBlock>(row.evm);
     this.blockCache.set(height, b);
     return b;
+  }
+
+  /** The hash of block `height` without decoding the block (log answers). */
+  blockHash(height: number): Uint8Array | undefined {
+    let h = this.hashCache.get(height);
+    if (h) return h;
+    const row = this.stmts.hashByHeight.get(height);
+    if (!row) return undefined;
+    h = new Uint8Array(row.hash);
+    this.hashCache.set(height, h);
+    return h;
   }
 
   cometRecord(height: bigint): CometRecord | undefined {
@@ -354,7 +372,7 @@ function logColumnValues(q: LogQuery): Partial<Record<LogColumn, Uint8Array[]>> 
   const out: Partial<Record<LogColumn, Uint8Array[]>> = {};
   if (q.addresses.length > 0) out.address = q.addresses;
   q.topics.slice(0, 4).forEach((t, i) => {
-    if (t && t.length > 0) out[LOG_COLUMNS[i + 1]!] = t;
+    if (t && t.length > 0) out[TOPIC_COLUMNS[i]!] = t;
   });
   return out;
 }
