@@ -5,6 +5,7 @@
  */
 import { makeCommon } from '../evm/common.js';
 import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { PrecheckError, callFees } from '../evm/precheck.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
@@ -28,13 +29,18 @@ export interface SimulatorOptions {
   evmTimeoutMs: number;
 }
 
-/** geth's texts for a simulation that could not run: timeout, or a pre-execution check. */
-function simulationFailure(e: unknown, timeoutMs: number): FerryError {
+/**
+ * A simulation that could not run: the timeout, or one of ours (geth's pre-check texts come from
+ * evm/precheck.ts). Anything else is a bug and is rethrown as it is: the RPC layer answers -32603
+ * "internal error" and logs it, so a library's message never reaches a client.
+ */
+function simulationFailure(e: unknown, timeoutMs: number): unknown {
   if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
-  if (e instanceof FerryError) return e;
-  const msg = e instanceof Error ? e.message.split(' (')[0]! : String(e);
-  return new FerryError(ErrorCode.server, msg);
+  return e;
 }
+
+/** geth's estimator raises the gas on these (execute: ErrIntrinsicGas, ErrFloorDataGas) */
+const raisesGas = (e: unknown): boolean => e instanceof PrecheckError && (e.kind === 'intrinsicGas' || e.kind === 'floorDataGas');
 
 export class Simulator implements SimulatorPort {
   private lock: Promise<unknown> = Promise.resolve();
@@ -114,12 +120,14 @@ export class Simulator implements SimulatorPort {
       const root = this.header(n).stateRoot;
       const ctx = this.blockContext(n);
       let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
-      const feeCap = req.maxFeePerGas ?? req.gasPrice;
-      if (feeCap !== undefined && feeCap > 0n && req.from) {
-        const bal = (await this.runner.account(root, req.from))?.balance ?? 0n;
-        const avail = bal - (req.value ?? 0n);
-        if (avail < 0n) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
-        const allowance = avail / feeCap;
+      // geth's estimator: the fee cap of the message (ToMessage); a priced call is capped by what the
+      // sender can pay after the value, and a value the sender cannot leave a wei beside fails here
+      const feeCap = callFees(req, ctx.baseFee).feeCap;
+      if (feeCap > 0n) {
+        const bal = (await this.runner.account(root, req.from ?? new Uint8Array(20)))?.balance ?? 0n;
+        const value = req.value ?? 0n;
+        if (value >= bal) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
+        const allowance = (bal - value) / feeCap;
         if (allowance < hi) hi = allowance;
       }
       const deadline = this.deadline();
@@ -128,6 +136,7 @@ export class Simulator implements SimulatorPort {
       try {
         first = await run(hi);
       } catch (e) {
+        if (raisesGas(e)) throw new FerryError(ErrorCode.server, `gas required exceeds allowance (${hi})`);
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
       const firstErr = simulationError(first);
@@ -140,8 +149,8 @@ export class Simulator implements SimulatorPort {
         try {
           return !(await run(gas)).execResult.exceptionError;
         } catch (e) {
-          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
-          return false;
+          if (raisesGas(e)) return false;
+          throw simulationFailure(e, this.opts.evmTimeoutMs);
         }
       };
       // geth's shortcut: most txs succeed with used * 64/63

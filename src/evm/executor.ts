@@ -7,7 +7,7 @@ import type { Common } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Account, Address, ValueEncoding, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
+import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { Lru } from '../lib/lru.js';
@@ -15,6 +15,7 @@ import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
 import { keccak256 } from './common.js';
 import { orderedTrieRoot } from './orderedtrie.js';
+import { callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
 import type { DecodedTx } from './tx.js';
 
 export const EMPTY_TRIE_ROOT = Uint8Array.from(
@@ -299,35 +300,48 @@ export class EvmRunner {
     this.deadline = deadline;
     try {
       if (overrides) await applyOverrides(this.sm, overrides);
-      const from = new Address(call.from ?? new Uint8Array(20));
+      const fromBytes = call.from ?? new Uint8Array(20);
+      const from = new Address(fromBytes);
       const acct = await this.sm.getAccount(from);
-      const feeGiven = call.gasPrice !== undefined || call.maxFeePerGas !== undefined;
+      // geth's checks first, with geth's texts (evm/precheck.ts); ethereumjs' own then always pass
+      const fees = callFees(call, ctx.baseFee);
+      const value = call.value ?? 0n;
+      checkFeesAndFunds({
+        from: fromBytes, gas: call.gas, value, fees, baseFee: ctx.baseFee, balance: acct?.balance ?? 0n,
+        code: acct && !equalsBytes(acct.codeHash, KECCAK256_NULL) ? await this.sm.getCode(from) : new Uint8Array(),
+      });
       const txData: Record<string, unknown> = {
         nonce: acct?.nonce ?? 0n,
         gasLimit: call.gas,
         to: call.to ? new Address(call.to) : undefined,
-        value: call.value ?? 0n,
+        value,
         data: call.data ?? new Uint8Array(),
         accessList: call.accessList?.map((a) => [a.address, a.storageKeys]),
       };
       if (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined) {
         txData.type = 2;
-        txData.maxFeePerGas = call.maxFeePerGas ?? ctx.baseFee + (call.maxPriorityFeePerGas ?? 0n);
-        txData.maxPriorityFeePerGas = call.maxPriorityFeePerGas ?? 0n;
+        txData.maxFeePerGas = fees.feeCap;
+        txData.maxPriorityFeePerGas = fees.tip;
       } else {
         txData.type = call.accessList ? 1 : 0;
-        txData.gasPrice = call.gasPrice ?? 0n;
+        txData.gasPrice = fees.gasPrice;
       }
-      const tx = createTx(txData as never, { common: this.common, freeze: false }) as TypedTransaction;
+      // the init code limit is checked below, in geth's order and words
+      const tx = createTx(txData as never, { common: this.common, freeze: false, allowUnlimitedInitCodeSize: true }) as TypedTransaction;
+      const intrinsic = tx.getIntrinsicGas();
+      checkGasAndCode({
+        gas: call.gas, intrinsic, floor: this.common.isActivatedEIP(7623) ? tx.getMinimumGasLimit() : 0n,
+        creation: call.to === undefined, dataLength: call.data?.length ?? 0,
+      });
       (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
       // geth's eth_call skips the base-fee check when no fee is given (NoBaseFee)
-      const block = this.block(feeGiven ? ctx : { ...ctx, baseFee: 0n });
+      const block = this.block(fees.free ? { ...ctx, baseFee: 0n } : ctx);
       if (beforeRun) await beforeRun(tx, block);
       return await runTx(this.vm, {
         tx,
         block,
         skipNonce: true,
-        skipBalance: !feeGiven,
+        skipBalance: fees.free,
         skipBlockGasLimitValidation: true,
         skipHardForkValidation: true,
       });
