@@ -236,7 +236,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'feehistory-cap', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.feeHistoryCap = v),
     (o) => String(o.jsonRpc.feeHistoryCap), 'maximum blockCount of eth_feeHistory'),
   def(APP, JR, 'logs-cap', readCount, (o, v) => (o.jsonRpc.logsCap = v), (o) => String(o.jsonRpc.logsCap),
-    'maximum number of logs eth_getLogs and eth_getFilterLogs return'),
+    'maximum number of matching logs eth_getLogs and eth_getFilterLogs return (0 = no cap)'),
   def(APP, JR, 'block-range-cap', readCount, (o, v) => (o.jsonRpc.blockRangeCap = v),
     (o) => String(o.jsonRpc.blockRangeCap), 'maximum distance between fromBlock and toBlock of a logs query'),
   def(APP, JR, 'http-timeout', readDuration, (o, v) => (o.jsonRpc.httpTimeoutMs = v),

@@ -48,6 +48,18 @@ async function error(method: string, params: unknown[]): Promise<RpcResponse['er
 
 const server = (message: string) => ({ code: -32000, message });
 
+/** a tip above the fee cap, and both fee styles at once: the same answers from both methods */
+async function feeFieldErrors(method: string): Promise<void> {
+  const cases: [Record<string, string>, string][] = [
+    [{ maxPriorityFeePerGas: '0x5' }, `max priority fee per gas higher than max fee per gas: address ${ZERO}, maxPriorityFeePerGas: 5, maxFeePerGas: 0`],
+    [{ gasPrice: '0x1', maxFeePerGas: '0x1' }, 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified'],
+    [{ gasPrice: '0x1', maxPriorityFeePerGas: '0x1' }, 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified'],
+  ];
+  for (const [fees, message] of cases) {
+    assert.deepEqual(await error(method, [{ to: token, data: TOTAL_SUPPLY, ...fees }, block]), server(message), JSON.stringify(fees));
+  }
+}
+
 before(async () => {
   node = await startFerry({ args: ['--consensus.timeout_commit', '200ms'] });
   const c = compileToken();
@@ -83,14 +95,7 @@ describe('eth_call with explicit fees', () => {
       await error('eth_call', [{ from: poor, to: token, data: TOTAL_SUPPLY, maxFeePerGas: '0x2', maxPriorityFeePerGas: '0x1' }, block]),
       server(`max fee per gas less than block base fee: address ${getAddress(poor)}, maxFeePerGas: 2, baseFee: ${baseFee}`),
     );
-    assert.deepEqual(
-      await error('eth_call', [{ to: token, data: TOTAL_SUPPLY, maxPriorityFeePerGas: '0x5' }, block]),
-      server(`max priority fee per gas higher than max fee per gas: address ${ZERO}, maxPriorityFeePerGas: 5, maxFeePerGas: 0`),
-    );
-    assert.deepEqual(
-      await error('eth_call', [{ to: token, data: TOTAL_SUPPLY, gasPrice: '0x1', maxFeePerGas: '0x1' }, block]),
-      server('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified'),
-    );
+    await feeFieldErrors('eth_call');
   });
 
   it('a sender who cannot pay gas × price + value: geth\'s text, address in EIP-55 form', async () => {
@@ -139,14 +144,7 @@ describe('eth_estimateGas with explicit fees', () => {
       await error('eth_estimateGas', [{ from: devWallet(1).address, to: token, data: TOTAL_SUPPLY, gasPrice: '0x1' }, block]),
       server(`max fee per gas less than block base fee: address ${devWallet(1).address}, maxFeePerGas: 1, baseFee: ${baseFee}`),
     );
-    assert.deepEqual(
-      await error('eth_estimateGas', [{ to: token, data: TOTAL_SUPPLY, maxPriorityFeePerGas: '0x5' }, block]),
-      server(`max priority fee per gas higher than max fee per gas: address ${ZERO}, maxPriorityFeePerGas: 5, maxFeePerGas: 0`),
-    );
-    assert.deepEqual(
-      await error('eth_estimateGas', [{ to: token, data: TOTAL_SUPPLY, gasPrice: '0x1', maxPriorityFeePerGas: '0x1' }, block]),
-      server('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified'),
-    );
+    await feeFieldErrors('eth_estimateGas');
   });
 
   it('a poor sender: geth\'s estimator texts', async () => {
