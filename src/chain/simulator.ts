@@ -1,23 +1,25 @@
 /**
  * eth_call and eth_estimateGas: message calls on a committed state with an impersonated sender, every
  * change reverted. The node runs Simulators in worker threads (node/callpool.ts), so a heavy call never
- * stalls the RPC thread and calls use the spare core.
+ * stalls the RPC thread and calls use the spare core; each worker time-slices its calls
+ * (node/callworker.ts), so a long one never holds up the others.
  */
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
+import { TaskCancelled } from '../lib/slices.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
-import type { Bytes, CallRequest } from '../types/chain.js';
+import type { Bytes, CallOrigin, CallRequest } from '../types/chain.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
 
-export type { CallRequest };
+export type { CallOrigin, CallRequest };
 
 export interface SimulatorPort {
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes>;
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint>;
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
 }
 
 export interface SimulatorOptions {
@@ -28,6 +30,9 @@ export interface SimulatorOptions {
   evmTimeoutMs: number;
 }
 
+/** Idle EVMs a Simulator keeps for the next calls (more are made while more calls run at once). */
+export const IDLE_RUNNERS_KEPT = 4;
+
 /** geth's texts for a simulation that could not run: timeout, or a pre-execution check. */
 function simulationFailure(e: unknown, timeoutMs: number): FerryError {
   if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
@@ -36,26 +41,43 @@ function simulationFailure(e: unknown, timeoutMs: number): FerryError {
   return new FerryError(ErrorCode.server, msg);
 }
 
-export class Simulator implements SimulatorPort {
-  private lock: Promise<unknown> = Promise.resolve();
+/**
+ * Runs simulations, each on an EVM of its own (so runs may be interleaved by a scheduler: see
+ * node/callworker.ts); the EVMs share the store's trie-node cache.
+ */
+export class Simulator {
+  private readonly idle: EvmRunner[] = [];
 
   private constructor(
     private readonly store: Store,
-    private readonly runner: EvmRunner,
+    private readonly db: TrieDB,
     private readonly opts: SimulatorOptions,
   ) {}
 
   static async create(store: Store, opts: SimulatorOptions): Promise<Simulator> {
-    const common = makeCommon(opts.chainId, opts.hardfork);
-    const runner = await EvmRunner.create(common, new TrieDB(store), (n) => store.evmBlock(n)?.header.hash);
-    return new Simulator(store, runner, opts);
+    const sim = new Simulator(store, new TrieDB(store), opts);
+    sim.idle.push(await sim.newRunner());
+    return sim;
   }
 
-  /** the runner is not re-entrant: one simulation at a time */
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(fn, fn);
-    this.lock = run.catch(() => undefined);
-    return run;
+  private newRunner(): Promise<EvmRunner> {
+    const common = makeCommon(this.opts.chainId, this.opts.hardfork);
+    return EvmRunner.create(common, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+  }
+
+  /** fn on an EVM no other run is using */
+  private async withRunner<T>(fn: (runner: EvmRunner) => Promise<T>): Promise<T> {
+    const runner = this.idle.pop() ?? (await this.newRunner());
+    try {
+      return await fn(runner);
+    } finally {
+      if (this.idle.length < IDLE_RUNNERS_KEPT) this.idle.push(runner);
+    }
+  }
+
+  /** the gate of a call without one of its own: its deadline from now */
+  private defaultGate(): RunGate {
+    return { deadline: this.opts.evmTimeoutMs > 0 ? Date.now() + this.opts.evmTimeoutMs : Infinity };
   }
 
   private header(n: bigint) {
@@ -83,23 +105,20 @@ export class Simulator implements SimulatorPort {
     };
   }
 
-  private deadline(): number {
-    return this.opts.evmTimeoutMs > 0 ? Date.now() + this.opts.evmTimeoutMs : Infinity;
-  }
-
   private gasCapFor(n: bigint): bigint {
     const blockGas = this.header(n).gasLimit;
     return this.opts.gasCap > 0n && this.opts.gasCap < blockGas ? this.opts.gasCap : blockGas;
   }
 
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes> {
-    return this.exclusive(async () => {
+  /** eth_call; `gate` holds it to its deadline and its scheduler's turns (default: evm-timeout from now) */
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<Bytes> {
+    return this.withRunner(async (runner) => {
       const root = this.header(n).stateRoot;
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
       let res;
       try {
-        res = await this.runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, this.deadline());
+        res = await runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, gate);
       } catch (e) {
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
@@ -109,21 +128,20 @@ export class Simulator implements SimulatorPort {
     });
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
-    return this.exclusive(async () => {
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<bigint> {
+    return this.withRunner(async (runner) => {
       const root = this.header(n).stateRoot;
       const ctx = this.blockContext(n);
       let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
       const feeCap = req.maxFeePerGas ?? req.gasPrice;
       if (feeCap !== undefined && feeCap > 0n && req.from) {
-        const bal = (await this.runner.account(root, req.from))?.balance ?? 0n;
+        const bal = (await runner.account(root, req.from))?.balance ?? 0n;
         const avail = bal - (req.value ?? 0n);
         if (avail < 0n) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
         const allowance = avail / feeCap;
         if (allowance < hi) hi = allowance;
       }
-      const deadline = this.deadline();
-      const run = (gas: bigint) => this.runner.simulate(root, ctx, this.simCall(req, gas), overrides, deadline);
+      const run = (gas: bigint) => runner.simulate(root, ctx, this.simCall(req, gas), overrides, gate);
       let first;
       try {
         first = await run(hi);
@@ -140,7 +158,7 @@ export class Simulator implements SimulatorPort {
         try {
           return !(await run(gas)).execResult.exceptionError;
         } catch (e) {
-          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
+          if (e instanceof EvmTimeoutError || e instanceof TaskCancelled) throw simulationFailure(e, this.opts.evmTimeoutMs);
           return false;
         }
       };

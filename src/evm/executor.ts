@@ -89,10 +89,21 @@ export const BLOCK_CONTEXT_CACHE_SIZE = 16;
 const JUMP = 0x56;
 const JUMPI = 0x57;
 
+/**
+ * What a run is held to, checked at every JUMP/JUMPI (every loop passes one): its deadline, and a
+ * hook of its scheduler (lib/slices.ts) that may park the run — the opcode then waits for the promise
+ * `pass` returns — or abort it by throwing.
+ */
+export interface RunGate {
+  /** epoch ms after which the run aborts with EvmTimeoutError (Infinity = none) */
+  readonly deadline: number;
+  pass?(): Promise<void> | undefined;
+}
+
 /** A VM over its own state manager. Not re-entrant: callers serialize its use. */
 export class EvmRunner {
-  /** epoch ms after which a simulation aborts (checked at every JUMP/JUMPI: every loop passes one) */
-  private deadline = Infinity;
+  /** the gate of the run in progress, if it has one */
+  gate: RunGate | undefined;
 
   private constructor(
     readonly vm: VM,
@@ -100,13 +111,22 @@ export class EvmRunner {
     private readonly common: Common,
     private readonly db: TrieDB,
   ) {
-    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown }> })._opcodeMap;
+    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown; opcodeInfo: object }> })._opcodeMap;
     for (const op of [JUMP, JUMPI]) {
       const entry = map[op]!;
       const inner = entry.opHandler;
+      // the interpreter awaits the handler only when the opcode is marked async (a parked run waits)
+      entry.opcodeInfo = Object.freeze({ ...entry.opcodeInfo, isAsync: true });
       entry.opHandler = (...args: unknown[]) => {
-        if (this.deadline !== Infinity && Date.now() > this.deadline) throw new EvmTimeoutError();
-        return inner(...args);
+        const gate = this.gate;
+        if (gate === undefined) return inner(...args);
+        if (Date.now() > gate.deadline) throw new EvmTimeoutError();
+        const parked = gate.pass?.();
+        if (parked === undefined) return inner(...args);
+        return parked.then(() => {
+          if (Date.now() > gate.deadline) throw new EvmTimeoutError();
+          return inner(...args);
+        });
       };
     }
   }
@@ -290,13 +310,14 @@ export class EvmRunner {
     ctx: BlockContext,
     call: SimCall,
     overrides?: SimOverrides,
-    deadline = Infinity,
+    gate?: RunGate,
     /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
     beforeRun?: (tx: TypedTransaction, block: Block) => Promise<void>,
   ): Promise<RunTxResult> {
     await this.setRoot(root);
     await this.sm.checkpoint();
-    this.deadline = deadline;
+    const outer = this.gate;
+    if (gate !== undefined) this.gate = gate;
     try {
       if (overrides) await applyOverrides(this.sm, overrides);
       const from = new Address(call.from ?? new Uint8Array(20));
@@ -332,7 +353,7 @@ export class EvmRunner {
         skipHardForkValidation: true,
       });
     } finally {
-      this.deadline = Infinity;
+      this.gate = outer;
       await this.sm.revert();
     }
   }

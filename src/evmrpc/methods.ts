@@ -10,7 +10,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { invalidParams, serverError } from '../lib/errors.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
 import type { EvmBlock, Hash } from '../types/chain.js';
 import type { BlockSelector, CallRequest, EvmBackend, StateOverrides } from './backend.js';
 import {
@@ -356,18 +356,18 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     eth_sendRawTransaction: spec([data], async ([raw]: [Uint8Array]) => hexData(await backend.sendRawTransaction(raw))),
     eth_call: spec(
       [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined]) => {
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext) => {
         const req = callRequest(args, true);
         const n = stateBlock(sel);
-        return hexData(await withDeadline(backend.call(req, n, overrides), info.evmTimeoutMs));
+        return hexData(await withDeadline(backend.call(req, n, overrides, ctx), info.evmTimeoutMs));
       },
     ),
     eth_estimateGas: spec(
       [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined]) => {
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext) => {
         const req = callRequest(args, false);
         const n = stateBlock(sel);
-        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides), info.evmTimeoutMs));
+        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides, ctx), info.evmTimeoutMs));
       },
     ),
 

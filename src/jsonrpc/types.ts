@@ -10,6 +10,16 @@ export interface CallContext {
   readonly authenticated: boolean;
   /** WebSocket connection id (undefined over HTTP) */
   readonly connectionId?: string;
+  /**
+   * A key of the client connection the request came on (`ws:<id>`, `http:<address>:<port>`):
+   * long jobs take turns between clients by it.
+   */
+  readonly client?: string;
+  /**
+   * Aborted when the client has gone away (HTTP: the connection closed before the answer was sent;
+   * WebSocket: the connection closed): long jobs (calls, traces) stop.
+   */
+  readonly signal?: AbortSignal;
   /** sends a notification to this connection (WebSocket only) */
   readonly notify?: (method: string, params: unknown) => boolean;
   /**

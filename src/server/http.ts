@@ -76,8 +76,6 @@ const JSON_CONTENT_TYPE = 'application/json';
 const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 const UNSUPPORTED_MEDIA_TYPE = 'invalid content type, only application/json is supported\n';
 
-const HTTP_CONTEXT: CallContext = Object.freeze({ transport: 'http', authenticated: false });
-const HTTP_CONTEXT_AUTHENTICATED: CallContext = Object.freeze({ transport: 'http', authenticated: true });
 
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
@@ -158,7 +156,17 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   }
 
   function dispatch(req: IncomingMessage, res: ServerResponse, body: string): void {
-    const ctx = authenticate !== undefined && authenticate(req.headers) ? HTTP_CONTEXT_AUTHENTICATED : HTTP_CONTEXT;
+    // the client going away before its answer (connection closed) aborts the request's long jobs
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const ctx: CallContext = {
+      transport: 'http',
+      authenticated: authenticate !== undefined && authenticate(req.headers),
+      client: `http:${req.socket.remoteAddress}:${req.socket.remotePort}`,
+      signal: gone.signal,
+    };
     dispatcher.handle(body, ctx).then(
       (text) => respond(res, allowedOrigin(req), text),
       (err: unknown) => {

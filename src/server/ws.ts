@@ -159,6 +159,8 @@ class Connection {
   private inFlight = 0;
   private closing = false;
   private closeHooks: (() => void)[] | undefined = [];
+  /** aborted when the connection closes: its long jobs (calls, traces) stop */
+  private readonly gone = new AbortController();
   /** answered the last ping */
   alive = true;
 
@@ -201,6 +203,8 @@ class Connection {
       transport: 'ws',
       authenticated: this.authenticated,
       connectionId: this.id,
+      client: `ws:${this.id}`,
+      signal: this.gone.signal,
       notify: this.notify,
       sendText: this.send,
       onClose: this.onClose,
@@ -233,6 +237,7 @@ class Connection {
     const hooks = this.closeHooks;
     this.closeHooks = undefined;
     for (const fn of hooks ?? []) this.guard(fn);
+    this.gone.abort();
   }
 
   close(code: number, reason: string): void {

@@ -122,3 +122,11 @@ export interface CallRequest {
   accessList?: AccessListItem[];
   type?: number;
 }
+
+/** Who asks for a long-running job (a call, a trace): for fair scheduling and cancelling. */
+export interface CallOrigin {
+  /** a key per client connection: queues take turns between clients */
+  readonly client?: string;
+  /** aborted when the client has gone away: the job stops */
+  readonly signal?: AbortSignal;
+}

@@ -123,7 +123,7 @@ export class TraceEngine {
       const t = tracer;
       let started = false;
       const res = await this.host.trace(t, deadline, 0, () =>
-        this.runner.simulate(root, ctx, call, overrides, Infinity, async (tx: TypedTransaction, block) => {
+        this.runner.simulate(root, ctx, call, overrides, undefined, async (tx: TypedTransaction, block) => {
           const from = call.from ?? new Uint8Array(20);
           const env = await this.txEnv(tx, from, { ...ctx, baseFee: block.header.baseFeePerGas ?? 0n }, 0n, undefined, 0);
           await t.onTxStart?.(env);
