@@ -268,6 +268,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'trace-timeout-cap', readDuration, (o, v) => (o.jsonRpc.traceTimeoutCapMs = v),
     (o) => tomlString(formatDuration(o.jsonRpc.traceTimeoutCapMs)),
     'longest timeout a debug_trace* call may ask for (its default is 5s, like geth); a longer one is lowered to this'),
+  def(APP, JR, 'trace-result-max-size', readCount, (o, v) => (o.jsonRpc.traceResultMaxSize = v),
+    (o) => String(o.jsonRpc.traceResultMaxSize), 'maximum bytes of one debug_trace* result; a bigger one is answered with an error (0 = unlimited)'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),

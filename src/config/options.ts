@@ -47,6 +47,8 @@ export interface JsonRpcOptions {
   wsMaxQueueBytes: number;
   /** milliseconds: the longest `timeout` a debug_trace* call may ask for (longer is lowered to this) */
   traceTimeoutCapMs: number;
+  /** max characters (bytes of ASCII JSON) of one debug_trace* result; a bigger one is an error (0 = unlimited) */
+  traceResultMaxSize: number;
 }
 
 export interface ConsensusOptions {
@@ -137,6 +139,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   wsMaxSubscriptions: 1_000,
   wsMaxQueueBytes: 8 * 1024 * 1024,
   traceTimeoutCapMs: 60_000,
+  traceResultMaxSize: 25_000_000,
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

@@ -13,8 +13,8 @@ import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/type
 import { argumentError, jsonKind } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { Hash } from '../types/chain.js';
+import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { CallOrigin, Hash } from '../types/chain.js';
 import type { BlockSelector, CallRequest, StateOverrides } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
 import { hexData } from './format.js';
@@ -32,10 +32,11 @@ export interface DebugBackend {
   resolveBlock(sel: BlockSelector): bigint | undefined;
   /** gas limit of a committed block (the call gas when neither the call nor the gas cap sets one) */
   blockGasLimit(n: bigint): bigint | undefined;
-  traceTransaction(hash: Hash, opts: TraceOptions): Promise<unknown>;
-  traceBlock(n: bigint, opts: TraceOptions): Promise<BlockTraceEntry[]>;
+  /** `origin`: cancel when the client goes away, answer by `answerBy` */
+  traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
+  traceBlock(n: bigint, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]>;
   /** `req.gas` is always set */
-  traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown>;
+  traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
 }
 
 export interface DebugMethodsInfo {
@@ -158,23 +159,23 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
     return n;
   }
 
-  async function blockTrace(n: bigint, c: TraceConfigArg) {
-    const entries = await backend.traceBlock(n, options(c));
+  async function blockTrace(n: bigint, c: TraceConfigArg, ctx: CallContext) {
+    const entries = await backend.traceBlock(n, options(c), ctx);
     return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
   }
 
   const table: Record<string, MethodSpec> = {
-    debug_traceTransaction: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg]) => backend.traceTransaction(h, options(c))),
-    debug_traceBlockByNumber: spec([blockNumberOrTag, traceConfig], ([sel, c]: [BlockSelector, TraceConfigArg]) => {
+    debug_traceTransaction: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg], ctx: CallContext) => backend.traceTransaction(h, options(c), ctx)),
+    debug_traceBlockByNumber: spec([blockNumberOrTag, traceConfig], ([sel, c]: [BlockSelector, TraceConfigArg], ctx: CallContext) => {
       if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
-      return blockTrace(blockNumber(sel), c);
+      return blockTrace(blockNumber(sel), c, ctx);
     }),
-    debug_traceBlockByHash: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg]) =>
-      blockTrace(blockNumber({ kind: 'hash', hash: h, requireCanonical: false }), c),
+    debug_traceBlockByHash: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg], ctx: CallContext) =>
+      blockTrace(blockNumber({ kind: 'hash', hash: h, requireCanonical: false }), c, ctx),
     ),
     debug_traceCall: spec(
       [callArgs, blockOrDefault(blockNumberOrTagOrHash), traceCallConfig],
-      ([args, sel, c]: [CallArgs, BlockSelector, TraceConfigArg]) => {
+      ([args, sel, c]: [CallArgs, BlockSelector, TraceConfigArg], ctx: CallContext) => {
         if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
         const { chainId, ...req } = args;
         if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
@@ -186,7 +187,7 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
         const n = blockNumber(sel);
         const cap = info.gasCap > 0n ? info.gasCap : (backend.blockGasLimit(n) ?? 0n);
         const gas = req.gas === undefined || req.gas > cap ? cap : req.gas;
-        return backend.traceCall({ ...req, gas }, n, c.stateOverrides, options(c));
+        return backend.traceCall({ ...req, gas }, n, c.stateOverrides, options(c), ctx);
       },
     ),
   };

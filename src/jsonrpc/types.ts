@@ -20,6 +20,11 @@ export interface CallContext {
    * WebSocket: the connection closed): long jobs (calls, traces) stop.
    */
   readonly signal?: AbortSignal;
+  /**
+   * HTTP: epoch ms by which the answer must be written, before the server's timeout cuts the
+   * connection; a long job answers a JSON-RPC error by then instead. Undefined: no such limit.
+   */
+  readonly answerBy?: number;
   /** sends a notification to this connection (WebSocket only) */
   readonly notify?: (method: string, params: unknown) => boolean;
   /**

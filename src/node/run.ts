@@ -190,7 +190,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       log.child({ module: 'filters' }),
     );
     // debug_trace*: replays on a worker thread of their own (started at the first trace)
-    traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork });
+    traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: opts.jsonRpc.traceResultMaxSize });
     subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
     const table = mergeTables(
@@ -228,9 +228,9 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           chainId: reader.chainId,
           resolveBlock: (sel) => reader!.resolveBlock(sel),
           blockGasLimit: (n) => reader!.blockByNumber(n)?.header.gasLimit,
-          traceTransaction: (h, o) => traces!.traceTransaction(h, o),
-          traceBlock: (n, o) => traces!.traceBlock(n, o),
-          traceCall: (req, n, overrides, o) => traces!.traceCall(req, n, overrides, o),
+          traceTransaction: (h, o, origin) => traces!.traceTransaction(h, o, origin),
+          traceBlock: (n, o, origin) => traces!.traceBlock(n, o, origin),
+          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, overrides, o, origin),
         },
         { gasCap: opts.jsonRpc.gasCap, traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
       ),

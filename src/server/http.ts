@@ -11,7 +11,9 @@
  * - answers carry `Content-Type: application/json`; a request that needs no answer (notifications
  *   only) gets 200 with an empty body, as geth does.
  * Timeouts map Evmos' http-timeout to header, whole-request and socket-inactivity timeouts, and
- * http-idle-timeout to the keep-alive idle timeout. max-open-connections uses Node's
+ * http-idle-timeout to the keep-alive idle timeout. A request's context carries the moment its answer
+ * is due (`answerBy`, a margin before the inactivity timeout would cut the connection) and a signal
+ * aborted when the client closes the connection before its answer (`signal`). max-open-connections uses Node's
  * server.maxConnections: connections over the limit are closed at once (Go's LimitListener makes
  * them wait instead).
  */
@@ -60,6 +62,14 @@ export interface HttpServerHandle {
 export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
 /** After close(), running requests get this long before their connections are cut. */
 export const CLOSE_GRACE_MS = 5_000;
+/**
+ * A request's answer is due this long before http-timeout cuts the idle connection (at least
+ * ANSWER_MARGIN_MIN_MS, else a tenth of the timeout), so a long job can still answer with JSON.
+ */
+export const ANSWER_MARGIN_MIN_MS = 1_000;
+export function answerMarginMs(timeoutMs: number): number {
+  return Math.max(ANSWER_MARGIN_MIN_MS, Math.floor(timeoutMs / 10));
+}
 /** At most one "connection dropped" warning per this interval. */
 const DROP_WARN_INTERVAL_MS = 10_000;
 /**
@@ -118,7 +128,7 @@ function bodyTooLarge(size: number, limit: number): string {
 
 export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
   const { dispatcher, log, authenticate } = opts;
-  const { bodyLimit } = opts.limits;
+  const { bodyLimit, timeoutMs } = opts.limits;
   const corsAny = opts.cors?.includes('*') ?? false;
   const corsOrigins = new Set(opts.cors ?? []);
   let closing = false;
@@ -166,6 +176,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       authenticated: authenticate !== undefined && authenticate(req.headers),
       client: `http:${req.socket.remoteAddress}:${req.socket.remotePort}`,
       signal: gone.signal,
+      answerBy: timeoutMs > 0 ? Date.now() + Math.max(0, timeoutMs - answerMarginMs(timeoutMs)) : undefined,
     };
     dispatcher.handle(body, ctx).then(
       (text) => respond(res, allowedOrigin(req), text),

@@ -129,4 +129,6 @@ export interface CallOrigin {
   readonly client?: string;
   /** aborted when the client has gone away: the job stops */
   readonly signal?: AbortSignal;
+  /** epoch ms by which the transport needs the answer (HTTP: before http-timeout cuts the connection) */
+  readonly answerBy?: number;
 }

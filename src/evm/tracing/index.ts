@@ -42,9 +42,9 @@ export async function createTracer(opts: TraceOptions, state: SyncState, deadlin
       return new NoopTracer();
   }
   const legacy = LEGACY_TRACERS[name];
-  if (legacy !== undefined) return JsTracer.create(legacy, opts.tracerConfig, state, deadline);
+  if (legacy !== undefined) return JsTracer.create(legacy, opts.tracerConfig, state, deadline, opts.maxResultSize);
   if (IDENTIFIER.test(name)) throw new TraceError(`tracer not found: ${name}`);
-  return JsTracer.create(name, opts.tracerConfig, state, deadline);
+  return JsTracer.create(name, opts.tracerConfig, state, deadline, opts.maxResultSize);
 }
 
 /** One tx's outcome in a block trace (geth's txTraceResult without the hash). */
