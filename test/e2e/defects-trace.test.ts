@@ -14,8 +14,11 @@ import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
 const LOOP_CODE = '0x5b600056';
 const LOOP = '0x00000000000000000000000000000000000100ee';
 const IDENTITY = '0x0000000000000000000000000000000000000004';
-/** a JS tracer with a step function: every opcode goes through the sandbox, so a loop trace is slow */
-const STEP_TRACER = '{n: 0, step: function () { this.n++ }, fault: function () {}, result: function () { return this.n }}';
+/**
+ * A JS tracer with a costly step function: every opcode goes through the sandbox and a thousand
+ * additions, so tracing the loop takes far longer than any timeout here (billions of operations).
+ */
+const STEP_TRACER = '{n: 0, step: function () { for (var i = 0; i < 1000; i++) this.n++ }, fault: function () {}, result: function () { return this.n }}';
 const HTTP_TIMEOUT = '6s';
 const RESULT_LIMIT = 100_000;
 
