@@ -73,11 +73,6 @@ export class SliceScheduler {
   private seq = 0;
   private dispatchQueued = false;
 
-  /** tasks entered and not yet left (running, parked or waiting for their first turn) */
-  get size(): number {
-    return this.ready.length + (this.running ? 1 : 0);
-  }
-
   /** A new task; resolves when it holds the thread. */
   enter(deadline: number): Promise<Task> {
     const slot = new Slot(this, deadline, this.seq++);
