@@ -3,12 +3,19 @@
  * change reverted. The node runs Simulators in worker threads (node/callpool.ts), so a heavy call never
  * stalls the RPC thread and calls use the spare core.
  */
-import { makeCommon } from '../evm/common.js';
-import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import type { Common } from '@ethereumjs/common';
+import { getActivePrecompiles } from '@ethereumjs/evm';
+import { RLP } from '@ethereumjs/rlp';
+import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
+import { checksumAddress } from '../config/devaccounts.js';
+import { keccak256, makeCommon } from '../evm/common.js';
+import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { AccessListTracer } from '../evm/tracing/accesslist.js';
+import { TraceHost } from '../evm/tracing/hook.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
-import type { Bytes, CallRequest } from '../types/chain.js';
+import type { AccessListResult, Bytes, CallRequest } from '../types/chain.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
@@ -18,6 +25,8 @@ export type { CallRequest };
 export interface SimulatorPort {
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes>;
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint>;
+  /** `req.gas` is always set (the handler applies geth's CallDefaults) */
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined): Promise<AccessListResult>;
 }
 
 export interface SimulatorOptions {
@@ -38,17 +47,20 @@ function simulationFailure(e: unknown, timeoutMs: number): FerryError {
 
 export class Simulator implements SimulatorPort {
   private lock: Promise<unknown> = Promise.resolve();
+  /** watches the runner's EVM for eth_createAccessList (made at the first one) */
+  private host: TraceHost | undefined;
 
   private constructor(
     private readonly store: Store,
     private readonly runner: EvmRunner,
     private readonly opts: SimulatorOptions,
+    private readonly common: Common,
   ) {}
 
   static async create(store: Store, opts: SimulatorOptions): Promise<Simulator> {
     const common = makeCommon(opts.chainId, opts.hardfork);
     const runner = await EvmRunner.create(common, new TrieDB(store), (n) => store.evmBlock(n)?.header.hash);
-    return new Simulator(store, runner, opts);
+    return new Simulator(store, runner, opts, common);
   }
 
   /** the runner is not re-entrant: one simulation at a time */
@@ -156,4 +168,72 @@ export class Simulator implements SimulatorPort {
       return hi;
     });
   }
+
+  /**
+   * eth_createAccessList, as geth's AccessList: run the call with the access-list tracer, starting
+   * from the given list, and again with what it collected, until a run adds nothing; answer that
+   * list with the last run's gas and VM error. Sender, recipient (or the created address) and the
+   * active precompiles are never added as accounts.
+   */
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined): Promise<AccessListResult> {
+    return this.exclusive(async () => {
+      const root = this.header(n).stateRoot;
+      const ctx = this.blockContext(n);
+      const from = req.from ?? new Uint8Array(20);
+      const override = overrides?.get('0x' + hexOf(from));
+      const account = await this.runner.account(root, from);
+      const nonce = req.nonce ?? override?.nonce ?? account?.nonce ?? 0n;
+      const to = req.to ?? generateAddress(from, bigIntToUnpaddedBytes(nonce));
+      const exclude = new Set<string>([hexOf(from), hexOf(to), ...getActivePrecompiles(this.common).keys()]);
+      const feeCap = req.maxFeePerGas ?? req.gasPrice ?? 0n;
+      // geth's buyGas check, with its text (the run below would fail it in ethereumjs' words)
+      const balance = override?.balance ?? account?.balance ?? 0n;
+      const want = req.gas * feeCap + (req.value ?? 0n);
+      if (feeCap > 0n && balance < want) {
+        throw this.applyFailure(req, nonce, `insufficient funds for gas * price + value: address ${checksumAddress(from)} have ${balance} want ${want}`);
+      }
+      this.host ??= new TraceHost(this.runner.vm.evm as never);
+      const host = this.host;
+      const deadline = this.deadline();
+      let prev = new AccessListTracer(req.accessList ?? [], exclude);
+      for (;;) {
+        const accessList = prev.accessList();
+        const tracer = new AccessListTracer(accessList, exclude);
+        let res;
+        try {
+          res = await host.trace(tracer, Infinity, 0, () =>
+            this.runner.simulate(root, ctx, { ...this.simCall(req, req.gas), accessList }, overrides, deadline),
+          );
+        } catch (e) {
+          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
+          throw this.applyFailure(req, nonce, simulationFailure(e, this.opts.evmTimeoutMs).message);
+        }
+        if (tracer.equal(prev)) {
+          const err = res.execResult.exceptionError;
+          return { accessList, gasUsed: res.totalGasSpent, vmError: err ? vmErrorText(err.error) : undefined };
+        }
+        prev = tracer;
+      }
+    });
+  }
+
+  /** geth: `failed to apply transaction: <hash of the args as an unsigned legacy tx> err: <reason>` */
+  private applyFailure(req: CallRequest & { gas: bigint }, nonce: bigint, reason: string): FerryError {
+    const unsigned = RLP.encode([
+      bigIntToUnpaddedBytes(nonce),
+      bigIntToUnpaddedBytes(req.gasPrice ?? 0n),
+      bigIntToUnpaddedBytes(req.gas),
+      req.to ?? new Uint8Array(),
+      bigIntToUnpaddedBytes(req.value ?? 0n),
+      req.data ?? new Uint8Array(),
+      new Uint8Array(),
+      new Uint8Array(),
+      new Uint8Array(),
+    ]);
+    return new FerryError(ErrorCode.server, `failed to apply transaction: 0x${hexOf(keccak256(unsigned))} err: ${reason}`);
+  }
+}
+
+function hexOf(b: Uint8Array): string {
+  return Buffer.from(b).toString('hex');
 }

@@ -268,6 +268,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'trace-timeout-cap', readDuration, (o, v) => (o.jsonRpc.traceTimeoutCapMs = v),
     (o) => tomlString(formatDuration(o.jsonRpc.traceTimeoutCapMs)),
     'longest timeout a debug_trace* call may ask for (its default is 5s, like geth); a longer one is lowered to this'),
+  def(APP, JR, 'enable-profiling', readBool, (o, v) => (o.jsonRpc.enableProfiling = v), (o) => String(o.jsonRpc.enableProfiling),
+    'serve the debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...; files under <home>/profiles/); needs "debug" in api'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),

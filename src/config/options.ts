@@ -47,6 +47,8 @@ export interface JsonRpcOptions {
   wsMaxQueueBytes: number;
   /** milliseconds: the longest `timeout` a debug_trace* call may ask for (longer is lowered to this) */
   traceTimeoutCapMs: number;
+  /** debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...) are served */
+  enableProfiling: boolean;
 }
 
 export interface ConsensusOptions {
@@ -137,6 +139,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   wsMaxSubscriptions: 1_000,
   wsMaxQueueBytes: 8 * 1024 * 1024,
   traceTimeoutCapMs: 60_000,
+  enableProfiling: false,
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

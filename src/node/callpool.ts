@@ -1,5 +1,5 @@
 /**
- * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call and eth_estimateGas run
+ * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call, eth_estimateGas and eth_createAccessList run
  * off the RPC thread, on the least busy worker, so a long call never stalls other clients.
  */
 import { Worker } from 'node:worker_threads';
@@ -7,13 +7,14 @@ import type { CallRequest, SimulatorOptions, SimulatorPort } from '../chain/simu
 import type { SimOverrides } from '../evm/executor.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
+import type { AccessListResult } from '../types/chain.js';
 
 /** Simulations waiting or running per worker before new ones are refused. */
 export const CALL_QUEUE_PER_WORKER = 256;
 
 export interface CallJob {
   id: number;
-  op: 'call' | 'estimate';
+  op: 'call' | 'estimate' | 'accessList';
   req: CallRequest;
   n: bigint;
   overrides: SimOverrides | undefined;
@@ -101,6 +102,10 @@ export class CallPool implements SimulatorPort {
 
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
     return this.submit<bigint>('estimate', req, n, overrides);
+  }
+
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined): Promise<AccessListResult> {
+    return this.submit<AccessListResult>('accessList', req, n, overrides);
   }
 
   async close(): Promise<void> {

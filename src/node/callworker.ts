@@ -1,5 +1,5 @@
 /**
- * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas
+ * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas/eth_createAccessList
  * for the RPC thread (node/callpool.ts). One simulation at a time per worker.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -19,7 +19,12 @@ port.on('message', (job: CallJob | { op: 'close' }) => {
     port.close();
     return;
   }
-  const work = job.op === 'call' ? sim.call(job.req, job.n, job.overrides) : sim.estimateGas(job.req, job.n, job.overrides);
+  const work =
+    job.op === 'call'
+      ? sim.call(job.req, job.n, job.overrides)
+      : job.op === 'estimate'
+        ? sim.estimateGas(job.req, job.n, job.overrides)
+        : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides);
   work.then(
     (value) => port.postMessage({ id: job.id, value } satisfies CallReply),
     (e: unknown) => {

@@ -122,3 +122,11 @@ export interface CallRequest {
   accessList?: AccessListItem[];
   type?: number;
 }
+
+/** eth_createAccessList's answer, decoded. */
+export interface AccessListResult {
+  accessList: AccessListItem[];
+  gasUsed: bigint;
+  /** geth's VM error text when the call failed with the final list */
+  vmError: string | undefined;
+}
