@@ -23,8 +23,10 @@ const NS_PER_MS = 1e6;
 
 /** Where a client's file name is written: `<dir>/<base name>`; refuses names that are no file name. */
 export function profilePath(dir: string, file: string): string {
-  const base = basename(file.replaceAll('\\', '/'));
-  if (base === '' || base === '.' || base === '..' || !PROFILE_NAME.test(base)) {
+  const path = file.replaceAll('\\', '/');
+  const base = basename(path);
+  // a name ending in a separator names a folder, not a file
+  if (path.endsWith('/') || base === '.' || base === '..' || !PROFILE_NAME.test(base)) {
     throw new FerryError(ErrorCode.server, `invalid profile file name ${JSON.stringify(file)}: use letters, digits, '.', '_' and '-' (written under <home>/${PROFILES_DIR}/)`);
   }
   return join(dir, base);
