@@ -130,6 +130,11 @@ describe('eth_createAccessList', () => {
     const receipt = await waitForReceipt(node.url, await call(node.url, 'eth_sendRawTransaction', [signed]));
     assert.equal(receipt.status, '0x1');
     assert.equal(BigInt(receipt.gasUsed), res.gasUsed);
+    // the call workers still answer eth_call as before (the tracer is detached after each run)
+    const calleeI = new Interface(c.callee.abi);
+    const hits = await call(node.url, 'eth_call', [{ to: fx.deployed.callee, data: calleeI.encodeFunctionData('hits') }]);
+    assert.equal(BigInt(hits), BigInt(await call(node.url, 'eth_getStorageAt', [fx.deployed.callee, slotHex(slotOf(c.callee, 'hits'))])));
+    assert.ok(BigInt(hits) >= 2n);
   });
 
   it('leaves out precompiles, sender and recipient: a call that only reaches precompiles gets an empty list', async () => {
@@ -175,6 +180,19 @@ describe('eth_createAccessList', () => {
       r.error?.message,
       `failed to apply transaction: ${unsigned} err: insufficient funds for gas * price + value: address ${poor} have 0 want ${want}`,
     );
+    // a state override that gives the sender exactly that much lets it run (overrides apply first, as in geth)
+    const funded = await call(node.url, 'eth_createAccessList', [
+      { from: poor, to: fx.deployed.caller, data: chainData },
+      latest.number,
+      { [poor]: { balance: toQuantity(want) } },
+    ]);
+    assert.equal(funded.accessList.length, 2);
+    const short = await rpc(node.url, 'eth_createAccessList', [
+      { from: poor, to: fx.deployed.caller, data: chainData },
+      latest.number,
+      { [poor]: { balance: toQuantity(want - 1n) } },
+    ]);
+    assert.match(short.error!.message, new RegExp(`have ${want - 1n} want ${want}$`));
   });
 
   it('Foundry\'s cast access-list prints the same list', async () => {
