@@ -248,7 +248,7 @@ async function workerMain(opts: TraceServiceOptions): Promise<void> {
         const parent = store.evmBlock(job.block.parent);
         if (!parent) throw new TraceError(`block #${job.block.parent} not found`);
         const txs = job.block.rawTxs.map((raw) => decodeTx(raw, common));
-        const outs = await engine.traceBlock(parent.header.stateRoot, job.block.ctx, job.block.hash, txs, job.opts);
+        const outs = await engine.traceBlock(parent.header.stateRoot, job.block.ctx, job.block.hash, txs, job.opts, undefined, true);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
       case 'call': {

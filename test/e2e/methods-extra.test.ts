@@ -381,6 +381,32 @@ describe('debug_traceBlock', () => {
     );
   });
 
+  it('a tx that fails its checks gets geth\'s error entry and the block goes on', async () => {
+    const r = await call(node.url, 'eth_getTransactionReceipt', [fx.txs.transfer]);
+    const [header] = decodeRlp(await call<string>(node.url, 'debug_getRawBlock', [r.blockNumber])) as [string[]];
+    const transfer = await call<string>(node.url, 'debug_getRawTransaction', [fx.txs.transfer]);
+    const nested = await call<string>(node.url, 'debug_getRawTransaction', [fx.txs.nested]);
+    const stateNonce = Number((await call(node.url, 'eth_getTransactionByHash', [fx.txs.transfer])).nonce) + 1;
+    const txNonce = Number((await call(node.url, 'eth_getTransactionByHash', [fx.txs.nested])).nonce);
+    assert.ok(txNonce > stateNonce);
+    const poor = Wallet.createRandom();
+    const unfunded = await poor.signTransaction({ type: 0, chainId: EVM_CHAIN_ID, nonce: 0, gasLimit: 21_000n, gasPrice: 50n * GWEI, to: devAddress(9), value: 1n });
+    const fresh = await wallets[8]!.signTransaction({ type: 0, chainId: EVM_CHAIN_ID, nonce: 0, gasLimit: 21_000n, gasPrice: 50n * GWEI, to: devAddress(9), value: 1n });
+    const made = encodeRlp([header, [transfer, nested, unfunded, fresh], [], []]);
+    const out = await call(node.url, 'debug_traceBlock', [made, { tracer: 'callTracer' }]);
+    assert.deepEqual(out.map((e: any) => e.txHash), [fx.txs.transfer, fx.txs.nested, keccak256(unfunded), keccak256(fresh)]);
+    assert.deepEqual(out[1], {
+      txHash: fx.txs.nested,
+      error: `tracing failed: nonce too high: address ${devAddress(0)}, tx: ${txNonce} state: ${stateNonce}`,
+    });
+    assert.deepEqual(out[2], {
+      txHash: keccak256(unfunded),
+      error: `tracing failed: insufficient funds for gas * price + value: address ${poor.address} have 0 want ${21_000n * 50n * GWEI + 1n}`,
+    });
+    assert.equal(out[0].result.type, 'CALL');
+    assert.equal(out[3].result.from, lower(devAddress(8)));
+  });
+
   it('answers geth\'s errors for bad RLP, genesis and an unknown parent', async () => {
     const bad = await rpc(node.url, 'debug_traceBlock', ['0x1234']);
     assert.equal(bad.error?.code, -32000);
