@@ -4,7 +4,6 @@
  * emits the Evmos-compatible per-tx and per-block events.
  */
 import { createBlockHeader } from '@ethereumjs/block';
-import { RLP } from '@ethereumjs/rlp';
 import { Address } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
 import type { Application, AbciEvent, CheckTxResult, ExecTxResult, FinalizeBlockRequest, FinalizeBlockResponse, InfoResponse } from '../consensus/abci.js';
@@ -12,6 +11,7 @@ import { checksumAddress } from '../config/devaccounts.js';
 import type { Genesis } from '../config/genesis.js';
 import type { MempoolOptions } from '../config/options.js';
 import { makeCommon, keccak256 } from '../evm/common.js';
+import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import { decodeTx, feeCap, effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
@@ -479,32 +479,3 @@ export class EvmApp implements Application {
 }
 
 export { keccak256 };
-
-/** Byte length of the block's Ethereum RLP encoding [header, txs, uncles, withdrawals] (the `size` field). */
-export function ethBlockSize(common: Common, h: EvmHeader, rawTxs: Uint8Array[]): bigint {
-  const header = createBlockHeader(
-    {
-      parentHash: h.parentHash,
-      coinbase: new Address(h.miner),
-      stateRoot: h.stateRoot,
-      transactionsTrie: h.transactionsRoot,
-      receiptTrie: h.receiptsRoot,
-      logsBloom: h.logsBloom,
-      difficulty: 0n,
-      number: h.number,
-      gasLimit: h.gasLimit,
-      gasUsed: h.gasUsed,
-      timestamp: h.timestamp,
-      extraData: h.extraData,
-      mixHash: h.mixHash,
-      baseFeePerGas: h.baseFeePerGas,
-      blobGasUsed: 0n,
-      excessBlobGas: 0n,
-      parentBeaconBlockRoot: new Uint8Array(32),
-    },
-    { common, skipConsensusFormatValidation: true },
-  );
-  // typed txs are embedded as byte strings, legacy txs as their RLP list
-  const txs = rawTxs.map((r) => (r[0]! >= 0xc0 ? RLP.decode(r) : r));
-  return BigInt(RLP.encode([header.raw(), txs as never, [], []]).length);
-}

@@ -4,13 +4,19 @@
  * stalls the RPC thread and calls use the spare core; each worker time-slices its calls
  * (node/callworker.ts), so a long one never holds up the others.
  */
-import { makeCommon } from '../evm/common.js';
-import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { getActivePrecompiles } from '@ethereumjs/evm';
+import { RLP } from '@ethereumjs/rlp';
+import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
+import { checksumAddress } from '../config/devaccounts.js';
+import { keccak256, makeCommon } from '../evm/common.js';
+import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { AccessListTracer } from '../evm/tracing/accesslist.js';
+import { TraceHost } from '../evm/tracing/hook.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { TaskCancelled } from '../lib/slices.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
-import type { Bytes, CallOrigin, CallRequest } from '../types/chain.js';
+import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/chain.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
@@ -20,6 +26,8 @@ export type { CallOrigin, CallRequest };
 export interface SimulatorPort {
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
+  /** `req.gas` is always set (the handler applies geth's CallDefaults) */
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
 }
 
 export interface SimulatorOptions {
@@ -47,6 +55,8 @@ function simulationFailure(e: unknown, timeoutMs: number): FerryError {
  */
 export class Simulator {
   private readonly idle: EvmRunner[] = [];
+  /** watches a runner's EVM for eth_createAccessList (made at its first one) */
+  private readonly hosts = new WeakMap<EvmRunner, TraceHost>();
 
   private constructor(
     private readonly store: Store,
@@ -174,4 +184,79 @@ export class Simulator {
       return hi;
     });
   }
+
+  /**
+   * eth_createAccessList, as geth's AccessList: run the call with the access-list tracer, starting
+   * from the given list, and again with what it collected, until a run adds nothing; answer that
+   * list with the last run's gas and VM error. Sender, recipient (or the created address) and the
+   * active precompiles are never added as accounts.
+   */
+  createAccessList(
+    req: CallRequest & { gas: bigint },
+    n: bigint,
+    overrides: SimOverrides | undefined,
+    gate: RunGate = this.defaultGate(),
+  ): Promise<AccessListResult> {
+    return this.withRunner(async (runner) => {
+      const root = this.header(n).stateRoot;
+      const ctx = this.blockContext(n);
+      const from = req.from ?? new Uint8Array(20);
+      const override = overrides?.get('0x' + hexOf(from));
+      const account = await runner.account(root, from);
+      const nonce = req.nonce ?? override?.nonce ?? account?.nonce ?? 0n;
+      const to = req.to ?? generateAddress(from, bigIntToUnpaddedBytes(nonce));
+      const exclude = new Set<string>([hexOf(from), hexOf(to), ...getActivePrecompiles(runner.vm.common).keys()]);
+      const feeCap = req.maxFeePerGas ?? req.gasPrice ?? 0n;
+      // geth's buyGas check, with its text (the run below would fail it in ethereumjs' words)
+      const balance = override?.balance ?? account?.balance ?? 0n;
+      const want = req.gas * feeCap + (req.value ?? 0n);
+      if (feeCap > 0n && balance < want) {
+        throw this.applyFailure(req, nonce, `insufficient funds for gas * price + value: address ${checksumAddress(from)} have ${balance} want ${want}`);
+      }
+      let host = this.hosts.get(runner);
+      if (host === undefined) {
+        host = new TraceHost(runner.vm.evm as never);
+        this.hosts.set(runner, host);
+      }
+      let prev = new AccessListTracer(req.accessList ?? [], exclude);
+      for (;;) {
+        const accessList = prev.accessList();
+        const tracer = new AccessListTracer(accessList, exclude);
+        let res;
+        try {
+          res = await host.trace(tracer, Infinity, 0, () =>
+            runner.simulate(root, ctx, { ...this.simCall(req, req.gas), accessList }, overrides, gate),
+          );
+        } catch (e) {
+          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
+          throw this.applyFailure(req, nonce, simulationFailure(e, this.opts.evmTimeoutMs).message);
+        }
+        if (tracer.equal(prev)) {
+          const err = res.execResult.exceptionError;
+          return { accessList, gasUsed: res.totalGasSpent, vmError: err ? vmErrorText(err.error) : undefined };
+        }
+        prev = tracer;
+      }
+    });
+  }
+
+  /** geth: `failed to apply transaction: <hash of the args as an unsigned legacy tx> err: <reason>` */
+  private applyFailure(req: CallRequest & { gas: bigint }, nonce: bigint, reason: string): FerryError {
+    const unsigned = RLP.encode([
+      bigIntToUnpaddedBytes(nonce),
+      bigIntToUnpaddedBytes(req.gasPrice ?? 0n),
+      bigIntToUnpaddedBytes(req.gas),
+      req.to ?? new Uint8Array(),
+      bigIntToUnpaddedBytes(req.value ?? 0n),
+      req.data ?? new Uint8Array(),
+      new Uint8Array(),
+      new Uint8Array(),
+      new Uint8Array(),
+    ]);
+    return new FerryError(ErrorCode.server, `failed to apply transaction: 0x${hexOf(keccak256(unsigned))} err: ${reason}`);
+  }
+}
+
+function hexOf(b: Uint8Array): string {
+  return Buffer.from(b).toString('hex');
 }

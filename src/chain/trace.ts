@@ -47,7 +47,18 @@ export interface BlockTraceEntry {
 type Job =
   | { kind: 'tx'; hash: Hash; opts: TraceOptions }
   | { kind: 'block'; height: bigint; opts: TraceOptions }
-  | { kind: 'call'; call: SimCall; height: bigint; overrides: SimOverrides | undefined; opts: TraceOptions };
+  | { kind: 'call'; call: SimCall; height: bigint; overrides: SimOverrides | undefined; opts: TraceOptions }
+  | { kind: 'replay'; block: ReplayBlock; opts: TraceOptions };
+
+/** A block given by a client (debug_traceBlock): replayed on the state of committed `parent`. */
+export interface ReplayBlock {
+  parent: bigint;
+  ctx: BlockContext;
+  /** the hash tracers see */
+  hash: Hash;
+  /** each tx's signed envelope */
+  rawTxs: Uint8Array[];
+}
 
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
 
@@ -99,6 +110,11 @@ export class TraceService {
 
   traceCall(call: SimCall, height: bigint, overrides: SimOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
     return this.submit({ kind: 'call', call, height, overrides, opts }, origin);
+  }
+
+  /** debug_traceBlock: a block that need not be committed, on its (committed) parent's state */
+  traceReplay(block: ReplayBlock, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]> {
+    return this.submit({ kind: 'replay', block, opts }, origin) as Promise<BlockTraceEntry[]>;
   }
 
   private submit(job: Job, origin: CallOrigin | undefined): Promise<unknown> {
@@ -293,6 +309,13 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
       case 'block': {
         const { block, parent, txs } = blockAt(job.height);
         const outs = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts);
+        return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
+      }
+      case 'replay': {
+        const parent = store.evmBlock(job.block.parent);
+        if (!parent) throw new TraceError(`block #${job.block.parent} not found`);
+        const txs = job.block.rawTxs.map((raw) => decodeTx(raw, common));
+        const outs = await engine.traceBlock(parent.header.stateRoot, job.block.ctx, job.block.hash, txs, job.opts, undefined, true);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
       case 'call': {

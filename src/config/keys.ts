@@ -270,6 +270,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'longest timeout a debug_trace* call may ask for (its default is 5s, like geth); a longer one is lowered to this'),
   def(APP, JR, 'trace-result-max-size', readCount, (o, v) => (o.jsonRpc.traceResultMaxSize = v),
     (o) => String(o.jsonRpc.traceResultMaxSize), 'maximum bytes of one debug_trace* result; a bigger one is answered with an error (0 = unlimited)'),
+  def(APP, JR, 'enable-profiling', readBool, (o, v) => (o.jsonRpc.enableProfiling = v), (o) => String(o.jsonRpc.enableProfiling),
+    'serve the debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...; files under <home>/profiles/); needs "debug" in api'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),

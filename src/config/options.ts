@@ -49,6 +49,8 @@ export interface JsonRpcOptions {
   traceTimeoutCapMs: number;
   /** max characters (bytes of ASCII JSON) of one debug_trace* result; a bigger one is an error (0 = unlimited) */
   traceResultMaxSize: number;
+  /** debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...) are served */
+  enableProfiling: boolean;
 }
 
 export interface ConsensusOptions {
@@ -140,6 +142,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   wsMaxQueueBytes: 8 * 1024 * 1024,
   traceTimeoutCapMs: 60_000,
   traceResultMaxSize: 25_000_000,
+  enableProfiling: false,
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

@@ -102,8 +102,25 @@ export interface RunGate {
 
 /** A VM over its own state manager. Not re-entrant: callers serialize its use. */
 export class EvmRunner {
+  private current: RunGate | undefined;
+  /** this runner's own copies of JUMP/JUMPI's opcode info: async only while a gate may park the run */
+  private readonly jumpInfos: { isAsync: boolean }[] = [];
+
   /** the gate of the run in progress, if it has one */
-  gate: RunGate | undefined;
+  get gate(): RunGate | undefined {
+    return this.current;
+  }
+
+  /**
+   * The interpreter awaits an opcode's handler only when its info says isAsync, and an await per jump
+   * is a cost block execution (no gate) must not pay: jumps are marked async only while a gate with a
+   * scheduler hook is installed.
+   */
+  set gate(g: RunGate | undefined) {
+    this.current = g;
+    const parks = g?.pass !== undefined;
+    for (const info of this.jumpInfos) info.isAsync = parks;
+  }
 
   private constructor(
     readonly vm: VM,
@@ -116,9 +133,11 @@ export class EvmRunner {
       const entry = map[op]!;
       const inner = entry.opHandler;
       // the interpreter awaits the handler only when the opcode is marked async (a parked run waits)
-      entry.opcodeInfo = Object.freeze({ ...entry.opcodeInfo, isAsync: true });
+      const info = { ...entry.opcodeInfo, isAsync: false };
+      this.jumpInfos.push(info);
+      entry.opcodeInfo = info;
       entry.opHandler = (...args: unknown[]) => {
-        const gate = this.gate;
+        const gate = this.current;
         if (gate === undefined) return inner(...args);
         if (Date.now() > gate.deadline) throw new EvmTimeoutError();
         const parked = gate.pass?.();

@@ -118,7 +118,7 @@ const NO_CONFIG: TraceConfigArg = {
   timeout: undefined,
 };
 
-const traceConfig: ParamCodec<TraceConfigArg> = {
+export const traceConfig: ParamCodec<TraceConfigArg> = {
   name: 'trace config',
   optional: true,
   decode: (v, i) => (v === undefined || v === null ? NO_CONFIG : decodeTraceConfig(v, i, false)),
@@ -134,21 +134,31 @@ function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): Me
   return { params, handler };
 }
 
-export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo): MethodTable {
-  /** geth parses the timeout when the trace starts: `time: invalid duration "x"` */
-  function options(c: TraceConfigArg): TraceOptions {
-    let ms = DEFAULT_TRACE_TIMEOUT_MS;
-    if (c.timeout !== undefined) {
-      try {
-        ms = parseDuration(c.timeout);
-      } catch {
-        throw serverError(`time: invalid duration ${JSON.stringify(c.timeout)}`);
-      }
+/**
+ * The options of a trace: geth parses the timeout when the trace starts (`time: invalid duration
+ * "x"`); default 5s, at most `capMs` (0 = no cap).
+ */
+export function traceOptions(c: TraceConfigArg, capMs: number): TraceOptions {
+  let ms = DEFAULT_TRACE_TIMEOUT_MS;
+  if (c.timeout !== undefined) {
+    try {
+      ms = parseDuration(c.timeout);
+    } catch {
+      throw serverError(`time: invalid duration ${JSON.stringify(c.timeout)}`);
     }
-    if (ms < 0) ms = 0;
-    if (info.traceTimeoutCapMs > 0 && ms > info.traceTimeoutCapMs) ms = info.traceTimeoutCapMs;
-    return { ...c.opts, timeoutMs: ms };
   }
+  if (ms < 0) ms = 0;
+  if (capMs > 0 && ms > capMs) ms = capMs;
+  return { ...c.opts, timeoutMs: ms };
+}
+
+/** geth's txTraceResult list on the wire. */
+export function blockTraceJson(entries: readonly BlockTraceEntry[]): unknown[] {
+  return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
+}
+
+export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo): MethodTable {
+  const options = (c: TraceConfigArg) => traceOptions(c, info.traceTimeoutCapMs);
 
   function blockNumber(sel: BlockSelector): bigint {
     const n = backend.resolveBlock(sel);
@@ -160,8 +170,7 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
   }
 
   async function blockTrace(n: bigint, c: TraceConfigArg, ctx: CallContext) {
-    const entries = await backend.traceBlock(n, options(c), ctx);
-    return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
+    return blockTraceJson(await backend.traceBlock(n, options(c), ctx));
   }
 
   const table: Record<string, MethodSpec> = {

@@ -1,5 +1,5 @@
 /**
- * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call and eth_estimateGas run
+ * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call, eth_estimateGas and eth_createAccessList run
  * off the RPC thread, on the least busy worker, so a long call never stalls other clients. Inside a
  * worker the calls are time-sliced (lib/slices.ts), so a long call never holds up a short one either.
  *
@@ -12,6 +12,7 @@ import type { CallOrigin, CallRequest, SimulatorOptions, SimulatorPort } from '.
 import type { SimOverrides } from '../evm/executor.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
+import type { AccessListResult } from '../types/chain.js';
 
 /** Simulations waiting or running per worker before new ones are refused. */
 export const CALL_QUEUE_PER_WORKER = 256;
@@ -21,7 +22,7 @@ export const CALLS_BUSY_MESSAGE = 'too many concurrent calls, try again later';
 export const CALL_CANCELLED_MESSAGE = 'call cancelled: the client went away';
 
 export interface CallJob {
-  op: 'call' | 'estimate';
+  op: 'call' | 'estimate' | 'accessList';
   id: number;
   req: CallRequest;
   n: bigint;
@@ -132,6 +133,10 @@ export class CallPool implements SimulatorPort {
 
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
     return this.submit<bigint>('estimate', req, n, overrides, origin);
+  }
+
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult> {
+    return this.submit<AccessListResult>('accessList', req, n, overrides, origin);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
- * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas
- * for the RPC thread (node/callpool.ts).
+ * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas/
+ * eth_createAccessList for the RPC thread (node/callpool.ts).
  *
  * Scheduling: up to CALL_ACTIVE_PER_WORKER calls run at once, each on its own EVM, time-sliced on
  * this thread (lib/slices.ts: a run gives way at a JUMP/JUMPI after SLICE_MS, and the next turn goes
@@ -52,7 +52,11 @@ async function run(r: Running): Promise<void> {
   try {
     if (r.cancelled) return;
     const gate = { deadline: job.deadline, pass: () => task.pass() };
-    const value = await (job.op === 'call' ? sim.call(job.req, job.n, job.overrides, gate) : sim.estimateGas(job.req, job.n, job.overrides, gate));
+    const value = await (job.op === 'call'
+      ? sim.call(job.req, job.n, job.overrides, gate)
+      : job.op === 'estimate'
+        ? sim.estimateGas(job.req, job.n, job.overrides, gate)
+        : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides, gate));
     if (!r.cancelled) port.postMessage({ id: job.id, value } satisfies CallReply);
   } catch (e) {
     if (!r.cancelled) reply(job.id, e);

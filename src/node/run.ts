@@ -16,6 +16,11 @@ import { createFilterMethods, type FilterService } from '../evmrpc/filters.js';
 import { AccountSigner, createAccountMethods } from '../evmrpc/accounts.js';
 import { createEvmMethods } from '../evmrpc/methods.js';
 import { createDebugMethods } from '../evmrpc/debug.js';
+import { createExtraEthMethods } from '../evmrpc/extra.js';
+import { createProfilingMethods } from '../evmrpc/profiling.js';
+import { createRawDebugMethods } from '../evmrpc/rawdebug.js';
+import { makeCommon } from '../evm/common.js';
+import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
@@ -170,6 +175,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   let filters: FilterService | undefined;
   let subscriptions: SubscriptionService | undefined;
   let traces: TraceService | undefined;
+  let profiler: NodeProfiler | undefined;
   if (opts.jsonRpc.enable) {
     // filters and eth_subscribe: committed blocks and mempool changes from the chain reader
     const events = reader.events;
@@ -193,15 +199,42 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: opts.jsonRpc.traceResultMaxSize });
     subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
+    const ethCore = createEvmMethods(reader, {
+      clientVersion: clientVersion(),
+      gasCap: opts.jsonRpc.gasCap,
+      blockRangeCap: opts.jsonRpc.blockRangeCap,
+      logsCap: opts.jsonRpc.logsCap,
+      feeHistoryCap: opts.jsonRpc.feeHistoryCap,
+      evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
+    });
+    // debug profiling only behind its own flag (DESIGN.md); off, the methods do not exist
+    if (opts.jsonRpc.enableProfiling) profiler = new NodeProfiler(join(opts.home, PROFILES_DIR), log.child({ module: 'profiler' }));
     const table = mergeTables(
-      createEvmMethods(reader, {
-        clientVersion: clientVersion(),
-        gasCap: opts.jsonRpc.gasCap,
-        blockRangeCap: opts.jsonRpc.blockRangeCap,
-        logsCap: opts.jsonRpc.logsCap,
-        feeHistoryCap: opts.jsonRpc.feeHistoryCap,
-        evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
-      }),
+      ethCore,
+      createExtraEthMethods(
+        {
+          chainId: reader.chainId,
+          resolveBlock: (sel) => reader!.resolveBlock(sel),
+          blockByNumber: (n) => reader!.blockByNumber(n),
+          blockByHash: (h) => reader!.blockByHash(h),
+          maxPriorityFeePerGas: () => reader!.maxPriorityFeePerGas(),
+          createAccessList: (req, n, overrides, origin) => calls.createAccessList(req, n, overrides, origin),
+        },
+        { gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
+        ethCore,
+      ),
+      createRawDebugMethods(
+        {
+          resolveBlock: (sel) => reader!.resolveBlock(sel),
+          blockByNumber: (n) => reader!.blockByNumber(n),
+          blockByHash: (h) => reader!.blockByHash(h),
+          blockReceipts: (n) => reader!.blockReceipts(n),
+          transactionByHash: (h) => reader!.transactionByHash(h),
+          traceReplay: (b, o, origin) => traces!.traceReplay(b, o, origin),
+        },
+        { common: makeCommon(genesis.evmChainId, genesis.evm.hardfork), traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
+      ),
+      profiler === undefined ? {} : createProfilingMethods(profiler),
       filters.table,
       subscriptions.table,
       createAccountMethods(signer),
@@ -291,6 +324,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       filters?.close();
       feed?.close();
       await traces?.close();
+      await profiler?.close();
       await new Promise<void>((resolve) => {
         onStopped = resolve;
         post({ type: 'stop' });

@@ -132,3 +132,11 @@ export interface CallOrigin {
   /** epoch ms by which the transport needs the answer (HTTP: before http-timeout cuts the connection) */
   readonly answerBy?: number;
 }
+
+/** eth_createAccessList's answer, decoded. */
+export interface AccessListResult {
+  accessList: AccessListItem[];
+  gasUsed: bigint;
+  /** geth's VM error text when the call failed with the final list */
+  vmError: string | undefined;
+}
