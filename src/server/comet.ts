@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { CometHttpRequest, CometHttpResponse, CometRpcHandler, CometWsPeer } from '../jsonrpc/transport.js';
+import { readBody } from './http.js';
 import { closeGracefully, listen } from './listen.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -104,31 +105,18 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
       res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end('Bad Request\n');
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (c: Buffer) => {
-      if (tooLarge) return;
-      size += c.length;
-      if (size > opts.maxBodyBytes) {
-        tooLarge = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
+    const answer = (body: string | undefined): void => {
       const request: CometHttpRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
         query: url.searchParams,
-        body: tooLarge ? undefined : Buffer.concat(chunks, size).toString('utf8'),
+        body,
         remoteAddr: remoteOf(req.socket),
         host: req.headers.host ?? '',
       };
       handler.http(request).then(
         (a) => {
-          if (tooLarge) res.setHeader('Connection', 'close');
+          if (body === undefined) res.setHeader('Connection', 'close');
           writeAnswer(req, res, a);
         },
         (err: unknown) => {
@@ -136,7 +124,9 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
           if (!res.headersSent) res.writeHead(500).end();
         },
       );
-    });
+    };
+    // a body over max_body_bytes (declared or counted) reaches the handler as undefined
+    readBody(req, opts.maxBodyBytes, answer, () => answer(undefined));
   }
 
   function onConnection(ws: WebSocket, remoteAddr: string): void {
