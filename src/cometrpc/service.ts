@@ -7,7 +7,8 @@
  * one more cancels it with `-32000 subscription was canceled (reason: internal subscription event
  * buffer is out of capacity)`. With `experimental_close_on_slow_client`, a connection that has more
  * than `experimental_websocket_write_buffer_size` messages queued has its subscriptions cancelled
- * with reason `slow client`. A connection holding more than WS_MAX_QUEUED_BYTES is closed. Nothing
+ * with reason `slow client`. The listener bounds the unsent bytes of each connection and of all of
+ * them (`websocket_max_queue_bytes`, `websocket_max_total_queue_bytes`). Nothing
  * here ever waits for a client, so a dead one costs its own buffers only.
  */
 import type { CompiledQuery } from '../eventquery/index.js';
@@ -19,8 +20,6 @@ import { CometEnvelope, ErrorText, URI_REQUEST_ID, cancellationText, errorText, 
 import { EventBus, type BusEvent, type Subscription } from './events.js';
 import { createCometRoutes, type RouteTable, type SubscriptionSession } from './routes.js';
 
-/** A WebSocket connection with more unsent bytes than this is closed. */
-export const WS_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** A WebSocket connection with more requests waiting to run than this is closed. */
 export const WS_MAX_PENDING_REQUESTS = 1_000;
 export const OUT_OF_CAPACITY = 'internal subscription event buffer is out of capacity';
@@ -104,10 +103,6 @@ class WsSession implements SubscriptionSession {
       this.queued--;
       done?.();
     });
-    if (this.peer.bufferedAmount() > WS_MAX_QUEUED_BYTES) {
-      this.svc.log.info({ remoteAddr: this.peer.remoteAddr }, 'cometbft rpc: closing a websocket client that does not read');
-      this.peer.close();
-    }
   }
 
   subscribe(id: unknown, queryText: string, query: CompiledQuery, key: string, eventType: string | undefined): void {

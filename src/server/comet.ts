@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { CometHttpRequest, CometHttpResponse, CometRpcHandler, CometWsPeer } from '../jsonrpc/transport.js';
 import { readBody } from './http.js';
+import { CLOSE_POLICY_VIOLATION, OutgoingBudget, OutgoingQueue } from './ws.js';
 import { closeGracefully, listen } from './listen.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -30,6 +31,10 @@ export interface CometServerOptions {
   maxBodyBytes: number;
   /** max_header_bytes */
   maxHeaderBytes: number;
+  /** websocket_max_queue_bytes: unsent bytes one WebSocket client may hold (see server/ws.ts OutgoingQueue) */
+  websocketMaxQueueBytes: number;
+  /** websocket_max_total_queue_bytes: unsent bytes all WebSocket clients together may hold */
+  websocketMaxTotalQueueBytes: number;
   /** max_open_connections (0 = unlimited); over it, connections are refused */
   maxOpenConnections: number;
   /** cors_allowed_origins; empty = CORS off */
@@ -65,6 +70,7 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
   const corsAny = opts.corsAllowedOrigins.includes('*');
   const corsOrigins = new Set(opts.corsAllowedOrigins);
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxBodyBytes, perMessageDeflate: false });
+  const budget = new OutgoingBudget(opts.websocketMaxTotalQueueBytes);
 
   function corsOrigin(req: IncomingMessage): string | undefined {
     if (opts.corsAllowedOrigins.length === 0) return undefined;
@@ -132,6 +138,7 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
   function onConnection(ws: WebSocket, remoteAddr: string): void {
     let lastSeen = Date.now();
     const seen = () => (lastSeen = Date.now());
+    const outgoing = new OutgoingQueue(ws, opts.websocketMaxQueueBytes, budget);
     const peer: CometWsPeer = {
       remoteAddr,
       send(text, done) {
@@ -139,9 +146,12 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
           done?.(new Error('connection is closed'));
           return;
         }
-        ws.send(text, (err) => done?.(err ?? undefined));
+        const refused = outgoing.send(text, done);
+        if (refused === undefined) return;
+        log.warn({ remoteAddr, queued: outgoing.bytes, allClients: budget.bytes }, 'cometbft rpc: websocket client too slow: disconnected');
+        ws.close(CLOSE_POLICY_VIOLATION, refused);
+        done?.(new Error(refused));
       },
-      bufferedAmount: () => ws.bufferedAmount,
       close: () => ws.terminate(),
     };
     const session = handler.websocket(peer);
@@ -162,6 +172,7 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
     ws.on('error', (err) => log.debug({ err: err.message, remoteAddr }, 'cometbft rpc: websocket error'));
     ws.on('close', () => {
       clearInterval(ping);
+      outgoing.release();
       session.closed();
     });
   }

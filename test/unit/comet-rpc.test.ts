@@ -336,7 +336,6 @@ describe('event bus and WebSocket sessions', () => {
           if (autoFlush) done?.();
           else pending.push(() => done?.());
         },
-        bufferedAmount: () => 0,
         close: () => undefined,
       },
     };
