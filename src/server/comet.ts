@@ -5,8 +5,12 @@
  * WebSocket upgrade, read limit, ping/keep-alive — and hands requests to a handler (cometrpc/
  * implements it; node/ wires the two).
  *
- * As CometBFT: any HTTP method reaches a route; a body over `max_body_bytes` is refused before the
- * handler sees it; the server pings WebSocket clients every 27 s and drops one silent for 30 s.
+ * As CometBFT: any HTTP method reaches a route; the server pings WebSocket clients every 27 s and
+ * drops one silent for 30 s. A body over `max_body_bytes` reaches the handler as `undefined`
+ * (its answer is sent with `Connection: close`); it is not read (a declared Content-Length over
+ * the limit is enough: http.ts readBody, shared with Surface A). Unsent WebSocket bytes are
+ * bounded per connection and for all of them (ws.ts OutgoingQueue/OutgoingBudget, shared with
+ * Surface A): a connection over a bound is closed with 1008 and the reason.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
