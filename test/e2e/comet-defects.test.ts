@@ -13,6 +13,7 @@
  * - a declared Content-Length over max_body_bytes is refused with 413 before any body byte is sent.
  */
 import assert from 'node:assert/strict';
+import { EventEmitter, once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -32,16 +33,17 @@ const nestedArray = (depth: number): string => '['.repeat(depth) + ']'.repeat(de
 class RawWs {
   readonly messages: Json[] = [];
   closed: { code: number; reason: string } | undefined;
-  private readonly changed = new Set<() => void>();
+  /** emits 'change' on every message and on close */
+  private readonly changes = new EventEmitter();
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
       this.messages.push(JSON.parse(String(data)));
-      for (const f of this.changed) f();
+      this.changes.emit('change');
     });
     ws.on('close', (code, reason) => {
       this.closed = { code, reason: reason.toString() };
-      for (const f of this.changed) f();
+      this.changes.emit('change');
     });
   }
 
@@ -58,21 +60,14 @@ class RawWs {
     return `127.0.0.1:${(this.ws as unknown as { _socket: { localPort: number } })._socket.localPort}`;
   }
 
-  until(what: string, test: () => boolean, timeoutMs = WAIT_MS): Promise<void> {
-    if (test()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!test()) return;
-        this.changed.delete(check);
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.changed.delete(check);
-        reject(new Error(`timed out waiting for ${what}`));
-      }, timeoutMs);
-      this.changed.add(check);
-    });
+  /** resolves once `test` holds, checked after every message and the close */
+  async until(what: string, test: () => boolean, timeoutMs = WAIT_MS): Promise<void> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      while (!test()) await once(this.changes, 'change', { signal });
+    } catch (e) {
+      throw signal.aborted ? new Error(`timed out waiting for ${what}`) : e;
+    }
   }
 
   /** sends raw text; resolves with the next message answering `id` */
