@@ -155,10 +155,18 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
         log.warn({ remoteAddr, queued: outgoing.bytes, allClients: budget.bytes }, 'cometbft rpc: websocket client too slow: disconnected');
         ws.close(CLOSE_POLICY_VIOLATION, refused);
         done?.(new Error(refused));
+        // its subscriptions end now, not when the close handshake does
+        ended();
       },
       close: () => ws.terminate(),
     };
     const session = handler.websocket(peer);
+    let sessionEnded = false;
+    function ended(): void {
+      if (sessionEnded) return;
+      sessionEnded = true;
+      session.closed();
+    }
     const ping = setInterval(() => {
       if (Date.now() - lastSeen > WS_READ_WAIT_MS) {
         ws.terminate();
@@ -177,7 +185,7 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
     ws.on('close', () => {
       clearInterval(ping);
       outgoing.release();
-      session.closed();
+      ended();
     });
   }
 
