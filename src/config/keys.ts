@@ -304,6 +304,10 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     (o) => String(o.rpc.maxBodyBytes), 'maximum bytes of a request body or WebSocket message'),
   def(CFG, 'rpc', 'max_header_bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.rpc.maxHeaderBytes = v),
     (o) => String(o.rpc.maxHeaderBytes), 'maximum bytes of the HTTP request headers'),
+  def(CFG, 'rpc', 'websocket_max_queue_bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.rpc.websocketMaxQueueBytes = v),
+    (o) => String(o.rpc.websocketMaxQueueBytes), 'maximum bytes waiting to be sent to one WebSocket client; a client that falls further behind is disconnected (1008)'),
+  def(CFG, 'rpc', 'websocket_max_total_queue_bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.rpc.websocketMaxTotalQueueBytes = v),
+    (o) => String(o.rpc.websocketMaxTotalQueueBytes), 'maximum bytes waiting to be sent to all WebSocket clients together; over it, a client that is behind is disconnected (1008)'),
 
   def(CFG, 'consensus', 'timeout_commit', readDuration, (o, v) => (o.consensus.timeoutCommitMs = v),
     (o) => tomlString(formatDuration(o.consensus.timeoutCommitMs)), 'time between blocks'),

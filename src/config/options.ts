@@ -85,6 +85,10 @@ export interface RpcOptions {
   maxRequestBatchSize: number;
   maxBodyBytes: number;
   maxHeaderBytes: number;
+  /** max unsent bytes one WebSocket client may hold; a client over it is disconnected */
+  websocketMaxQueueBytes: number;
+  /** max unsent bytes all WebSocket clients together may hold; a client behind when it is reached is disconnected */
+  websocketMaxTotalQueueBytes: number;
 }
 
 export interface MempoolOptions {
@@ -166,6 +170,9 @@ export const DEFAULT_RPC: RpcOptions = {
   maxRequestBatchSize: 10,
   maxBodyBytes: 1_000_000,
   maxHeaderBytes: 1024 * 1024,
+  // not CometBFT keys (it bounds its WebSocket writes by message count only): Surface A's default per client
+  websocketMaxQueueBytes: DEFAULT_JSON_RPC.wsMaxQueueBytes,
+  websocketMaxTotalQueueBytes: 64 * 1024 * 1024,
 };
 
 export const DEFAULT_MEMPOOL: MempoolOptions = {

@@ -430,6 +430,8 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     handler: service,
     maxBodyBytes: opts.rpc.maxBodyBytes,
     maxHeaderBytes: opts.rpc.maxHeaderBytes,
+    websocketMaxQueueBytes: opts.rpc.websocketMaxQueueBytes,
+    websocketMaxTotalQueueBytes: opts.rpc.websocketMaxTotalQueueBytes,
     maxOpenConnections: opts.rpc.maxOpenConnections,
     corsAllowedOrigins: opts.rpc.corsAllowedOrigins,
     log: d.log.child({ module: 'cometbft-rpc' }),

@@ -100,8 +100,11 @@ function sendText(res: ServerResponse, status: number, text: string, close = fal
   res.writeHead(status, headers).end(text);
 }
 
-/** Discards the rest of the body (bounded), then answers 413 and closes the connection. */
-function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string): void {
+/**
+ * Discards the rest of a refused body (bounded by TOO_LARGE_DRAIN_BYTES and TOO_LARGE_DRAIN_MS), then
+ * calls `answer` once: the caller writes its 413 and closes the connection.
+ */
+export function drainThen(req: IncomingMessage, answer: () => void): void {
   let drained = 0;
   let done = false;
   const finish = (): void => {
@@ -109,7 +112,7 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string)
     done = true;
     clearTimeout(timer);
     req.removeListener('data', onData);
-    sendText(res, 413, text, true);
+    answer();
   };
   const onData = (chunk: Buffer): void => {
     drained += chunk.length;
@@ -120,6 +123,38 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string)
   req.on('end', finish);
   req.on('error', finish);
   req.resume();
+}
+
+/**
+ * Reads a request body of at most `limit` bytes (both listeners use it). Over the limit — declared
+ * by Content-Length before any byte is read, or counted while reading — the body is drained (see
+ * drainThen) and `tooLarge(size)` is called instead of `body`; `size` is the declared or counted length.
+ */
+export function readBody(req: IncomingMessage, limit: number, body: (text: string) => void, tooLarge: (size: number) => void): void {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    drainThen(req, () => tooLarge(Number(declared)));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let rejected = false;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size > limit) {
+      rejected = true;
+      chunks.length = 0;
+      req.removeListener('data', onData);
+      drainThen(req, () => tooLarge(size));
+      return;
+    }
+    chunks.push(chunk);
+  };
+  req.on('data', onData);
+  req.on('end', () => {
+    if (rejected) return;
+    body(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
+  });
 }
 
 function bodyTooLarge(size: number, limit: number): string {
@@ -197,31 +232,15 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       res.writeHead(405, { Allow: opts.cors === undefined ? 'POST' : 'POST, OPTIONS' }).end();
       return;
     }
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > bodyLimit) {
-      return refuseTooLarge(req, res, bodyTooLarge(Number(declared), bodyLimit));
-    }
-    if (!isJsonContentType(req.headers['content-type'])) return sendText(res, 415, UNSUPPORTED_MEDIA_TYPE);
-
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let rejected = false;
-    req.on('data', (chunk: Buffer) => {
-      if (rejected) return;
-      size += chunk.length;
-      if (size > bodyLimit) {
-        rejected = true;
-        chunks.length = 0;
-        refuseTooLarge(req, res, bodyTooLarge(size, bodyLimit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (rejected) return;
-      const body = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-      dispatch(req, res, body);
-    });
+    // a declared size over the limit is refused first (413), whatever the content type
+    const declaredTooLarge = Number(req.headers['content-length']) > bodyLimit;
+    if (!declaredTooLarge && !isJsonContentType(req.headers['content-type'])) return sendText(res, 415, UNSUPPORTED_MEDIA_TYPE);
+    readBody(
+      req,
+      bodyLimit,
+      (body) => dispatch(req, res, body),
+      (size) => sendText(res, 413, bodyTooLarge(size, bodyLimit), true),
+    );
   }
 
   const server = createServer({ keepAlive: true }, onRequest);
