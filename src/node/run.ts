@@ -109,6 +109,18 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         case 'roundStep':
           reader?.events.consensus.emit({ type: m.event.type, height: m.event.height, round: m.event.round, data: m.event });
           break;
+        case 'query': {
+          // ABCI mode: CometBFT's Query, answered from the committed state
+          const { id, req } = m;
+          void (reader ? abciQuery(reader, req) : Promise.resolve({ code: 1, log: 'node starting', info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' })).then(
+            (res) => worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
+            (e: unknown) => {
+              log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
+              worker.postMessage({ type: 'queryReply', id, res: { code: 1, log: 'internal error', info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' } } satisfies ToChain);
+            },
+          );
+          break;
+        }
         case 'stopped':
           onStopped?.();
           break;
@@ -275,9 +287,14 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');
   }
 
-  consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
-  endpoints.rpc = consensusRpc.url;
-  log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  if (opts.abci.withCometbft) {
+    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
+    endpoints.rpc = consensusRpc.url;
+    log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  } else {
+    // under real CometBFT, its own RPC is Surface B (docs/abci.md); ferry's listener stays off
+    log.info({ cometbftRpc: opts.abci.cometbftRpc }, 'Surface B is served by CometBFT; ferry\'s own CometBFT RPC listener is off');
+  }
 
   return {
     endpoints,
