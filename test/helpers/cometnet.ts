@@ -127,6 +127,15 @@ class Proc {
     await this.exit;
   }
 
+  /** resolves true when the process exits (by itself) within `ms`, false otherwise */
+  async exited(ms: number): Promise<boolean> {
+    if (!this.child) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const r = await Promise.race([this.exit.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), ms)))]);
+    clearTimeout(timer);
+    return r;
+  }
+
   logTail(): string {
     return `--- ${this.label} (${this.logFile}) ---\n${tail(this.logFile)}`;
   }
