@@ -5,6 +5,8 @@
  * and CosmJS's Comet38Client against CometBFT's own RPC finds the EVM tx through ferry's events.
  */
 import assert from 'node:assert/strict';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Comet38Client } from '@cosmjs/tendermint-rpc';
 import { JsonRpcProvider, Wallet, parseEther } from 'ethers';
@@ -141,5 +143,41 @@ describe('one CometBFT v0.38 + one ferry over ABCI', { skip: comet.skip }, () =>
     } finally {
       client.disconnect();
     }
+  });
+
+  it("crash recovery: an application behind CometBFT is replayed by the handshake to the same blocks", async () => {
+    const node = net.nodes[0]!;
+    await node.stop();
+    const behind = await (async () => {
+      await node.start();
+      const h = await node.height();
+      await node.stop();
+      return h;
+    })();
+    // the application's database at `behind`; CometBFT then goes on without it being kept
+    const data = join(node.ferryHome, 'data');
+    const saved = join(net.dir, 'saved-data');
+    cpSync(data, saved, { recursive: true });
+    await node.start();
+    const sender = new Wallet(keys[4]!, provider);
+    const tx = await sender.sendTransaction({ to: Wallet.createRandom().address, value: 1n });
+    const mined = await tx.wait();
+    assert.ok(mined!.blockNumber > behind);
+    const top = BigInt(mined!.blockNumber + 2);
+    await net.waitHeight(top);
+    const before: unknown[] = [];
+    for (let h = behind + 1n; h <= top; h++) before.push(await provider.send('eth_getBlockByNumber', ['0x' + h.toString(16), true]));
+    await node.stop();
+    // back to the old database: the application lacks blocks behind+1.. that CometBFT has
+    rmSync(data, { recursive: true, force: true });
+    cpSync(saved, data, { recursive: true });
+    await node.start();
+    await net.waitHeight(top + 1n);
+    for (let h = behind + 1n; h <= top; h++) {
+      assert.deepEqual(await provider.send('eth_getBlockByNumber', ['0x' + h.toString(16), true]), before[Number(h - behind - 1n)], `block ${h} replayed identically`);
+    }
+    assert.equal((await provider.getTransactionReceipt(tx.hash))!.blockHash, mined!.blockHash);
+    const log = readFileSync(node.comet.logFile, 'utf8');
+    assert.match(log, new RegExp(`ABCI Replay Blocks\\s+module=consensus appHeight=${behind} storeHeight=\\d+`), 'CometBFT replayed blocks to the application');
   });
 });

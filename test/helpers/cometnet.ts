@@ -165,7 +165,25 @@ export class NetNode {
       this.ferry.start();
       await this.waitFerry();
     }
-    if (!this.comet.running) this.comet.start();
+    if (!this.comet.running) {
+      this.comet.start();
+      await this.waitComet();
+    }
+  }
+
+  /** CometBFT's RPC answers once its ABCI handshake with ferry is done */
+  async waitComet(): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (!this.comet.running) throw new Error(`${this.name}: cometbft exited before it was ready\n${this.comet.logTail()}`);
+      try {
+        await rpc(this.cometUrl, 'health');
+        return;
+      } catch {
+        if (Date.now() > deadline) throw new Error(`${this.name}: cometbft not ready\n${this.comet.logTail()}`);
+        await sleep(POLL_MS);
+      }
+    }
   }
 
   async waitFerry(): Promise<void> {
