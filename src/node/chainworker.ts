@@ -13,7 +13,7 @@ import { feeCap } from '../evm/tx.js';
 import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
-import { decodeTx } from '../evm/tx.js';
+import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
@@ -23,6 +23,21 @@ const data = workerData as ChainWorkerData;
 const port = parentPort!;
 const send = (m: FromChain) => port.postMessage(m);
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
+
+/** eth_sendRawTransaction's bytes decoded, or why they are refused before any check (geth's texts). */
+function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp): DecodedTx | { rejected: string } {
+  let d: DecodedTx;
+  try {
+    d = decodeTx(raw, app.common);
+  } catch (e) {
+    if (e instanceof FerryError) return { rejected: e.message };
+    throw e;
+  }
+  if (rpc && !data.opts.jsonRpc.allowUnprotectedTxs && d.evm.chainId === undefined) {
+    return { rejected: 'only replay-protected (EIP-155) transactions allowed over RPC' };
+  }
+  return d;
+}
 
 async function main(): Promise<void> {
   const { opts, genesis } = data;
@@ -90,16 +105,8 @@ async function main(): Promise<void> {
     }
     const run = async () => {
       if (m.type === 'submit') {
-        let d;
-        try {
-          d = decodeTx(m.raw, app.common);
-        } catch (e) {
-          if (e instanceof FerryError) return reply(2, e.message);
-          throw e;
-        }
-        if (m.rpc && !opts.jsonRpc.allowUnprotectedTxs && d.evm.chainId === undefined) {
-          return reply(2, 'only replay-protected (EIP-155) transactions allowed over RPC');
-        }
+        const d = decodeSubmitted(m.raw, m.rpc, app);
+        if ('rejected' in d) return reply(2, d.rejected);
         const r = await app.checkEvmTx(d);
         return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
       }
@@ -164,16 +171,8 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     }
     const run = async () => {
       if (m.type === 'submit') {
-        let d;
-        try {
-          d = decodeTx(m.raw, app.common);
-        } catch (e) {
-          if (e instanceof FerryError) return reply(2, e.message);
-          throw e;
-        }
-        if (m.rpc && !opts.jsonRpc.allowUnprotectedTxs && d.evm.chainId === undefined) {
-          return reply(2, 'only replay-protected (EIP-155) transactions allowed over RPC');
-        }
+        const d = decodeSubmitted(m.raw, m.rpc, app);
+        if ('rejected' in d) return reply(2, d.rejected);
         const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
         try {
           const r = await broadcastTxSync(cometRpc, native);

@@ -112,11 +112,12 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         case 'query': {
           // ABCI mode: CometBFT's Query, answered from the committed state
           const { id, req } = m;
-          void (reader ? abciQuery(reader, req) : Promise.resolve({ code: 1, log: 'node starting', info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' })).then(
+          const failed = (text: string) => ({ code: 1, log: text, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' });
+          void (reader ? abciQuery(reader, req) : Promise.resolve(failed('node starting'))).then(
             (res) => worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
             (e: unknown) => {
               log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
-              worker.postMessage({ type: 'queryReply', id, res: { code: 1, log: 'internal error', info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' } } satisfies ToChain);
+              worker.postMessage({ type: 'queryReply', id, res: failed('internal error') } satisfies ToChain);
             },
           );
           break;
