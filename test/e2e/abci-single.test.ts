@@ -140,6 +140,10 @@ describe('one CometBFT v0.38 + one ferry over ABCI', { skip: comet.skip }, () =>
       assert.deepEqual(byRecipient.txs[0]!.hash, byHash.txs[0]!.hash);
       const status = await client.status();
       assert.equal(status.nodeInfo.network, 'ferry_9000-1');
+      // CometBFT's abci_query reaches ferry's Query over the ABCI query connection
+      const q = await client.abciQuery({ path: '/evm/balance', data: Buffer.from(to.slice(2), 'hex') });
+      assert.equal(q.code, 0);
+      assert.equal(BigInt('0x' + Buffer.from(q.value).toString('hex')), 12345n);
     } finally {
       client.disconnect();
     }
