@@ -4,9 +4,9 @@
  * templates.ts and the CLI all work from this one table.
  */
 import { FerryError, ErrorCode } from '../lib/errors.js';
-import { parseHostPort, parseLaddr } from './address.js';
+import { parseAbciAddress, parseHostPort, parseLaddr } from './address.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { EVM_DENOM, LOG_LEVELS, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
+import { ABCI_TRANSPORTS, EVM_DENOM, LOG_LEVELS, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
 
 /** A bad configuration value or file. `key` is the flag-style name (`json-rpc.logs-cap`) or the file. */
 export class ConfigError extends FerryError {
@@ -121,6 +121,19 @@ function readList(raw: unknown, name: string): string[] {
   return out;
 }
 
+function readAbciAddress(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (!parseAbciAddress(text)) throw new Invalid(`${name}: malformed address ${JSON.stringify(text)}, want tcp://host:port or unix:///path`);
+  return text;
+}
+
+function readTransport(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (text === 'grpc') throw new Invalid(`${name}: "grpc" is not supported: ferry serves ABCI over a socket only (--${name} socket)`);
+  if (!(ABCI_TRANSPORTS as readonly string[]).includes(text)) throw new Invalid(`${name}: unknown transport ${JSON.stringify(text)}, want socket`);
+  return text;
+}
+
 function readNamespaces(raw: unknown, name: string): Namespace[] {
   const out: Namespace[] = [];
   for (const ns of readList(raw, name)) {
@@ -214,6 +227,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, '', 'minimum-gas-prices', readGasPrice, (o, v) => (o.minimumGasPrice = v),
     (o) => tomlString(`${o.minimumGasPrice}${EVM_DENOM}`),
     `minimum gas price a transaction must offer, in ${EVM_DENOM} per gas (1 ${EVM_DENOM} = 1 wei), e.g. "1000000000${EVM_DENOM}"`),
+  def(APP, '', 'with-cometbft', readBool, (o, v) => (o.abci.withCometbft = v), (o) => String(o.abci.withCometbft),
+    'true: run the embedded consensus engine; false: run the application alone and wait for CometBFT on --address (docs/abci.md)'),
+  def(APP, '', 'address', readAbciAddress, (o, v) => (o.abci.address = v), (o) => tomlString(o.abci.address),
+    'ABCI listen address with --with-cometbft=false (tcp://host:port or unix:///path; CometBFT\'s proxy_app)'),
+  def(APP, '', 'transport', readTransport, (o, v) => (o.abci.transport = v), (o) => tomlString(o.abci.transport),
+    'ABCI transport with --with-cometbft=false: socket (grpc is not supported)'),
+  def(APP, '', 'cometbft-rpc', readLaddr, (o, v) => (o.abci.cometbftRpc = v), (o) => tomlString(o.abci.cometbftRpc),
+    'with --with-cometbft=false: the local CometBFT RPC (tcp://host:port) that eth_sendRawTransaction submits to'),
 
   def(APP, JR, 'enable', readBool, (o, v) => (o.jsonRpc.enable = v), (o) => String(o.jsonRpc.enable),
     'start the EVM JSON-RPC HTTP and WebSocket servers'),

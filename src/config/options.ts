@@ -102,6 +102,18 @@ export interface MempoolOptions {
   accountQueue: number;
 }
 
+/** How the application is driven: ferry's embedded engine, or real CometBFT over ABCI (evmosd's start flags). */
+export interface AbciOptions {
+  /** true: ferry's embedded consensus engine; false: wait for an external CometBFT on `address` */
+  withCometbft: boolean;
+  /** ABCI listen address, `tcp://host:port` or `unix:///path` */
+  address: string;
+  /** `socket` (gRPC is not served) */
+  transport: string;
+  /** the local CometBFT node's RPC, where eth_sendRawTransaction submits (`broadcast_tx_sync`) */
+  cometbftRpc: string;
+}
+
 export interface NodeOptions {
   home: string;
   /** wei per gas; txs below are rejected by CheckTx */
@@ -113,6 +125,7 @@ export interface NodeOptions {
   rpc: RpcOptions;
   consensus: ConsensusOptions;
   mempool: MempoolOptions;
+  abci: AbciOptions;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */
@@ -180,6 +193,15 @@ export const DEFAULT_MEMPOOL: MempoolOptions = {
   maxTxBytes: 128 * 1024,
   priceBumpPercent: 10,
   accountQueue: 64,
+};
+
+export const ABCI_TRANSPORTS = ['socket'] as const;
+
+export const DEFAULT_ABCI: AbciOptions = {
+  withCometbft: true,
+  address: 'tcp://127.0.0.1:26658',
+  transport: 'socket',
+  cometbftRpc: 'tcp://127.0.0.1:26657',
 };
 
 export const DEFAULT_HOME_DIRNAME = '.ferry';

@@ -114,6 +114,19 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         case 'roundStep':
           reader?.events.consensus.emit({ type: m.event.type, height: m.event.height, round: m.event.round, data: m.event });
           break;
+        case 'query': {
+          // ABCI mode: CometBFT's Query, answered from the committed state
+          const { id, req } = m;
+          const failed = (text: string) => ({ code: 1, log: text, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' });
+          void (reader ? abciQuery(reader, req) : Promise.resolve(failed('node starting'))).then(
+            (res) => worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
+            (e: unknown) => {
+              log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
+              worker.postMessage({ type: 'queryReply', id, res: failed('internal error') } satisfies ToChain);
+            },
+          );
+          break;
+        }
         case 'stopped':
           onStopped?.();
           break;
@@ -308,9 +321,14 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');
   }
 
-  consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
-  endpoints.rpc = consensusRpc.url;
-  log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  if (opts.abci.withCometbft) {
+    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
+    endpoints.rpc = consensusRpc.url;
+    log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  } else {
+    // under real CometBFT, its own RPC is Surface B (docs/abci.md); ferry's listener stays off
+    log.info({ cometbftRpc: opts.abci.cometbftRpc }, 'Surface B is served by CometBFT; ferry\'s own CometBFT RPC listener is off');
+  }
 
   return {
     endpoints,
