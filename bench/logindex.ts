@@ -113,7 +113,7 @@ export async function runLogIndexBench(total: number, keep?: string): Promise<Lo
     const store = new Store(path, { reader: true });
     const reader = await ChainReader.create(store, {
       chainId: 9000n, hardfork: 'cancun', gasCap: 25_000_000n, logsCap: LOGS_CAP, coinbase: new Uint8Array(20),
-      simulator: { call: () => Promise.reject(new Error('unused')), estimateGas: () => Promise.reject(new Error('unused')) },
+      simulator: { call: () => Promise.reject(new Error('unused')), estimateGas: () => Promise.reject(new Error('unused')), createAccessList: () => Promise.reject(new Error('unused')) },
       submit: () => Promise.reject(new Error('unused')),
     });
     reader.onCommitted(store.latestHeight()!);

@@ -16,7 +16,7 @@ import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash 
 import { nextBaseFee } from './app.js';
 import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
-import type { CallRequest, SimulatorPort } from './simulator.js';
+import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
 export const SUGGESTED_TIP = 1_000_000_000n;
@@ -214,14 +214,14 @@ export class ChainReader {
   }
 
   /** eth_call: runs on the simulator (a pool of worker threads in the node) */
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes> {
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes> {
     this.root(n);
-    return this.opts.simulator.call(req, n, overrides);
+    return this.opts.simulator.call(req, n, overrides, origin);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
     this.root(n);
-    return this.opts.simulator.estimateGas(req, n, overrides);
+    return this.opts.simulator.estimateGas(req, n, overrides, origin);
   }
 
   nextBaseFee(): bigint {

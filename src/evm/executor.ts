@@ -90,10 +90,38 @@ export const BLOCK_CONTEXT_CACHE_SIZE = 16;
 const JUMP = 0x56;
 const JUMPI = 0x57;
 
+/**
+ * What a run is held to, checked at every JUMP/JUMPI (every loop passes one): its deadline, and a
+ * hook of its scheduler (lib/slices.ts) that may park the run — the opcode then waits for the promise
+ * `pass` returns — or abort it by throwing.
+ */
+export interface RunGate {
+  /** epoch ms after which the run aborts with EvmTimeoutError (Infinity = none) */
+  readonly deadline: number;
+  pass?(): Promise<void> | undefined;
+}
+
 /** A VM over its own state manager. Not re-entrant: callers serialize its use. */
 export class EvmRunner {
-  /** epoch ms after which a simulation aborts (checked at every JUMP/JUMPI: every loop passes one) */
-  private deadline = Infinity;
+  private current: RunGate | undefined;
+  /** this runner's own copies of JUMP/JUMPI's opcode info: async only while a gate may park the run */
+  private readonly jumpInfos: { isAsync: boolean }[] = [];
+
+  /** the gate of the run in progress, if it has one */
+  get gate(): RunGate | undefined {
+    return this.current;
+  }
+
+  /**
+   * The interpreter awaits an opcode's handler only when its info says isAsync, and an await per jump
+   * is a cost block execution (no gate) must not pay: jumps are marked async only while a gate with a
+   * scheduler hook is installed.
+   */
+  set gate(g: RunGate | undefined) {
+    this.current = g;
+    const parks = g?.pass !== undefined;
+    for (const info of this.jumpInfos) info.isAsync = parks;
+  }
 
   private constructor(
     readonly vm: VM,
@@ -101,13 +129,24 @@ export class EvmRunner {
     private readonly common: Common,
     private readonly db: TrieDB,
   ) {
-    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown }> })._opcodeMap;
+    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown; opcodeInfo: object }> })._opcodeMap;
     for (const op of [JUMP, JUMPI]) {
       const entry = map[op]!;
       const inner = entry.opHandler;
+      // the interpreter awaits the handler only when the opcode is marked async (a parked run waits)
+      const info = { ...entry.opcodeInfo, isAsync: false };
+      this.jumpInfos.push(info);
+      entry.opcodeInfo = info;
       entry.opHandler = (...args: unknown[]) => {
-        if (this.deadline !== Infinity && Date.now() > this.deadline) throw new EvmTimeoutError();
-        return inner(...args);
+        const gate = this.current;
+        if (gate === undefined) return inner(...args);
+        if (Date.now() > gate.deadline) throw new EvmTimeoutError();
+        const parked = gate.pass?.();
+        if (parked === undefined) return inner(...args);
+        return parked.then(() => {
+          if (Date.now() > gate.deadline) throw new EvmTimeoutError();
+          return inner(...args);
+        });
       };
     }
   }
@@ -291,13 +330,14 @@ export class EvmRunner {
     ctx: BlockContext,
     call: SimCall,
     overrides?: SimOverrides,
-    deadline = Infinity,
+    gate?: RunGate,
     /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
     beforeRun?: (tx: TypedTransaction, block: Block) => Promise<void>,
   ): Promise<RunTxResult> {
     await this.setRoot(root);
     await this.sm.checkpoint();
-    this.deadline = deadline;
+    const outer = this.gate;
+    if (gate !== undefined) this.gate = gate;
     try {
       if (overrides) await applyOverrides(this.sm, overrides);
       const fromBytes = call.from ?? new Uint8Array(20);
@@ -346,7 +386,7 @@ export class EvmRunner {
         skipHardForkValidation: true,
       });
     } finally {
-      this.deadline = Infinity;
+      this.gate = outer;
       await this.sm.revert();
     }
   }

@@ -7,7 +7,7 @@
  * `maxPriorityFeePerGas` (each 0 when absent). When both are 0 the call runs without the base-fee check
  * (geth's NoBaseFee) and pays nothing for gas; the sender must still hold the call's value.
  */
-import { toChecksumAddress } from '@ethereumjs/util';
+import { checksumAddress } from '../config/devaccounts.js';
 import { ErrorCode, FerryError } from '../lib/errors.js';
 
 /** EIP-3860: the largest init code a creation may carry. */
@@ -65,9 +65,6 @@ export function callFees(call: CallFeeFields, baseFee: bigint): CallFees {
   return { feeCap, tip, gasPrice: free ? 0n : wanted < feeCap ? wanted : feeCap, free };
 }
 
-/** geth prints addresses in EIP-55 form (common.Address.Hex). */
-export const gethAddress = (a: Uint8Array): string => toChecksumAddress('0x' + Buffer.from(a).toString('hex'));
-
 /**
  * preCheck + buyGas: fee fields against the base fee, then the sender's balance against
  * gas × fee cap + value. `code`: the sender's code (a contract cannot send, unless EIP-7702-delegated).
@@ -75,7 +72,8 @@ export const gethAddress = (a: Uint8Array): string => toChecksumAddress('0x' + B
 export function checkFeesAndFunds(
   m: { from: Uint8Array; gas: bigint; value: bigint; fees: CallFees; baseFee: bigint; balance: bigint; code: Uint8Array },
 ): void {
-  const from = gethAddress(m.from);
+  // geth prints addresses in EIP-55 form (common.Address.Hex)
+  const from = checksumAddress(m.from);
   if (m.code.length > 0 && !isDelegation(m.code)) {
     throw new PrecheckError('senderNotEoa', `sender not an eoa: address ${from}, len(code): ${m.code.length}`);
   }

@@ -52,7 +52,7 @@ function writeChain(store: Store): void {
 async function reader(store: Store, logsCap: number): Promise<ChainReader> {
   const r = await ChainReader.create(store, {
     chainId: 9000n, hardfork: 'cancun', gasCap: 25_000_000n, logsCap, coinbase: fill(20, 0),
-    simulator: { call: () => Promise.reject(new Error('unused')), estimateGas: () => Promise.reject(new Error('unused')) },
+    simulator: { call: () => Promise.reject(new Error('unused')), estimateGas: () => Promise.reject(new Error('unused')), createAccessList: () => Promise.reject(new Error('unused')) },
     submit: () => Promise.reject(new Error('unused')),
   });
   r.onCommitted(1n);
