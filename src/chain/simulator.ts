@@ -21,6 +21,10 @@ import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
+/** params.TxGas: the gas of a plain value transfer */
+const TX_GAS = 21_000n;
+/** params.CallStipend, part of geth's optimistic first guess */
+const CALL_STIPEND = 2_300n;
 
 export type { CallOrigin, CallRequest };
 
@@ -161,7 +165,22 @@ export class Simulator {
         const allowance = (bal - value) / feeCap;
         if (allowance < hi) hi = allowance;
       }
+      if (this.opts.gasCap > 0n && hi > this.opts.gasCap) hi = this.opts.gasCap;
       const run = (gas: bigint) => runner.simulate(root, ctx, this.simCall(req, gas), overrides, gate);
+      const ok = async (gas: bigint) => {
+        try {
+          return !(await run(gas)).execResult.exceptionError;
+        } catch (e) {
+          if (raisesGas(e)) return false;
+          throw simulationFailure(e, this.opts.evmTimeoutMs);
+        }
+      };
+      // geth: a plain value transfer to an account without code is tried at 21000 first
+      if ((req.data === undefined || req.data.length === 0) && req.to !== undefined) {
+        const overridden = overrides?.get('0x' + hexOf(req.to))?.code;
+        const code = overridden ?? (await runner.code(root, req.to));
+        if (code.length === 0 && (await ok(TX_GAS))) return TX_GAS;
+      }
       let first;
       try {
         first = await run(hi);
@@ -175,20 +194,17 @@ export class Simulator {
         throw new FerryError(ErrorCode.server, `gas required exceeds allowance (${hi})`);
       }
       let lo = first.totalGasSpent - 1n;
-      const ok = async (gas: bigint) => {
-        try {
-          return !(await run(gas)).execResult.exceptionError;
-        } catch (e) {
-          if (raisesGas(e)) return false;
-          throw simulationFailure(e, this.opts.evmTimeoutMs);
-        }
-      };
-      // geth's shortcut: most txs succeed with used * 64/63
-      const guess = ((first.totalGasSpent + (first.gasRefund ?? 0n)) * 64n) / 63n;
-      if (guess < hi && (await ok(guess))) hi = guess;
+      // geth's optimistic limit: most txs succeed with (used + refund + call stipend) * 64/63
+      const guess = ((first.totalGasSpent + (first.gasRefund ?? 0n) + CALL_STIPEND) * 64n) / 63n;
+      if (guess < hi) {
+        if (await ok(guess)) hi = guess;
+        else lo = guess;
+      }
       while (lo + 1n < hi) {
         if (Number(hi - lo) / Number(hi) < ESTIMATE_ERROR_RATIO) break;
-        const mid = (lo + hi) / 2n;
+        // geth bisects skewed to the low side: most txs need little more than they used
+        let mid = (lo + hi) / 2n;
+        if (mid > lo * 2n) mid = lo * 2n;
         if (await ok(mid)) hi = mid;
         else lo = mid;
       }
