@@ -96,6 +96,7 @@ async function start(cmd: Command): Promise<void> {
   const home = resolveHome(cmd.opts().home);
   const { created } = ensureHome(home);
   const opts = loadOptions(home, configFlags(cmd));
+  opts.jsonRpc.enableMetrics = cmd.opts<{ metrics?: boolean }>().metrics === true;
   const genesis = parseGenesis(readFileSync(homePaths(home).genesis, 'utf8'));
   const log: Logger = createLogger({ level: opts.logLevel });
   if (created) log.info({ home }, 'created a new dev home');
@@ -214,6 +215,7 @@ function buildProgram(): Command {
     .description('run the node (creates a dev home first when the home is empty)')
     .addOption(homeOption());
   addConfigOptions(startCmd);
+  startCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   startCmd.action((_opts, cmd: Command) => start(cmd));
 
   const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');

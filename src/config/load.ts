@@ -9,6 +9,7 @@ import { parse, TomlError } from 'smol-toml';
 import { CONFIG_KEYS, ConfigError, type ConfigFile, type ConfigKey } from './keys.js';
 import {
   DEFAULT_CONSENSUS,
+  DEFAULT_INSTRUMENTATION,
   DEFAULT_JSON_RPC,
   DEFAULT_LOG_LEVEL,
   DEFAULT_MEMPOOL,
@@ -38,6 +39,7 @@ export function defaultOptions(home: string): NodeOptions {
     rpc: { ...DEFAULT_RPC, corsAllowedOrigins: [...DEFAULT_RPC.corsAllowedOrigins] },
     consensus: { ...DEFAULT_CONSENSUS },
     mempool: { ...DEFAULT_MEMPOOL },
+    instrumentation: { ...DEFAULT_INSTRUMENTATION },
   };
 }
 

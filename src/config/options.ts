@@ -47,6 +47,22 @@ export interface JsonRpcOptions {
   wsMaxQueueBytes: number;
   /** milliseconds: the longest `timeout` a debug_trace* call may ask for (longer is lowered to this) */
   traceTimeoutCapMs: number;
+  /** host:port of the geth-style metrics server (/debug/metrics/prometheus); served only with `enableMetrics` */
+  metricsAddress: string;
+  /** the `--metrics` start flag (Evmos): serve the JSON-RPC metrics on `metricsAddress` */
+  enableMetrics: boolean;
+  /** serve the node page at GET /explorer on the JSON-RPC HTTP listener */
+  nodePage: boolean;
+}
+
+/** CometBFT v0.38 config.toml `[instrumentation]` */
+export interface InstrumentationOptions {
+  /** serve the consensus engine's Prometheus metrics */
+  prometheus: boolean;
+  /** `host:port` or `:port` (all interfaces) */
+  prometheusListenAddr: string;
+  /** metric name prefix */
+  namespace: string;
 }
 
 export interface ConsensusOptions {
@@ -105,6 +121,7 @@ export interface NodeOptions {
   rpc: RpcOptions;
   consensus: ConsensusOptions;
   mempool: MempoolOptions;
+  instrumentation: InstrumentationOptions;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */
@@ -137,6 +154,16 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   wsMaxSubscriptions: 1_000,
   wsMaxQueueBytes: 8 * 1024 * 1024,
   traceTimeoutCapMs: 60_000,
+  metricsAddress: '127.0.0.1:6065',
+  enableMetrics: false,
+  nodePage: true,
+};
+
+/** CometBFT v0.38 `DefaultInstrumentationConfig` values. */
+export const DEFAULT_INSTRUMENTATION: InstrumentationOptions = {
+  prometheus: false,
+  prometheusListenAddr: ':26660',
+  namespace: 'cometbft',
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

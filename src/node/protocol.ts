@@ -7,6 +7,7 @@ import type { NodeOptions } from '../config/options.js';
 import type { EvmTx } from '../types/chain.js';
 import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
+import type { BlockStats } from '../metrics/comet.js';
 
 export interface ChainWorkerData {
   opts: NodeOptions;
@@ -25,10 +26,14 @@ export type ToChain =
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
-  | { type: 'committed'; height: bigint }
-  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[] }
-  /** `check`: the whole CheckTx response (submitNative) */
-  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult }
+  /** `stats`: what the metrics record of the height (observed on the RPC thread, which serves them) */
+  | { type: 'committed'; height: bigint; stats: BlockStats }
+  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
+  /**
+   * `check`: the whole CheckTx response (submitNative); for the metrics, `checkSeconds`: time CheckTx
+   * took, `txBytes`: the tx's size when it was offered to the mempool (not for a dry run)
+   */
+  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult; checkSeconds?: number; txBytes?: number }
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
   | { type: 'stopped' }

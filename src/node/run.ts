@@ -44,11 +44,13 @@ import { COMETBFT_VERSION, MONIKER } from '../cometrpc/format.js';
 import { CometService } from '../cometrpc/service.js';
 import { startCometServer } from '../server/comet.js';
 import type { HomePaths } from './home.js';
+import { NodeObservability } from './observe.js';
+import { nodePageRoutes } from './page.js';
 
 export const DB_FILE = 'ferry.db';
 
 export interface RunningNode {
-  endpoints: { jsonRpc?: string; ws?: string; rpc?: string };
+  endpoints: { jsonRpc?: string; ws?: string; rpc?: string; cometMetrics?: string; rpcMetrics?: string; page?: string };
   close(): Promise<void>;
 }
 
@@ -88,9 +90,11 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   // Surface B: the native mempool mirror and the consensus-step feed (set once the server starts)
   const nativePool = new NativeMempool();
   let consensusRpc: ConsensusRpc | undefined;
+  const observe = new NodeObservability(opts, genesis, dbPath, nativePool);
 
   const ready = new Promise<bigint>((resolve, reject) => {
     worker.on('message', (m: FromChain) => {
+      observe.onChainMessage(m);
       switch (m.type) {
         case 'ready':
           resolve(m.height);
@@ -129,7 +133,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       }
     });
   });
-  await ready;
+  observe.started(await ready);
 
   const store = new Store(dbPath, { reader: true });
   const post = (m: ToChain) => worker.postMessage(m);
@@ -240,6 +244,13 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       enabledNamespaces: new Set(opts.jsonRpc.api),
       limits: { batchRequestLimit: opts.jsonRpc.batchRequestLimit, batchResponseMaxSize: opts.jsonRpc.batchResponseMaxSize },
       onInternalError: (err, method) => log.error({ method, err: err instanceof Error ? err.stack : String(err) }, 'internal error'),
+      recorder: observe.rpcRecorder({
+        wsConnections: () => ws?.connections() ?? 0,
+        subscriptions: () => subscriptions?.count() ?? 0,
+        filters: () => filters?.size() ?? 0,
+        callQueue: () => calls.queued(),
+        traceQueue: () => traces?.queued() ?? 0,
+      }),
     });
     const { host, port } = splitHostPort(opts.jsonRpc.address);
     http = await startHttpServer({
@@ -253,10 +264,17 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         idleTimeoutMs: opts.jsonRpc.httpIdleTimeoutMs,
       },
       authenticate,
+      getRoutes: nodePageRoutes({
+        page: opts.jsonRpc.nodePage,
+        health: () => observe.health(),
+        config: () => ({ wsUrl: endpoints.ws, cometUrl: endpoints.rpc, chainId: genesis.chainId, evmChainId: Number(genesis.evmChainId) }),
+        store,
+      }),
       log: log.child({ module: 'http' }) as never,
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
     log.info({ address: endpoints.jsonRpc }, 'JSON-RPC HTTP server listening');
+    if (opts.jsonRpc.nodePage) endpoints.page = `${endpoints.jsonRpc}/explorer`;
     const wsAddr = splitHostPort(opts.jsonRpc.wsAddress);
     ws = await startWsServer({
       host: wsAddr.host,
@@ -278,11 +296,14 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
   endpoints.rpc = consensusRpc.url;
   log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  await observe.startServers(log);
+  Object.assign(endpoints, observe.endpoints);
 
   return {
     endpoints,
     async close() {
       closing = true;
+      await observe.close();
       await consensusRpc?.close();
       await ws?.close();
       await http?.close();
