@@ -286,7 +286,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'metrics-address', readHostPort, (o, v) => (o.jsonRpc.metricsAddress = v), (o) => tomlString(o.jsonRpc.metricsAddress),
     'listen address (host:port) of the JSON-RPC metrics server (Prometheus text at /debug/metrics/prometheus); it runs only with the --metrics flag'),
   def(APP, JR, 'node-page', readBool, (o, v) => (o.jsonRpc.nodePage = v), (o) => String(o.jsonRpc.nodePage),
-    'serve the node page (a live block explorer) at GET /explorer and readiness at GET /health on the JSON-RPC HTTP listener'),
+    'serve the node page (a live block explorer) at GET /explorer on the JSON-RPC HTTP listener'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),
