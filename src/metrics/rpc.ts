@@ -63,6 +63,8 @@ export class RpcMetrics {
   private readonly all: Summary;
   private readonly latency: Histogram<'method' | 'outcome'>;
   private readonly notFound: Counter;
+  /** calls recorded (the value of rpc_requests, readable without collecting) */
+  calls = 0;
 
   constructor(sources: RpcGaugeSources) {
     const r = [this.registry];
@@ -98,6 +100,7 @@ export class RpcMetrics {
       done: (isOk, startMs) => {
         const ms = performance.now() - startMs;
         const ns = Math.round(ms * NS_PER_MS);
+        this.calls++;
         this.requests.inc();
         this.all.observe(ns);
         if (isOk) {

@@ -114,6 +114,11 @@ export class NodeObservability {
     }
   }
 
+  /** JSON-RPC calls served since start (null without `--metrics`) */
+  rpcRequests(): number | null {
+    return this.rpc?.calls ?? null;
+  }
+
   chainStopped(): void {
     this.chainUp = false;
   }

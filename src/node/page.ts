@@ -6,7 +6,8 @@
  *   NodeObservability.health and docs/observability.md). Always served.
  * - `/explorer` (with `json-rpc.node-page = true`): the node page, a static bundle built by
  *   `npm run build` into dist/web/ (web/ holds its source). It talks to this listener's JSON-RPC and to
- *   the WebSocket listener; `/explorer/config.json` tells it where that is, and
+ *   the WebSocket listener; `/explorer/config.json` tells it where that is, `/explorer/api/stats` the
+ *   number of JSON-RPC calls served (its RPC-rate plot), and
  *   `/explorer/api/tx?hash=0x…` gives a transaction's native (CometBFT) identity next to its EVM one.
  */
 import { createHash } from 'node:crypto';
@@ -33,7 +34,9 @@ export interface PageDeps {
   page: boolean;
   health(): HealthReport;
   /** what the page needs to know: the WebSocket endpoint and Surface B's address */
-  config(): { wsUrl?: string; cometUrl?: string; chainId: string; evmChainId: number };
+  config(): { wsPort?: number; cometUrl?: string; chainId: string; evmChainId: number };
+  /** JSON-RPC calls served since start, for the page's RPC-rate plot (null: not counted) */
+  rpcRequests(): number | null;
   store: Store;
 }
 
@@ -66,6 +69,7 @@ export function nodePageRoutes(deps: PageDeps): Map<string, Route> {
     });
   }
   routes.set('/explorer/config.json', (req, res) => sendJson(res, 200, deps.config(), req.method === 'HEAD'));
+  routes.set('/explorer/api/stats', (req, res) => sendJson(res, 200, { rpcRequests: deps.rpcRequests() }, req.method === 'HEAD'));
   routes.set('/explorer/api/tx', (req, res) => {
     const hash = new URL(req.url ?? '/', 'http://x').searchParams.get('hash') ?? '';
     if (!TX_HASH.test(hash)) return sendJson(res, 400, { error: 'want ?hash=0x followed by 64 hex digits' }, req.method === 'HEAD');

@@ -267,7 +267,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       getRoutes: nodePageRoutes({
         page: opts.jsonRpc.nodePage,
         health: () => observe.health(),
-        config: () => ({ wsUrl: endpoints.ws, cometUrl: endpoints.rpc, chainId: genesis.chainId, evmChainId: Number(genesis.evmChainId) }),
+        config: () => ({ wsPort: ws?.port, cometUrl: endpoints.rpc, chainId: genesis.chainId, evmChainId: Number(genesis.evmChainId) }),
+        rpcRequests: () => observe.rpcRequests(),
         store,
       }),
       log: log.child({ module: 'http' }) as never,
