@@ -53,9 +53,10 @@ function positive(raw: string | undefined, what: string): number | undefined {
 
 /**
  * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
- * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load).
+ * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
+ * metrics (the JSON-RPC metrics' cost in the dispatcher, on vs off).
  */
-const SUITES = ['rpc', 'trace', 'comet', 'ws'] as const;
+const SUITES = ['rpc', 'trace', 'comet', 'ws', 'metrics'] as const;
 type Suite = (typeof SUITES)[number];
 
 function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
@@ -66,6 +67,8 @@ function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
       return quick ? ['--quick'] : [];
     case 'ws':
       return quick ? ['--soak-seconds', '60', '--clients', '50', '--connections', '200', '--blocks', '20'] : [];
+    case 'metrics':
+      return quick ? ['--rounds', '7'] : [];
   }
 }
 

@@ -12,13 +12,12 @@
  * plus Ferry's own: a per-method latency histogram in seconds (children made once per method, so a
  * request costs no label lookup), and gauges read at scrape time.
  */
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 
 /** geth's collector.go percentiles */
 export const GETH_QUANTILES = [0.5, 0.75, 0.95, 0.99, 0.999, 0.9999];
-/** geth samples (metrics.NewBoundedHistogramSample / the timer's reservoir) over the recent past; */
-const SUMMARY_WINDOW_SECONDS = 600;
-const SUMMARY_AGE_BUCKETS = 5;
+/** geth's reservoir size (metrics.NewBoundedHistogramSample / the timer's sample): quantiles of the last calls */
+export const SAMPLE_SIZE = 1028;
 /** Ferry's per-method latency histogram, seconds */
 export const RPC_LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -44,44 +43,170 @@ export interface RpcGaugeSources {
   traceQueue(): number;
 }
 
-function summary(registry: Registry, name: string, help: string): Summary {
-  return new Summary({
-    name,
-    help,
-    percentiles: GETH_QUANTILES,
-    maxAgeSeconds: SUMMARY_WINDOW_SECONDS,
-    ageBuckets: SUMMARY_AGE_BUCKETS,
-    registers: [registry],
-  });
+/**
+ * A summary as geth keeps its timers and histograms: a bounded sample of the last SAMPLE_SIZE values
+ * (observing is an array write, so the request path stays cheap), quantiles computed at scrape time
+ * with geth's `SamplePercentiles` interpolation, plus the count and sum of every value observed.
+ * Registered in a prom-client Registry as a custom metric of type summary.
+ */
+export class SampleSummary {
+  readonly type = 'summary';
+  readonly aggregator = 'sum';
+  private readonly values = new Float64Array(SAMPLE_SIZE);
+  private next = 0;
+  private count = 0;
+  private sum = 0;
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  observe(v: number): void {
+    this.values[this.next] = v;
+    this.next = this.next + 1 === SAMPLE_SIZE ? 0 : this.next + 1;
+    this.count++;
+    this.sum += v;
+  }
+
+  /** geth metrics/sample.go SamplePercentiles over the sorted sample */
+  quantiles(): number[] {
+    const n = Math.min(this.count, SAMPLE_SIZE);
+    const sorted = this.values.slice(0, n).sort();
+    return GETH_QUANTILES.map((p) => {
+      if (n === 0) return 0;
+      const pos = p * (n + 1);
+      if (pos < 1) return sorted[0]!;
+      if (pos >= n) return sorted[n - 1]!;
+      const lower = sorted[Math.floor(pos) - 1]!;
+      const upper = sorted[Math.floor(pos)]!;
+      return lower + (pos - Math.floor(pos)) * (upper - lower);
+    });
+  }
+
+  async get(): Promise<{ name: string; help: string; type: 'summary'; aggregator: 'sum'; values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }> }> {
+    const q = this.quantiles();
+    return {
+      name: this.name,
+      help: this.help,
+      type: 'summary',
+      aggregator: 'sum',
+      values: [
+        ...GETH_QUANTILES.map((p, i) => ({ labels: { quantile: p }, value: q[i]! })),
+        { metricName: `${this.name}_sum`, labels: {}, value: this.sum },
+        { metricName: `${this.name}_count`, labels: {}, value: this.count },
+      ],
+    };
+  }
+
+  reset(): void {
+    this.next = 0;
+    this.count = 0;
+    this.sum = 0;
+  }
+}
+
+/** One labelled series of a LabelledHistogram: its bucket counts, sum and count, updated in place. */
+export class HistogramSeries {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: Readonly<Record<string, string>>,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(v: number): void {
+    const b = this.bounds;
+    let i = 0;
+    while (i < b.length && v > b[i]!) i++;
+    if (i < b.length) this.counts[i]!++;
+    this.sum += v;
+    this.count++;
+  }
+}
+
+/**
+ * A histogram whose series are made once (one per method and outcome) and observed without building
+ * or hashing a label string per call (prom-client's `labels()` child hashes its labels at every
+ * observe). Rendered by prom-client's registry as a custom metric of type histogram.
+ */
+export class LabelledHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly all: HistogramSeries[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  series(labels: Record<string, string>): HistogramSeries {
+    const s = new HistogramSeries(labels, this.bounds);
+    this.all.push(s);
+    return s;
+  }
+
+  async get(): Promise<{ name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> }> {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    for (const s of this.all) {
+      if (s.count === 0) continue;
+      let cumulative = 0;
+      this.bounds.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...s.labels }, value: cumulative });
+      });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: { ...s.labels }, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels: { ...s.labels }, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: 'histogram', aggregator: 'sum', values };
+  }
+
+  reset(): void {
+    for (const s of this.all) {
+      s.counts.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
+  }
 }
 
 export class RpcMetrics {
   readonly registry = new Registry();
-  private readonly requests: Gauge;
-  private readonly success: Gauge;
-  private readonly failure: Gauge;
-  private readonly all: Summary;
-  private readonly latency: Histogram<'method' | 'outcome'>;
+  private readonly all: SampleSummary;
+  private readonly latency: LabelledHistogram;
   private readonly notFound: Counter;
-  /** calls recorded (the value of rpc_requests, readable without collecting) */
+  /** geth's rpc/requests, rpc/success, rpc/failure: plain numbers, read at scrape time */
   calls = 0;
+  private succeeded = 0;
+  private failed = 0;
 
   constructor(sources: RpcGaugeSources) {
     const r = [this.registry];
-    this.requests = new Gauge({ name: gethName('rpc/requests'), help: 'rpc/requests: JSON-RPC method calls served', registers: r });
-    this.success = new Gauge({ name: gethName('rpc/success'), help: 'rpc/success: calls answered with a result', registers: r });
-    this.failure = new Gauge({ name: gethName('rpc/failure'), help: 'rpc/failure: calls answered with an error', registers: r });
-    this.all = summary(this.registry, gethName('rpc/duration/all'), 'rpc/duration/all: serving time of every call, nanoseconds');
-    this.latency = new Histogram({
-      name: 'ferry_rpc_request_duration_seconds',
-      help: 'Serving time of JSON-RPC calls by method and outcome (success or failure)',
-      labelNames: ['method', 'outcome'],
-      buckets: RPC_LATENCY_BUCKETS,
-      registers: r,
-    });
-    this.notFound = new Counter({ name: 'ferry_rpc_method_not_found_total', help: 'Calls of a method that does not exist or is not enabled', registers: r });
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({ name, help, registers: r, collect() { this.set(read()); } });
+    gauge(gethName('rpc/requests'), 'rpc/requests: JSON-RPC method calls served', () => this.calls);
+    gauge(gethName('rpc/success'), 'rpc/success: calls answered with a result', () => this.succeeded);
+    gauge(gethName('rpc/failure'), 'rpc/failure: calls answered with an error', () => this.failed);
+    this.all = new SampleSummary(gethName('rpc/duration/all'), 'rpc/duration/all: serving time of every call, nanoseconds', this.registry);
+    this.latency = new LabelledHistogram(
+      'ferry_rpc_request_duration_seconds',
+      'Serving time of JSON-RPC calls by method and outcome (success or failure)',
+      RPC_LATENCY_BUCKETS,
+      this.registry,
+    );
+    this.notFound = new Counter({ name: 'ferry_rpc_method_not_found_total', help: 'Calls of a method that does not exist or is not enabled', registers: r });
     gauge('ferry_rpc_ws_connections', 'Open JSON-RPC WebSocket connections', sources.wsConnections);
     gauge('ferry_rpc_subscriptions', 'Live eth_subscribe subscriptions, all connections', sources.subscriptions);
     gauge('ferry_rpc_filters', 'Installed polling filters (eth_newFilter and friends)', sources.filters);
@@ -89,28 +214,27 @@ export class RpcMetrics {
     gauge('ferry_rpc_trace_queue_depth', 'debug_trace* jobs waiting for the trace worker', sources.traceQueue);
   }
 
-  /** The recorder of one method: its histogram children made now, its geth summaries at first use. */
+  /** The recorder of one method: its histogram series made now, its geth summaries at first use. */
   method(name: string): MethodMetrics {
-    const ok = this.latency.labels(name, 'success');
-    const failed = this.latency.labels(name, 'failure');
-    let okSummary: Summary | undefined;
-    let failedSummary: Summary | undefined;
+    const ok = this.latency.series({ method: name, outcome: 'success' });
+    const failed = this.latency.series({ method: name, outcome: 'failure' });
+    let okSummary: SampleSummary | undefined;
+    let failedSummary: SampleSummary | undefined;
     const base = gethName(`rpc/duration/${name}`);
     return {
       done: (isOk, startMs) => {
         const ms = performance.now() - startMs;
         const ns = Math.round(ms * NS_PER_MS);
         this.calls++;
-        this.requests.inc();
         this.all.observe(ns);
         if (isOk) {
-          this.success.inc();
+          this.succeeded++;
           ok.observe(ms / 1000);
-          (okSummary ??= summary(this.registry, `${base}_success`, `rpc/duration/${name}/success: nanoseconds`)).observe(ns);
+          (okSummary ??= new SampleSummary(`${base}_success`, `rpc/duration/${name}/success: nanoseconds`, this.registry)).observe(ns);
         } else {
-          this.failure.inc();
+          this.failed++;
           failed.observe(ms / 1000);
-          (failedSummary ??= summary(this.registry, `${base}_failure`, `rpc/duration/${name}/failure: nanoseconds`)).observe(ns);
+          (failedSummary ??= new SampleSummary(`${base}_failure`, `rpc/duration/${name}/failure: nanoseconds`, this.registry)).observe(ns);
         }
       },
     };
