@@ -21,7 +21,7 @@ import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
 import type { Logger } from '../lib/log.js';
 import { ChainMetrics } from '../metrics/chain.js';
-import { CometMetrics, type BlockStats, type MempoolView } from '../metrics/comet.js';
+import { CometMetrics, type MempoolView } from '../metrics/comet.js';
 import { RpcMetrics, type RpcGaugeSources } from '../metrics/rpc.js';
 import { startMetricsServer, type MetricsServerHandle } from '../server/metrics.js';
 import type { FromChain } from './protocol.js';
@@ -119,10 +119,6 @@ export class NodeObservability {
     return this.rpc?.calls ?? null;
   }
 
-  chainStopped(): void {
-    this.chainUp = false;
-  }
-
   /** Readiness for load balancers: the chain thread runs and the head moved recently. */
   health(): HealthReport {
     const c = this.opts.consensus;
@@ -171,5 +167,3 @@ export class NodeObservability {
     this.servers = [];
   }
 }
-
-export type { BlockStats };
