@@ -28,10 +28,12 @@ const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 const NAME_START = /[a-zA-Z_:]/;
 const NAME_CHAR = /[a-zA-Z0-9_:]/;
 
+/** A Go float (strconv.ParseFloat, which Prometheus uses): special values in any case (prom-client writes `Nan`). */
 function parseValue(text: string, line: string): number {
-  if (text === '+Inf' || text === 'Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  const special = text.toLowerCase();
+  if (special === '+inf' || special === 'inf' || special === '+infinity' || special === 'infinity') return Infinity;
+  if (special === '-inf' || special === '-infinity') return -Infinity;
+  if (special === 'nan') return NaN;
   const v = Number(text);
   if (text === '' || Number.isNaN(v)) throw new Error(`bad value ${JSON.stringify(text)} in ${JSON.stringify(line)}`);
   return v;
@@ -160,7 +162,8 @@ export function crossCheck(text: string, mine: Map<string, Family>): void {
     if (t.metrics.length !== m.samples.length) throw new Error(`${t.name}: ${t.metrics.length} vs ${m.samples.length} samples`);
     t.metrics.forEach((x, i) => {
       const s = m.samples[i]!;
-      if (parseValue(x.value!, t.name) !== s.value && !(Number.isNaN(s.value) && x.value === 'NaN')) throw new Error(`${t.name}: value differs`);
+      const theirs = parseValue(x.value!, t.name);
+      if (theirs !== s.value && !(Number.isNaN(s.value) && Number.isNaN(theirs))) throw new Error(`${t.name}: value differs`);
       if (JSON.stringify(x.labels ?? {}) !== JSON.stringify(s.labels)) throw new Error(`${t.name}: labels differ`);
     });
   }
