@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { makeClient, sleep } from './rpc.js';
 import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
 
-export const NODE_NAMES = ['anvil', 'hardhat', 'ferry', 'bare'] as const;
+/** `ferry-metrics`: ferry with both Prometheus listeners on (--metrics, [instrumentation] prometheus) */
+export const NODE_NAMES = ['anvil', 'hardhat', 'ferry', 'ferry-metrics', 'bare'] as const;
 export type NodeName = (typeof NODE_NAMES)[number];
 
-const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, bare: 10_000 };
+const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-metrics': 90_000, bare: 10_000 };
 const STOP_TIMEOUT_MS = 10_000;
 const READY_POLL_MS = 200;
 const LOG_TAIL_CHARS = 1_500;
@@ -174,7 +175,12 @@ export async function startNode(name: NodeName, peers: PeerPaths): Promise<Runni
         version: `${peers.versions.hardhat} on node ${peers.versions.node22}`,
       });
     }
-    case 'ferry': {
+    case 'ferry':
+    case 'ferry-metrics': {
+      const metricsArgs =
+        name === 'ferry-metrics'
+          ? ['--metrics', '--json-rpc.metrics-address', `127.0.0.1:${await freePort()}`, '--instrumentation.prometheus', '--instrumentation.prometheus_listen_addr', `127.0.0.1:${await freePort()}`]
+          : [];
       const entry = join(REPO_ROOT, 'dist', 'src', 'bin', 'ferry.js');
       if (!existsSync(entry)) throw new Error('dist/src/bin/ferry.js is not built yet');
       const scratch = mkdtempSync(join(tmpdir(), 'ferry-bench-home-'));
@@ -187,6 +193,7 @@ export async function startNode(name: NodeName, peers: PeerPaths): Promise<Runni
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,
+          ...metricsArgs,
           // extra ferry flags, e.g. BENCH_FERRY_ARGS="--consensus.block_on_tx" for automine-like dev mode
           ...(process.env.BENCH_FERRY_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
         ],

@@ -1,7 +1,7 @@
 /**
  * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
  *
- *   npm run bench -- [--nodes anvil,hardhat,ferry,bare] [--only blocknumber,balance,...] [--quick]
+ *   npm run bench -- [--nodes anvil,hardhat,ferry,ferry-metrics,bare] [--only blocknumber,balance,...] [--quick]
  *                    [--suites rpc,trace,comet,ws] [--duration SECONDS] [--transfers N] [--anvil-transfers N]
  *
  * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1, BENCH_SUITES,
@@ -30,6 +30,8 @@ const QUICK: BenchConfig = {
   bursts: 1, burstSize: 500, logsRepeats: 7, transferTimeoutMs: 60_000,
 };
 const PEER_NODES: readonly NodeName[] = ['anvil', 'hardhat', 'bare'];
+/** `ferry-metrics` beside `ferry`: the cost of the metrics, as a ratio column (1.00× = free) */
+const METRICS_RATIO_HEAD = 'metrics on ÷ off';
 const OUTPUT_FILE = join(PEERS_DIR, 'last-run.md');
 
 type Cell = Figure | { na: string };
@@ -52,9 +54,10 @@ function positive(raw: string | undefined, what: string): number | undefined {
 /**
  * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
  * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
- * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token).
+ * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), metrics (the JSON-RPC metrics'
+ * cost in the dispatcher, on vs off).
  */
-const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex'] as const;
+const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'metrics'] as const;
 type Suite = (typeof SUITES)[number];
 
 function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
@@ -67,6 +70,8 @@ function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
       return quick ? ['--soak-seconds', '60', '--clients', '50', '--connections', '200', '--blocks', '20'] : [];
     case 'logindex':
       return quick ? ['--quick'] : [];
+    case 'metrics':
+      return quick ? ['--rounds', '7'] : [];
   }
 }
 
@@ -163,7 +168,8 @@ function fmt(v: number): string {
 
 function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: BenchConfig, versions: Map<NodeName, string>, peers: PeerPaths): string {
   const ratioPeers = nodes.includes('ferry') ? PEER_NODES.filter((p) => nodes.includes(p)) : [];
-  const head = ['workload', 'unit', 'better', ...nodes, ...ratioPeers.map((p) => `ferry ÷ ${p}`)];
+  const metricsRatio = nodes.includes('ferry') && nodes.includes('ferry-metrics');
+  const head = ['workload', 'unit', 'better', ...nodes, ...ratioPeers.map((p) => `ferry ÷ ${p}`), ...(metricsRatio ? [METRICS_RATIO_HEAD] : [])];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   const notes: string[] = [];
   for (const w of WORKLOADS.filter((x) => only.includes(x.name))) {
@@ -184,6 +190,11 @@ function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: 
       const f = cell('ferry');
       const o = cell(p);
       row.push(f && o && !('na' in f) && !('na' in o) && o.value > 0 ? `${(f.value / o.value).toFixed(2)}×` : 'n/a');
+    }
+    if (metricsRatio) {
+      const on = cell('ferry-metrics');
+      const off = cell('ferry');
+      row.push(on && off && !('na' in on) && !('na' in off) && off.value > 0 ? `${(on.value / off.value).toFixed(3)}×` : 'n/a');
     }
     lines.push(`| ${row.join(' | ')} |`);
   }

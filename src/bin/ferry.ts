@@ -63,7 +63,11 @@ function formatEth(wei: bigint): string {
   return `${whole}.${fraction.toString().padStart(18, '0').replace(/0+$/, '')}`;
 }
 
-function banner(home: string, genesis: Genesis, endpoints: { jsonRpc?: string; ws?: string; rpc?: string }): string {
+function banner(
+  home: string,
+  genesis: Genesis,
+  endpoints: { jsonRpc?: string; ws?: string; rpc?: string; page?: string; cometMetrics?: string; rpcMetrics?: string },
+): string {
   const lines = [
     '',
     clientVersion(),
@@ -78,6 +82,9 @@ function banner(home: string, genesis: Genesis, endpoints: { jsonRpc?: string; w
     `JSON-RPC WS:    ${endpoints.ws ?? '(disabled)'}`,
     `CometBFT RPC:   ${endpoints.rpc ?? '(disabled)'}`,
   ];
+  if (endpoints.page) lines.push(`Node page:      ${endpoints.page}`);
+  if (endpoints.cometMetrics) lines.push(`Metrics:        ${endpoints.cometMetrics} (CometBFT)`);
+  if (endpoints.rpcMetrics) lines.push(`Metrics:        ${endpoints.rpcMetrics} (JSON-RPC)`);
   const funded = devAccounts(DEV_ACCOUNT_COUNT)
     .map((a, i) => ({ ...a, i, account: genesis.evm.alloc.get('0x' + Buffer.from(a.address).toString('hex')) }))
     .filter((a) => a.account !== undefined);
@@ -96,6 +103,7 @@ async function start(cmd: Command): Promise<void> {
   const home = resolveHome(cmd.opts().home);
   const { created } = ensureHome(home);
   const opts = loadOptions(home, configFlags(cmd));
+  opts.jsonRpc.enableMetrics = cmd.opts<{ metrics?: boolean }>().metrics === true;
   const genesis = parseGenesis(readFileSync(homePaths(home).genesis, 'utf8'));
   const log: Logger = createLogger({ level: opts.logLevel });
   if (created) log.info({ home }, 'created a new dev home');
@@ -242,6 +250,7 @@ function buildProgram(): Command {
     .description('run the node (creates a dev home first when the home is empty)')
     .addOption(homeOption());
   addConfigOptions(startCmd);
+  startCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   startCmd.action((_opts, cmd: Command) => start(cmd));
 
   program

@@ -159,6 +159,11 @@ export class EvmApp implements Application {
     this.coinbase = address;
   }
 
+  /** the chain's trie node cache reads, hits and misses since start (metrics) */
+  trieCacheStats(): { hits: number; misses: number } {
+    return this.trieDb.cacheStats();
+  }
+
   latestHeader(): EvmHeader {
     return this.latest;
   }
@@ -605,7 +610,7 @@ export class EvmApp implements Application {
     const dropped = this.pool.onCommit(p.newNonces);
     this.pool.drop(p.excluded);
     const removed = [...dropped, ...p.excluded].map((t) => t.hash);
-    if (removed.length > 0) this.events.onPoolChange({ added: [], removed });
+    if (removed.length > 0) this.events.onPoolChange({ added: [], removed, evicted: p.excluded.length });
   }
 
   async abortBlock(): Promise<void> {

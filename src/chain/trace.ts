@@ -100,6 +100,11 @@ export class TraceService {
     return w;
   }
 
+  /** traces waiting for the worker (metrics) */
+  queued(): number {
+    return this.queue.length;
+  }
+
   traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
     return this.submit({ kind: 'tx', hash, opts }, origin);
   }

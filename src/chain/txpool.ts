@@ -28,6 +28,8 @@ export interface PoolChange {
   removed: Uint8Array[];
   /** the native (TxRaw) bytes of each added tx, same order (Surface B's unconfirmed_txs) */
   natives?: Uint8Array[];
+  /** of `removed`: txs that passed CheckTx but were found invalid when a block ran them (CometBFT's evicted_txs) */
+  evicted?: number;
 }
 
 const key = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');

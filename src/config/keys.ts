@@ -100,6 +100,21 @@ function readHostPort(raw: unknown, name: string): string {
   return text;
 }
 
+/** `host:port`, or `:port` for every interface (Go's net.Listen form, CometBFT's prometheus_listen_addr) */
+function readListenAddr(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (!/^:\d{1,5}$/.test(text) && !parseHostPort(text)) throw new Invalid(`${name}: malformed address ${JSON.stringify(text)}, want host:port or :port`);
+  if (Number(text.slice(text.lastIndexOf(':') + 1)) > 65535) throw new Invalid(`${name}: port out of range in ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** A Prometheus metric name prefix: empty, or [a-zA-Z_][a-zA-Z0-9_]* */
+function readNamespace(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (text !== '' && !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(text)) throw new Invalid(`${name}: ${JSON.stringify(text)} is not a valid metric name prefix`);
+  return text;
+}
+
 function readLaddr(raw: unknown, name: string): string {
   const text = readString(raw, name);
   if (!parseLaddr(text)) throw new Invalid(`${name}: malformed address ${JSON.stringify(text)}, want tcp://host:port`);
@@ -295,6 +310,10 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     (o) => String(o.jsonRpc.traceResultMaxSize), 'maximum bytes of one debug_trace* result; a bigger one is answered with an error (0 = unlimited)'),
   def(APP, JR, 'enable-profiling', readBool, (o, v) => (o.jsonRpc.enableProfiling = v), (o) => String(o.jsonRpc.enableProfiling),
     'serve the debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...; files under <home>/profiles/); needs "debug" in api'),
+  def(APP, JR, 'metrics-address', readHostPort, (o, v) => (o.jsonRpc.metricsAddress = v), (o) => tomlString(o.jsonRpc.metricsAddress),
+    'listen address (host:port) of the JSON-RPC metrics server (Prometheus text at /debug/metrics/prometheus); it runs only with the --metrics flag'),
+  def(APP, JR, 'node-page', readBool, (o, v) => (o.jsonRpc.nodePage = v), (o) => String(o.jsonRpc.nodePage),
+    'serve the node page (a live block explorer) at GET /explorer on the JSON-RPC HTTP listener'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),
@@ -347,6 +366,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     (o) => String(o.mempool.priceBumpPercent), 'percent a replacement must raise the fee cap and tip by'),
   def(CFG, 'mempool', 'account_queue', readCount, (o, v) => (o.mempool.accountQueue = v),
     (o) => String(o.mempool.accountQueue), 'maximum queued (nonce-gap) transactions of one account'),
+
+  def(CFG, 'instrumentation', 'prometheus', readBool, (o, v) => (o.instrumentation.prometheus = v),
+    (o) => String(o.instrumentation.prometheus), 'serve the consensus engine\'s Prometheus metrics (CometBFT names) on prometheus_listen_addr'),
+  def(CFG, 'instrumentation', 'prometheus_listen_addr', readListenAddr, (o, v) => (o.instrumentation.prometheusListenAddr = v),
+    (o) => tomlString(o.instrumentation.prometheusListenAddr), 'address of the Prometheus metrics server (host:port, or :port for every interface)'),
+  def(CFG, 'instrumentation', 'namespace', readNamespace, (o, v) => (o.instrumentation.namespace = v),
+    (o) => tomlString(o.instrumentation.namespace), 'prefix of the metric names'),
 ];
 
 /**

@@ -10,6 +10,7 @@ import { CONFIG_KEYS, ConfigError, type ConfigFile, type ConfigKey } from './key
 import {
   DEFAULT_ABCI,
   DEFAULT_CONSENSUS,
+  DEFAULT_INSTRUMENTATION,
   DEFAULT_JSON_RPC,
   DEFAULT_LOG_LEVEL,
   DEFAULT_MEMPOOL,
@@ -40,6 +41,7 @@ export function defaultOptions(home: string): NodeOptions {
     consensus: { ...DEFAULT_CONSENSUS },
     mempool: { ...DEFAULT_MEMPOOL },
     abci: { ...DEFAULT_ABCI },
+    instrumentation: { ...DEFAULT_INSTRUMENTATION },
   };
 }
 

@@ -51,6 +51,22 @@ export interface JsonRpcOptions {
   traceResultMaxSize: number;
   /** debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...) are served */
   enableProfiling: boolean;
+  /** host:port of the geth-style metrics server (/debug/metrics/prometheus); served only with `enableMetrics` */
+  metricsAddress: string;
+  /** the `--metrics` start flag (Evmos): serve the JSON-RPC metrics on `metricsAddress` */
+  enableMetrics: boolean;
+  /** serve the node page at GET /explorer on the JSON-RPC HTTP listener */
+  nodePage: boolean;
+}
+
+/** CometBFT v0.38 config.toml `[instrumentation]` */
+export interface InstrumentationOptions {
+  /** serve the consensus engine's Prometheus metrics */
+  prometheus: boolean;
+  /** `host:port` or `:port` (all interfaces) */
+  prometheusListenAddr: string;
+  /** metric name prefix */
+  namespace: string;
 }
 
 export interface ConsensusOptions {
@@ -126,6 +142,7 @@ export interface NodeOptions {
   consensus: ConsensusOptions;
   mempool: MempoolOptions;
   abci: AbciOptions;
+  instrumentation: InstrumentationOptions;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */
@@ -160,6 +177,16 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   traceTimeoutCapMs: 60_000,
   traceResultMaxSize: 25_000_000,
   enableProfiling: false,
+  metricsAddress: '127.0.0.1:6065',
+  enableMetrics: false,
+  nodePage: true,
+};
+
+/** CometBFT v0.38 `DefaultInstrumentationConfig` values. */
+export const DEFAULT_INSTRUMENTATION: InstrumentationOptions = {
+  prometheus: false,
+  prometheusListenAddr: ':26660',
+  namespace: 'cometbft',
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

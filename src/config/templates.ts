@@ -22,6 +22,7 @@ const SECTION_TITLES: Readonly<Record<string, string>> = {
   rpc: 'consensus RPC server (Surface B, CometBFT-compatible)',
   consensus: 'block production',
   mempool: 'transaction pool',
+  instrumentation: 'Prometheus metrics of the consensus engine',
 };
 
 export function renderAppToml(opts: NodeOptions): string {

@@ -59,8 +59,8 @@ import type { CometBlockRecord, RoundStepEvent, VoteEventData } from '../types/c
 export type { CometBlockRecord, RoundStepEvent, VoteEventData };
 
 export interface EngineHooks {
-  /** `timing`: milliseconds spent executing (FinalizeBlock) and writing (the block transaction) */
-  onCommitted(height: bigint, rec: CometBlockRecord, timing: { executeMs: number; commitMs: number }): void;
+  /** `timing`: milliseconds spent in PrepareProposal, executing (FinalizeBlock) and writing (the block transaction) */
+  onCommitted(height: bigint, rec: CometBlockRecord, timing: { prepareMs: number; executeMs: number; commitMs: number }): void;
   /** each step of the round, in CometBFT's order (see docs/cometbft-rpc.md) */
   onRoundStep?(e: RoundStepEvent): void;
 }
@@ -180,7 +180,9 @@ export class Engine {
     step('NewRound', 'RoundStepNewRound', { proposer: { address: this.opts.validatorKey.address, index: ownIndex } });
     step('NewRoundStep', 'RoundStepPropose');
     const maxTxBytes = Number(this.opts.maxBytes) - 1024 * 64;
+    const prepareStart = performance.now();
     const txs = this.app.prepareProposal({ height, timeMs, maxTxBytes });
+    const prepareMs = performance.now() - prepareStart;
     const lastCommit: Commit = last?.commit ?? { height: 0n, round: 0, blockId: zeroBlockId(), signatures: [] };
     const header: Header = {
       version: { block: BLOCK_PROTOCOL, app: this.opts.appVersion },
@@ -249,7 +251,7 @@ export class Engine {
     this.last = rec;
     this.appHash = results.appHash;
     await this.app.afterCommit();
-    this.hooks.onCommitted(height, rec, { executeMs, commitMs: performance.now() - commitStart });
+    this.hooks.onCommitted(height, rec, { prepareMs, executeMs, commitMs: performance.now() - commitStart });
     this.hooks.onRoundStep?.({ type: 'NewRoundStep', height: height + 1n, round: 0, step: 'RoundStepNewHeight' });
   }
 

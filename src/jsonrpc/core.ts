@@ -44,6 +44,24 @@ export interface DispatcherOptions {
   readonly limits: BatchLimits;
   /** called with a thrown value that is not a FerryError (a bug); the caller logs its stack */
   onInternalError(err: unknown, method: string): void;
+  /** metrics of the calls (geth counts calls of existing methods; see src/metrics/rpc.ts) */
+  readonly recorder?: CallRecorder;
+}
+
+/** What one method's calls are recorded with; made once per method when the dispatcher is created. */
+export interface MethodRecorder {
+  /** `startMs`: performance.now() when the call began */
+  done(ok: boolean, startMs: number): void;
+}
+
+export interface CallRecorder {
+  method(name: string): MethodRecorder;
+  methodNotFound(): void;
+}
+
+interface Entry {
+  readonly spec: MethodSpec;
+  readonly rec: MethodRecorder | undefined;
 }
 
 export interface Dispatcher {
@@ -130,9 +148,12 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   const { batchRequestLimit, batchResponseMaxSize } = opts.limits;
 
   // Only methods of enabled namespaces are in the map, so a disabled one is simply unknown.
-  const methods = new Map<string, MethodSpec>();
+  const { recorder } = opts;
+  const methods = new Map<string, Entry>();
   for (const name of Object.keys(opts.table)) {
-    if (enabledNamespaces === null || enabledNamespaces.has(namespaceOf(name))) methods.set(name, opts.table[name]!);
+    if (enabledNamespaces === null || enabledNamespaces.has(namespaceOf(name))) {
+      methods.set(name, { spec: opts.table[name]!, rec: recorder?.method(name) });
+    }
   }
 
   function failure(id: Id | undefined, method: string, err: unknown): string | undefined {
@@ -166,21 +187,34 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     if (msg.jsonrpc !== JSONRPC_VERSION || typeof method !== 'string' || method === '') {
       return errorText(id ?? null, ErrorCode.invalidRequest, 'invalid request');
     }
-    const spec = methods.get(method);
-    if (spec === undefined) return failure(id, method, methodNotFound(method));
+    const entry = methods.get(method);
+    if (entry === undefined) {
+      recorder?.methodNotFound();
+      return failure(id, method, methodNotFound(method));
+    }
+    const { spec, rec } = entry;
+    const startMs = rec === undefined ? 0 : performance.now();
     let result: unknown;
     try {
       if (spec.private && !ctx.authenticated) throw unauthorized();
       result = spec.handler(decodeParams(spec, msg.params), ctx);
     } catch (err) {
+      rec?.done(false, startMs);
       return failure(id, method, err);
     }
     if (result instanceof Promise) {
       return result.then(
-        (value) => success(id, method, value),
-        (err) => failure(id, method, err),
+        (value) => {
+          rec?.done(true, startMs);
+          return success(id, method, value);
+        },
+        (err) => {
+          rec?.done(false, startMs);
+          return failure(id, method, err);
+        },
       );
     }
+    rec?.done(true, startMs);
     return success(id, method, result);
   }
 

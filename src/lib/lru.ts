@@ -6,6 +6,9 @@
 export class Lru<K, V> {
   private readonly map = new Map<K, V>();
   private used = 0;
+  /** get() calls that found / did not find their key (for cache metrics) */
+  hits = 0;
+  misses = 0;
 
   constructor(
     readonly capacity: number,
@@ -26,8 +29,11 @@ export class Lru<K, V> {
   get(key: K): V | undefined {
     const v = this.map.get(key);
     if (v !== undefined) {
+      this.hits++;
       this.map.delete(key);
       this.map.set(key, v);
+    } else {
+      this.misses++;
     }
     return v;
   }

@@ -127,6 +127,13 @@ export class CallPool implements SimulatorPort {
     });
   }
 
+  /** jobs sent to the workers and not answered yet (metrics) */
+  queued(): number {
+    let n = 0;
+    for (const s of this.slots) n += s.pending.size;
+    return n;
+  }
+
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Uint8Array> {
     return this.submit<Uint8Array>('call', req, n, overrides, origin);
   }

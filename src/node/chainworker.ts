@@ -17,6 +17,7 @@ import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
+import type { BlockStats } from '../metrics/comet.js';
 import type { ChainWorkerData, FromChain, ToChain } from './protocol.js';
 
 const data = workerData as ChainWorkerData;
@@ -52,12 +53,28 @@ async function main(): Promise<void> {
     log,
     {
       onPoolChange: (c) => {
-        send({ type: 'pool', added: c.added, removed: c.removed, natives: c.natives });
+        send({ type: 'pool', added: c.added, removed: c.removed, natives: c.natives, evicted: c.evicted });
         if (c.added.length > 0) engine?.txAvailable();
       },
     },
   );
   if (external) return runUnderCometbft(store, app);
+  // consensus step timing for the metrics (CometBFT MarkStep / MarkRound): the step being left and since when
+  let stepName: string | undefined;
+  let stepAt = 0;
+  let roundAt = 0;
+  let steps: Array<[string, number]> = [];
+  let lastBlockTimeMs: number | undefined;
+  const ownAddress = Buffer.from(key.address).toString('hex').toUpperCase();
+  const onStep = (step: string, type: string) => {
+    const now = performance.now();
+    if (type === 'NewRound') roundAt = now;
+    const name = step.replace(/^RoundStep/, '');
+    if (name === stepName) return;
+    if (stepName !== undefined) steps.push([stepName, (now - stepAt) / 1000]);
+    stepName = name;
+    stepAt = now;
+  };
   engine = new Engine(
     store,
     app,
@@ -77,13 +94,44 @@ async function main(): Promise<void> {
     log,
     {
       onCommitted: (height, rec, timing) => {
-        send({ type: 'committed', height });
+        const timeMs = timestampToMillis(rec.block.header.time);
+        const evm = app.latestHeader();
+        const cache = app.trieCacheStats();
+        const vals = rec.validators ?? [];
+        const stats: BlockStats = {
+          height,
+          txs: rec.block.data.txs.length,
+          sizeBytes: rec.size,
+          intervalSeconds: lastBlockTimeMs === undefined ? undefined : (timeMs - lastBlockTimeMs) / 1000,
+          validators: vals.length,
+          validatorsPower: vals.reduce((sum, v) => sum + v.votingPower, 0n),
+          validatorPowers: vals.map((v) => [Buffer.from(v.address).toString('hex').toUpperCase(), v.votingPower]),
+          ownAddress,
+          validatorUpdates: rec.results.validatorUpdates?.length ?? 0,
+          consensusParamUpdates: 0,
+          prepareSeconds: timing.prepareMs / 1000,
+          finalizeSeconds: timing.executeMs / 1000,
+          commitSeconds: timing.commitMs / 1000,
+          roundSeconds: (performance.now() - roundAt) / 1000,
+          steps,
+          gasUsed: evm.gasUsed,
+          gasLimit: evm.gasLimit,
+          baseFee: evm.baseFeePerGas,
+          trieCacheHits: cache.hits,
+          trieCacheMisses: cache.misses,
+        };
+        steps = [];
+        lastBlockTimeMs = timeMs;
+        send({ type: 'committed', height, stats });
         const txs = rec.block.data.txs.length;
         const fields = { height: Number(height), txs, executeMs: Math.round(timing.executeMs), commitMs: Math.round(timing.commitMs) };
         if (txs > 0) log.info(fields, 'committed block');
         else log.debug(fields, 'committed block');
       },
-      onRoundStep: (event) => send({ type: 'roundStep', event }),
+      onRoundStep: (event) => {
+        onStep(event.step, event.type);
+        send({ type: 'roundStep', event });
+      },
     },
   );
   await engine.start();
@@ -98,7 +146,10 @@ async function main(): Promise<void> {
       return;
     }
     if (m.type === 'queryReply') return; // ABCI mode only
-    const reply = (code: number, logText: string, hash?: Uint8Array) => send({ type: 'reply', id: m.id, code, log: logText, hash });
+    const started = performance.now();
+    const txBytes = m.type === 'submit' ? m.raw.length : m.type === 'submitNative' && m.dryRun !== true ? m.tx.length : undefined;
+    const reply = (code: number, logText: string, hash?: Uint8Array) =>
+      send({ type: 'reply', id: m.id, code, log: logText, hash, checkSeconds: (performance.now() - started) / 1000, txBytes });
     if (m.type === 'setCoinbase') {
       app.setCoinbase(m.address);
       return reply(0, '');
@@ -111,7 +162,7 @@ async function main(): Promise<void> {
         return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
       }
       const r = await app.checkTx(m.tx, m.dryRun === true);
-      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r });
+      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r, checkSeconds: (performance.now() - started) / 1000, txBytes });
     };
     run().catch((e) => {
       log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');

@@ -8,6 +8,7 @@ import type { EvmTx } from '../types/chain.js';
 import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
+import type { BlockStats } from '../metrics/comet.js';
 
 export interface ChainWorkerData {
   opts: NodeOptions;
@@ -28,10 +29,17 @@ export type ToChain =
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
-  | { type: 'committed'; height: bigint }
-  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[] }
-  /** `check`: the whole CheckTx response (submitNative) */
-  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult }
+  /**
+   * `stats`: what the metrics record of the height (observed on the RPC thread, which serves them);
+   * absent under real CometBFT, which keeps its own consensus metrics
+   */
+  | { type: 'committed'; height: bigint; stats?: BlockStats }
+  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
+  /**
+   * `check`: the whole CheckTx response (submitNative); for the metrics, `checkSeconds`: time CheckTx
+   * took, `txBytes`: the tx's size when it was offered to the mempool (not for a dry run)
+   */
+  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult; checkSeconds?: number; txBytes?: number }
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */

@@ -49,11 +49,13 @@ import { COMETBFT_VERSION, MONIKER } from '../cometrpc/format.js';
 import { CometService } from '../cometrpc/service.js';
 import { startCometServer } from '../server/comet.js';
 import type { HomePaths } from './home.js';
+import { NodeObservability } from './observe.js';
+import { nodePageRoutes } from './page.js';
 
 export const DB_FILE = 'ferry.db';
 
 export interface RunningNode {
-  endpoints: { jsonRpc?: string; ws?: string; rpc?: string };
+  endpoints: { jsonRpc?: string; ws?: string; rpc?: string; cometMetrics?: string; rpcMetrics?: string; page?: string };
   close(): Promise<void>;
 }
 
@@ -93,9 +95,11 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   // Surface B: the native mempool mirror and the consensus-step feed (set once the server starts)
   const nativePool = new NativeMempool();
   let consensusRpc: ConsensusRpc | undefined;
+  const observe = new NodeObservability(opts, genesis, dbPath, nativePool);
 
   const ready = new Promise<bigint>((resolve, reject) => {
     worker.on('message', (m: FromChain) => {
+      observe.onChainMessage(m);
       switch (m.type) {
         case 'ready':
           resolve(m.height);
@@ -147,7 +151,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       }
     });
   });
-  await ready;
+  observe.started(await ready);
 
   const store = new Store(dbPath, { reader: true });
   const post = (m: ToChain) => worker.postMessage(m);
@@ -286,6 +290,13 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       enabledNamespaces: new Set(opts.jsonRpc.api),
       limits: { batchRequestLimit: opts.jsonRpc.batchRequestLimit, batchResponseMaxSize: opts.jsonRpc.batchResponseMaxSize },
       onInternalError: (err, method) => log.error({ method, err: err instanceof Error ? err.stack : String(err) }, 'internal error'),
+      recorder: observe.rpcRecorder({
+        wsConnections: () => ws?.connections() ?? 0,
+        subscriptions: () => subscriptions?.count() ?? 0,
+        filters: () => filters?.size() ?? 0,
+        callQueue: () => calls.queued(),
+        traceQueue: () => traces?.queued() ?? 0,
+      }),
     });
     const { host, port } = splitHostPort(opts.jsonRpc.address);
     http = await startHttpServer({
@@ -299,10 +310,18 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         idleTimeoutMs: opts.jsonRpc.httpIdleTimeoutMs,
       },
       authenticate,
+      getRoutes: nodePageRoutes({
+        page: opts.jsonRpc.nodePage,
+        health: () => observe.health(),
+        config: () => ({ wsPort: ws?.port, cometUrl: endpoints.rpc, chainId: genesis.chainId, evmChainId: Number(genesis.evmChainId) }),
+        rpcRequests: () => observe.rpcRequests(),
+        store,
+      }),
       log: log.child({ module: 'http' }) as never,
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
     log.info({ address: endpoints.jsonRpc }, 'JSON-RPC HTTP server listening');
+    if (opts.jsonRpc.nodePage) endpoints.page = `${endpoints.jsonRpc}/explorer`;
     const wsAddr = splitHostPort(opts.jsonRpc.wsAddress);
     ws = await startWsServer({
       host: wsAddr.host,
@@ -329,11 +348,14 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     // under real CometBFT, its own RPC is Surface B (docs/abci.md); ferry's listener stays off
     log.info({ cometbftRpc: opts.abci.cometbftRpc }, 'Surface B is served by CometBFT; ferry\'s own CometBFT RPC listener is off');
   }
+  await observe.startServers(log);
+  Object.assign(endpoints, observe.endpoints);
 
   return {
     endpoints,
     async close() {
       closing = true;
+      await observe.close();
       await consensusRpc?.close();
       await ws?.close();
       await http?.close();

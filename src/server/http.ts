@@ -48,6 +48,8 @@ export interface HttpServerOptions {
   readonly cors?: readonly string[];
   /** true when the request carries a valid auth token (private namespaces need it) */
   authenticate?(headers: IncomingHttpHeaders): boolean;
+  /** GET (and HEAD) handlers by path, besides JSON-RPC on `/` (the node page, the readiness check) */
+  readonly getRoutes?: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => void>;
   readonly log: HttpLog;
 }
 
@@ -226,7 +228,16 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    if ((q < 0 ? url : url.slice(0, q)) !== '/') return sendText(res, 404, '404 page not found\n');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (path !== '/') {
+      const route = opts.getRoutes?.get(path);
+      if (route === undefined) return sendText(res, 404, '404 page not found\n');
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+        return;
+      }
+      return route(req, res);
+    }
     if (req.method !== 'POST') {
       if (req.method === 'OPTIONS' && opts.cors !== undefined) return preflight(req, res);
       res.writeHead(405, { Allow: opts.cors === undefined ? 'POST' : 'POST, OPTIONS' }).end();

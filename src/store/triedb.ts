@@ -24,6 +24,11 @@ export class TrieDB implements DB<string, Uint8Array> {
     return new TrieDB(this.store, this.cache, true);
   }
 
+  /** reads of the node cache (shared with views) that hit / missed, since it was made */
+  cacheStats(): { hits: number; misses: number } {
+    return { hits: this.cache.hits, misses: this.cache.misses };
+  }
+
   /** nodes waiting in the overlay */
   get pending(): number {
     return this.overlay.size;
