@@ -13,9 +13,11 @@ import type { Genesis } from '../config/genesis.js';
 import type { MempoolOptions } from '../config/options.js';
 import { makeCommon, keccak256 } from '../evm/common.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
+import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
+import { FlatState, type FlatChange } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
@@ -75,6 +77,7 @@ interface PendingBlock {
   nativeHashes: Uint8Array[];
   newNonces: Map<string, bigint>;
   excluded: EvmTx[];
+  flatChange: FlatChange;
 }
 
 function checkErr(code: number, log: string): CheckTxResult {
@@ -98,8 +101,9 @@ export class EvmApp implements Application {
     private readonly store: Store,
     private readonly genesis: Genesis,
     private readonly trieDb: TrieDB,
-    private readonly runner: EvmRunner,
-    private readonly checkRunner: EvmRunner,
+    private readonly flat: FlatState,
+    private readonly runner: EvmRunner<FlatStateManager>,
+    private readonly checkRunner: EvmRunner<FlatStateManager>,
     private readonly opts: AppOptions,
     private readonly log: Logger,
     private readonly events: AppEvents,
@@ -116,10 +120,11 @@ export class EvmApp implements Application {
   static async create(store: Store, genesis: Genesis, opts: AppOptions, log: Logger, events: AppEvents): Promise<EvmApp> {
     const common = makeCommon(genesis.evmChainId, genesis.evm.hardfork);
     const trieDb = new TrieDB(store);
+    const flat = new FlatState(store);
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
-    const runner = await EvmRunner.create(common, trieDb, hashOf);
-    const checkRunner = await EvmRunner.create(common, trieDb.view(), hashOf);
-    const app = new EvmApp(store, genesis, trieDb, runner, checkRunner, opts, log, events);
+    const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
+    const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
+    const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
     return app;
@@ -187,13 +192,20 @@ export class EvmApp implements Application {
       size: 0n,
     };
     header.size = ethBlockSize(this.common, header, []);
+    const genesisChange = this.runner.genesisChange!;
     this.store.transaction(() => {
       this.trieDb.flushInto(this.store);
+      this.flat.write(0, genesisChange);
       this.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
     });
     this.trieDb.afterCommit();
+    this.flat.applied(0, genesisChange);
     this.latest = header;
     return stateRoot;
+  }
+
+  private latestRef() {
+    return { height: this.latest.number, root: this.latest.stateRoot };
   }
 
   nextBaseFee(): bigint {
@@ -243,7 +255,7 @@ export class EvmApp implements Application {
         `max fee per gas less than block base fee: address ${checksumAddress(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
       );
     }
-    const acct = await this.checkRunner.account(this.latest.stateRoot, tx.from);
+    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
     const stateNonce = acct?.nonce ?? 0n;
     const balance = acct?.balance ?? 0n;
     if (tx.nonce < stateNonce) return checkErr(CheckCode.wrongSequence, 'nonce too low');
@@ -309,7 +321,7 @@ export class EvmApp implements Application {
       baseFee,
       mixHash: parent.hash,
     };
-    const exec: ExecutedBlock = await this.runner.executeBlock(parent.stateRoot, ctx, decoded);
+    const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded);
     const includedSet = new Set(exec.txs.map((t) => hexKey(t.tx.hash)));
     const header: EvmHeader = {
       number: req.height,
@@ -382,6 +394,7 @@ export class EvmApp implements Application {
       nativeHashes,
       newNonces,
       excluded: exec.excluded.map((x) => x.tx).filter((t) => !includedSet.has(hexKey(t.hash))),
+      flatChange: exec.flatChange!,
     };
     const events: AbciEvent[] = [
       { type: 'evm_fee_market', attributes: [attr('base_fee', baseFee.toString()), attr('mode', 'BeginBlock')] },
@@ -450,6 +463,7 @@ export class EvmApp implements Application {
     const p = this.pending;
     if (!p) throw new Error('commit without finalizeBlock');
     this.trieDb.flushInto(this.store);
+    this.flat.write(Number(p.block.header.number), p.flatChange);
     this.store.putBlock({
       height: p.block.header.number,
       hash: p.block.header.hash,
@@ -464,7 +478,9 @@ export class EvmApp implements Application {
     if (!p) return;
     this.pending = undefined;
     this.trieDb.afterCommit();
+    this.flat.applied(Number(p.block.header.number), p.flatChange);
     this.latest = p.block.header;
+    await this.runner.reset(this.latestRef());
     const dropped = this.pool.onCommit(p.newNonces);
     this.pool.drop(p.excluded);
     const removed = [...dropped, ...p.excluded].map((t) => t.hash);
@@ -474,7 +490,7 @@ export class EvmApp implements Application {
   async abortBlock(): Promise<void> {
     this.pending = undefined;
     this.trieDb.discard();
-    await this.runner.reset(this.latest.stateRoot);
+    await this.runner.reset(this.latestRef());
   }
 }
 

@@ -4,8 +4,10 @@
  * stalls the RPC thread and calls use the spare core.
  */
 import { makeCommon } from '../evm/common.js';
+import type { FlatStateManager } from '../evm/flatstate.js';
 import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
+import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Bytes, CallRequest } from '../types/chain.js';
@@ -41,13 +43,13 @@ export class Simulator implements SimulatorPort {
 
   private constructor(
     private readonly store: Store,
-    private readonly runner: EvmRunner,
+    private readonly runner: EvmRunner<FlatStateManager>,
     private readonly opts: SimulatorOptions,
   ) {}
 
   static async create(store: Store, opts: SimulatorOptions): Promise<Simulator> {
     const common = makeCommon(opts.chainId, opts.hardfork);
-    const runner = await EvmRunner.create(common, new TrieDB(store), (n) => store.evmBlock(n)?.header.hash);
+    const runner = await EvmRunner.createFlat(common, new FlatState(store), new TrieDB(store), (n) => store.evmBlock(n)?.header.hash);
     return new Simulator(store, runner, opts);
   }
 
@@ -62,6 +64,10 @@ export class Simulator implements SimulatorPort {
     const b = this.store.evmBlock(n);
     if (!b) throw new FerryError(ErrorCode.server, 'header not found');
     return b.header;
+  }
+
+  private stateRef(n: bigint) {
+    return { height: n, root: this.header(n).stateRoot };
   }
 
   private blockContext(n: bigint): BlockContext {
@@ -94,7 +100,7 @@ export class Simulator implements SimulatorPort {
 
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes> {
     return this.exclusive(async () => {
-      const root = this.header(n).stateRoot;
+      const root = this.stateRef(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
       let res;
@@ -111,7 +117,7 @@ export class Simulator implements SimulatorPort {
 
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
     return this.exclusive(async () => {
-      const root = this.header(n).stateRoot;
+      const root = this.stateRef(n);
       const ctx = this.blockContext(n);
       let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
       const feeCap = req.maxFeePerGas ?? req.gasPrice;

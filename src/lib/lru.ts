@@ -32,6 +32,13 @@ export class Lru<K, V> {
     return v;
   }
 
+  delete(key: K): void {
+    const old = this.map.get(key);
+    if (old === undefined) return;
+    this.used -= this.weigh(key, old);
+    this.map.delete(key);
+  }
+
   clear(): void {
     this.map.clear();
     this.used = 0;
