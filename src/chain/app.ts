@@ -127,7 +127,49 @@ export class EvmApp implements Application {
     const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
+    // healthy homes write flat rows with every block; none (an older home) or fewer (a migration cut short): build
+    if (h !== undefined && flat.top() !== Number(h)) await app.rebuildFlat(h);
     return app;
+  }
+
+  /**
+   * Migration of a home written before the flat state layer: replays every stored block (genesis
+   * first) on the flat runner, checks each block's state root against the stored header, and writes
+   * each height's change set — so the flat layer answers for every height, like the archive trie.
+   */
+  private async rebuildFlat(top: bigint): Promise<void> {
+    const started = Date.now();
+    this.log.info({ blocks: Number(top) + 1 }, 'building the flat state layer from the stored blocks (one-time migration)');
+    const store = this.store;
+    const fail = (h: bigint, why: string): never => {
+      throw new Error(`cannot build the flat state layer: block ${h} ${why}; the home was not changed`);
+    };
+    this.flat.clearAll();
+    const root0 = await this.runner.applyGenesis(this.genesis.evm.alloc);
+    const g = store.evmBlock(0n)!.header;
+    if (Buffer.compare(root0, g.stateRoot) !== 0) fail(0n, 'gives another state root from config/genesis.json');
+    let change = this.runner.genesisChange!;
+    store.transaction(() => this.flat.write(0, change));
+    this.trieDb.discard();
+    this.flat.applied(0, change);
+    let parent = g;
+    for (let h = 1n; h <= top; h++) {
+      const block = store.evmBlock(h)!;
+      const hd = block.header;
+      const txs = block.transactions.map((t) => decodeTx(t.raw, this.common));
+      const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
+      const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs);
+      if (exec.excluded.length > 0) fail(h, `no longer executes tx ${hex(exec.excluded[0]!.tx.hash)} (${exec.excluded[0]!.reason})`);
+      if (Buffer.compare(exec.stateRoot, hd.stateRoot) !== 0) fail(h, `replays to state root 0x${hex(exec.stateRoot)}, stored 0x${hex(hd.stateRoot)}`);
+      change = exec.flatChange!;
+      store.transaction(() => this.flat.write(Number(h), change));
+      this.trieDb.discard();
+      this.flat.applied(Number(h), change);
+      if (h % 1000n === 0n) this.log.info({ height: Number(h), of: Number(top) }, 'building the flat state layer');
+      parent = hd;
+    }
+    await this.runner.reset(this.latestRef());
+    this.log.info({ blocks: Number(top) + 1, ms: Date.now() - started }, 'flat state layer built');
   }
 
   /** miner_setEtherbase: blocks finalized from now on pay fees to `address`; kept across restarts. */

@@ -82,6 +82,7 @@ export class FlatState {
       slotKeys: db.prepare<[Buffer, Buffer], { k: Buffer }>('SELECT DISTINCT k FROM state_slots WHERE k >= ? AND k <= ?'),
       changes: db.prepare<[number], { accounts: Buffer; slots: Buffer }>('SELECT accounts, slots FROM state_changes WHERE height = ?'),
       top: db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM state_changes'),
+      addrs: db.prepare<[], { addr: Buffer }>('SELECT DISTINCT addr FROM state_accounts'),
       low: db.prepare<[], { h: number | null }>('SELECT min(height) AS h FROM state_changes'),
       putAcct: db.prepare('INSERT OR REPLACE INTO state_accounts (addr, height, v) VALUES (?, ?, ?)'),
       putSlot: db.prepare('INSERT OR REPLACE INTO state_slots (k, height, v) VALUES (?, ?, ?)'),
@@ -98,6 +99,11 @@ export class FlatState {
   /** the lowest height the flat layer answers for (above 0 on a home migrated at that height) */
   low(): number | undefined {
     return this.stmts.low.get()?.h ?? undefined;
+  }
+
+  /** every address the flat layer has a row for (ferry state verify) */
+  addresses(): Uint8Array[] {
+    return this.stmts.addrs.all().map((r) => r.addr);
   }
 
   /** cached entries (for tests and metrics) */
@@ -177,6 +183,13 @@ export class FlatState {
     if (v === undefined) return undefined;
     this.codes.set(ck, v);
     return v;
+  }
+
+  /** Empties the flat layer (before rebuilding it). */
+  clearAll(): void {
+    this.store.db.exec('DELETE FROM state_accounts; DELETE FROM state_slots; DELETE FROM state_changes;');
+    this.cache.clear();
+    this.frontier = -1;
   }
 
   /** Writes one block's change set (call inside the block's store transaction). */
