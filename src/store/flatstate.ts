@@ -16,11 +16,11 @@ import { Lru } from '../lib/lru.js';
 import type { Store } from './store.js';
 
 /** Bytes of flat entries the chain thread keeps in memory (execution, CheckTx). */
-export const FLAT_CACHE_BYTES = 32 * 1024 * 1024;
+export const FLAT_CACHE_BYTES = 16 * 1024 * 1024;
 /** Bytes of flat entries each reader thread keeps (RPC thread, each call worker). */
-export const READER_FLAT_CACHE_BYTES = 16 * 1024 * 1024;
+export const READER_FLAT_CACHE_BYTES = 8 * 1024 * 1024;
 /** Bytes of contract code kept by hash per thread. */
-export const CODE_CACHE_BYTES = 8 * 1024 * 1024;
+export const CODE_CACHE_BYTES = 4 * 1024 * 1024;
 /** What one cached entry costs beyond its key and value bytes (object, Map entry, strings). */
 export const FLAT_CACHE_ENTRY_OVERHEAD = 160;
 /** A reader more blocks behind than this drops its cache instead of replaying the change sets. */
