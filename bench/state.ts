@@ -5,7 +5,7 @@
  * (FinalizeBlock + Commit, as the chain thread does). Prints one line per workload: ops per CPU
  * second and per wall second.
  *
- *   npm run build && node dist/bench/state.js [--holders N] [--blocks N] [--block-txs N]
+ *   npm run build && node dist/bench/state.js [--holders N] [--blocks N] [--block-txs N] [--call-rounds N]
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ import { devKeys } from '../test/helpers/accounts.js';
 import { compileToken, slotOf } from '../test/helpers/solc.js';
 
 const { values } = parseArgs({
-  options: { holders: { type: 'string', default: '4096' }, blocks: { type: 'string', default: '10' }, 'block-txs': { type: 'string', default: '200' } },
+  options: { holders: { type: 'string', default: '4096' }, blocks: { type: 'string', default: '10' }, 'block-txs': { type: 'string', default: '200' }, 'call-rounds': { type: 'string', default: '2' } },
 });
 const HOLDERS = Number(values.holders);
 const BLOCKS = Number(values.blocks);
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   });
   chain.onCommitted(height);
   const calls = Array.from({ length: HOLDERS }, (_, i) => bytes(iface.encodeFunctionData('balanceOf', [holder(i)])));
-  for (const round of [1, 2]) {
+  for (let round = 1; round <= Number(values['call-rounds']); round++) {
     await measure(`eth_call balanceOf, round ${round}`, HOLDERS, async () => {
       for (const data of calls) await sim.call({ to: bytes(TOKEN), data }, height, undefined);
     });

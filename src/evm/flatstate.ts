@@ -44,6 +44,8 @@ export class FlatStateManager implements StateManagerInterface {
   /** code hash hex → code put since `at` */
   private codes = new Map<string, Uint8Array>();
   private undo: Undo[][] = [];
+  /** accounts read from the flat layer during the current outermost checkpoint (null: none) */
+  private reads = new Map<string, Uint8Array | null>();
   private _height = -1;
   readonly originalStorageCache: OriginalStorageCache;
 
@@ -62,6 +64,7 @@ export class FlatStateManager implements StateManagerInterface {
     this.storage = new Map();
     this.codes = new Map();
     this.undo = [];
+    this.reads = new Map();
     this.originalStorageCache.clear();
     this._height = height;
   }
@@ -79,7 +82,11 @@ export class FlatStateManager implements StateManagerInterface {
   private rlpOf(k: string, addr: Uint8Array): Uint8Array | undefined {
     const j = this.accounts.get(k);
     if (j !== undefined) return j ?? undefined;
-    return this.flat.account(addr, this._height);
+    const r = this.reads.get(k);
+    if (r !== undefined) return r ?? undefined;
+    const v = this.flat.account(addr, this._height);
+    this.reads.set(k, v ?? null);
+    return v;
   }
 
   private setAccount(k: string, v: Uint8Array | null): void {
@@ -177,7 +184,10 @@ export class FlatStateManager implements StateManagerInterface {
     if (top === undefined) throw new Error('commit without checkpoint');
     const parent = this.undo[this.undo.length - 1];
     if (parent !== undefined) for (const u of top) parent.push(u);
-    else this.originalStorageCache.clear();
+    else {
+      this.originalStorageCache.clear();
+      this.reads = new Map();
+    }
   }
 
   async revert(): Promise<void> {
@@ -195,7 +205,10 @@ export class FlatStateManager implements StateManagerInterface {
       } else if (u.prev === undefined) this.storage.delete(u.k);
       else this.storage.set(u.k, u.prev);
     }
-    if (this.undo.length === 0) this.originalStorageCache.clear();
+    if (this.undo.length === 0) {
+      this.originalStorageCache.clear();
+      this.reads = new Map();
+    }
   }
 
   /** the root of the last commitToTrie */

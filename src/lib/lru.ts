@@ -60,3 +60,79 @@ export class Lru<K, V> {
     }
   }
 }
+
+/**
+ * An approximate LRU for hot read paths: two generations of Maps. A hit in the young generation costs
+ * one Map lookup (Lru.get re-inserts the key on every hit, several times dearer); a hit in the old one
+ * moves the entry to the young one. When the young generation's weight passes half the bound it
+ * becomes the old one and the previous old generation is dropped whole. Bounded like Lru: the sum of
+ * weights never passes `capacity` (plus the newest entry).
+ */
+export class GenerationalCache<K, V> {
+  private young = new Map<K, V>();
+  private old = new Map<K, V>();
+  private youngWeight = 0;
+  private oldWeight = 0;
+
+  constructor(
+    readonly capacity: number,
+    private readonly weigh: (key: K, value: V) => number = () => 1,
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 2) throw new RangeError(`GenerationalCache: bad capacity ${capacity}`);
+  }
+
+  get size(): number {
+    return this.young.size + this.old.size;
+  }
+
+  get weight(): number {
+    return this.youngWeight + this.oldWeight;
+  }
+
+  get(key: K): V | undefined {
+    const v = this.young.get(key);
+    if (v !== undefined) return v;
+    const o = this.old.get(key);
+    if (o === undefined) return undefined;
+    this.old.delete(key);
+    this.oldWeight -= this.weigh(key, o);
+    this.put(key, o);
+    return o;
+  }
+
+  set(key: K, value: V): void {
+    this.delete(key);
+    this.put(key, value);
+  }
+
+  private put(key: K, value: V): void {
+    this.young.set(key, value);
+    this.youngWeight += this.weigh(key, value);
+    if (this.youngWeight > this.capacity / 2) {
+      this.old = this.young;
+      this.oldWeight = this.youngWeight;
+      this.young = new Map();
+      this.youngWeight = 0;
+    }
+  }
+
+  delete(key: K): void {
+    const y = this.young.get(key);
+    if (y !== undefined) {
+      this.young.delete(key);
+      this.youngWeight -= this.weigh(key, y);
+    }
+    const o = this.old.get(key);
+    if (o !== undefined) {
+      this.old.delete(key);
+      this.oldWeight -= this.weigh(key, o);
+    }
+  }
+
+  clear(): void {
+    this.young = new Map();
+    this.old = new Map();
+    this.youngWeight = 0;
+    this.oldWeight = 0;
+  }
+}

@@ -12,7 +12,7 @@
  * moves. Code is content-addressed and already stored by hash in the trie table ('c' ‖ codeHash).
  * Rows are written by the chain thread inside the block's one store transaction.
  */
-import { Lru } from '../lib/lru.js';
+import { GenerationalCache, Lru } from '../lib/lru.js';
 import type { Store } from './store.js';
 
 /** Bytes of flat entries the chain thread keeps in memory (execution, CheckTx). */
@@ -60,7 +60,7 @@ export function slotKey(addr: Uint8Array, slot: Uint8Array): Uint8Array {
 
 export class FlatState {
   private readonly stmts;
-  private readonly cache: Lru<string, Entry>;
+  private readonly cache: GenerationalCache<string, Entry>;
   private readonly codes = new Lru<string, Uint8Array>(CODE_CACHE_BYTES, (k, v) => FLAT_CACHE_ENTRY_OVERHEAD + k.length + v.byteLength);
   /** every cache entry is the value at every height in [entry.from, frontier] */
   private frontier: number;
@@ -70,7 +70,7 @@ export class FlatState {
     cacheBytes = store.reader ? READER_FLAT_CACHE_BYTES : FLAT_CACHE_BYTES,
   ) {
     if (!store.reader) store.db.exec(SCHEMA);
-    this.cache = new Lru(cacheBytes, (k, e) => FLAT_CACHE_ENTRY_OVERHEAD + k.length + e.v.byteLength);
+    this.cache = new GenerationalCache(cacheBytes, (k, e) => FLAT_CACHE_ENTRY_OVERHEAD + k.length + e.v.byteLength);
     const db = store.db;
     this.stmts = {
       acct: db.prepare<[Buffer, number], { height: number; v: Buffer }>(
