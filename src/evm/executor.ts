@@ -19,6 +19,7 @@ import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
 import { keccak256 } from './common.js';
 import { FlatStateManager } from './flatstate.js';
+import './jumpdests.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import type { DecodedTx } from './tx.js';
 
