@@ -8,7 +8,7 @@ import { chainApp, generateBlocks, runBlock, type BlockOutcome } from '../helper
 import { GOLDEN_DIR } from '../helpers/paths.js';
 
 // Recorded on the trie-read state code (before the flat state layer) by test/helpers/record-state-chain.ts.
-const golden = JSON.parse(readFileSync(join(GOLDEN_DIR, 'state-chain.json'), 'utf8')) as {
+const golden = JSON.parse(readFileSync(join(GOLDEN_DIR, 'state', 'chain.json'), 'utf8')) as {
   seed: number;
   blocks: (BlockOutcome | { height: 0; stateRoot: string })[];
 };
