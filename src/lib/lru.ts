@@ -66,7 +66,7 @@ export class Lru<K, V> {
  * one Map lookup (Lru.get re-inserts the key on every hit, several times dearer); a hit in the old one
  * moves the entry to the young one. When the young generation's weight passes half the bound it
  * becomes the old one and the previous old generation is dropped whole. Bounded like Lru: the sum of
- * weights never passes `capacity` (plus the newest entry).
+ * weights never passes `capacity` (an entry heavier than half of it stays alone in its generation).
  */
 export class GenerationalCache<K, V> {
   private young = new Map<K, V>();
@@ -106,14 +106,16 @@ export class GenerationalCache<K, V> {
   }
 
   private put(key: K, value: V): void {
-    this.young.set(key, value);
-    this.youngWeight += this.weigh(key, value);
-    if (this.youngWeight > this.capacity / 2) {
+    const w = this.weigh(key, value);
+    // each generation holds at most half the bound (a single larger entry stays alone in its generation)
+    if (this.young.size > 0 && this.youngWeight + w > this.capacity / 2) {
       this.old = this.young;
       this.oldWeight = this.youngWeight;
       this.young = new Map();
       this.youngWeight = 0;
     }
+    this.young.set(key, value);
+    this.youngWeight += w;
   }
 
   delete(key: K): void {
