@@ -51,9 +51,10 @@ function positive(raw: string | undefined, what: string): number | undefined {
 
 /**
  * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
- * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load).
+ * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
+ * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token).
  */
-const SUITES = ['rpc', 'trace', 'comet', 'ws'] as const;
+const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex'] as const;
 type Suite = (typeof SUITES)[number];
 
 function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
@@ -64,6 +65,8 @@ function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
       return quick ? ['--quick'] : [];
     case 'ws':
       return quick ? ['--soak-seconds', '60', '--clients', '50', '--connections', '200', '--blocks', '20'] : [];
+    case 'logindex':
+      return quick ? ['--quick'] : [];
   }
 }
 

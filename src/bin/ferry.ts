@@ -197,6 +197,34 @@ function authToken(cmd: Command): void {
   process.stdout.write(makeJwt(readJwtSecret(homePaths(home).jwtSecret)) + '\n');
 }
 
+async function testnet(cmd: Command): Promise<void> {
+  const o = cmd.opts<{ validators: string; fullNodes: string; output?: string; chainId?: string; basePort?: string; timeoutCommit?: string }>();
+  if (!o.output) throw new ConfigError('output', '--output <dir> is required');
+  const count = (v: string | undefined, flag: string): number | undefined => {
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) throw new ConfigError(flag, `--${flag}: expected a whole number, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const { writeTestnet } = await import('../node/testnet.js');
+  const nodes = writeTestnet({
+    validators: count(o.validators, 'validators')!,
+    fullNodes: count(o.fullNodes, 'full-nodes') ?? 0,
+    output: o.output,
+    chainId: o.chainId,
+    basePort: count(o.basePort, 'base-port'),
+    timeoutCommit: o.timeoutCommit,
+  });
+  const dir = resolve(o.output);
+  const lines = [`wrote a network of ${nodes.length} nodes to ${dir}`];
+  for (const n of nodes) {
+    lines.push(
+      `  ${n.name} (${n.validator ? 'validator' : 'full node'}): JSON-RPC http://127.0.0.1:${n.ports.jsonRpc}, CometBFT RPC http://127.0.0.1:${n.ports.rpc}, ABCI tcp://127.0.0.1:${n.ports.abci}, P2P ${n.ports.p2p}`,
+    );
+  }
+  lines.push(`start: ${join(dir, 'start.sh')}   stop: ${join(dir, 'stop.sh')}   (docs/abci.md)`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
 function buildProgram(): Command {
   const program = new Command('ferry')
     .description('An EVM chain on a CometBFT-style consensus engine, with Ethereum JSON-RPC and CometBFT v0.38 RPC')
@@ -216,6 +244,17 @@ function buildProgram(): Command {
     .addOption(homeOption());
   addConfigOptions(startCmd);
   startCmd.action((_opts, cmd: Command) => start(cmd));
+
+  program
+    .command('testnet')
+    .description('write a local network run by real CometBFT v0.38: per node a CometBFT home and a ferry home (--with-cometbft=false), start.sh/stop.sh')
+    .option('--validators <n>', 'number of validators', '4')
+    .option('--full-nodes <n>', 'number of non-validator full nodes', '0')
+    .option('--output <dir>', 'directory to write (must be empty or absent)')
+    .option('--chain-id <id>', `chain id (default: ${DEFAULT_CHAIN_ID})`)
+    .option('--base-port <port>', 'first port; node i uses base + 10 i + {0 p2p, 1 CometBFT RPC, 2 ABCI, 3 JSON-RPC, 4 WebSocket} (default: 26600)')
+    .option('--timeout-commit <duration>', "CometBFT's consensus.timeout_commit (default: 500ms)")
+    .action((_opts, cmd: Command) => testnet(cmd));
 
   const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');
   keys

@@ -4,14 +4,24 @@
  * emits the Evmos-compatible per-tx and per-block events.
  */
 import { createBlockHeader } from '@ethereumjs/block';
-import { RLP } from '@ethereumjs/rlp';
 import { Address } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
-import type { Application, AbciEvent, CheckTxResult, ExecTxResult, FinalizeBlockRequest, FinalizeBlockResponse, InfoResponse } from '../consensus/abci.js';
+import type {
+  Application,
+  AbciEvent,
+  CheckTxResult,
+  ExecTxResult,
+  FinalizeBlockRequest,
+  FinalizeBlockResponse,
+  InfoResponse,
+  InitChainRequest,
+  ProposalRequest,
+} from '../consensus/abci.js';
 import { checksumAddress } from '../config/devaccounts.js';
-import type { Genesis } from '../config/genesis.js';
+import { renderGenesis, type Genesis } from '../config/genesis.js';
 import type { MempoolOptions } from '../config/options.js';
 import { makeCommon, keccak256 } from '../evm/common.js';
+import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
@@ -69,6 +79,24 @@ export interface AppEvents {
 export interface AppOptions {
   minGasPrice: bigint;
   mempool: MempoolOptions;
+  /**
+   * true: a block's fee recipient is its proposer's 20-byte consensus address (every node of a network
+   * computes the same state); false: the genesis coinbase or miner_setEtherbase's (one machine).
+   */
+  coinbaseFromProposer?: boolean;
+}
+
+/** Raised when a driver hands the application something inconsistent with its state (never a user error). */
+export class AppStateError extends Error {}
+
+/** JSON text with object keys sorted (two JSON documents compare equal whatever their key order). */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
 }
 
 interface PendingBlock {
@@ -193,7 +221,8 @@ export class EvmApp implements Application {
     };
   }
 
-  async initChain(): Promise<Uint8Array> {
+  async initChain(req?: InitChainRequest): Promise<Uint8Array> {
+    if (req) this.checkInitChain(req);
     const existing = this.store.evmBlock(0n);
     if (existing) {
       this.latest ??= existing.header;
@@ -248,6 +277,26 @@ export class EvmApp implements Application {
 
   private latestRef() {
     return { height: this.latest.number, root: this.latest.stateRoot };
+  }
+
+  /** CometBFT's genesis must be the one this application was started with (same chain id, app_state). */
+  private checkInitChain(req: InitChainRequest): void {
+    if (req.chainId !== this.genesis.chainId) {
+      throw new AppStateError(`InitChain: chain id ${JSON.stringify(req.chainId)} differs from ferry's genesis (${JSON.stringify(this.genesis.chainId)})`);
+    }
+    if (req.initialHeight !== this.genesis.initialHeight) {
+      throw new AppStateError(`InitChain: initial height ${req.initialHeight} differs from ferry's genesis (${this.genesis.initialHeight})`);
+    }
+    let theirs: unknown;
+    try {
+      theirs = JSON.parse(Buffer.from(req.appStateBytes).toString('utf8'));
+    } catch {
+      throw new AppStateError('InitChain: app_state_bytes is not JSON');
+    }
+    const ours = (JSON.parse(renderGenesis(this.genesis)) as { app_state: unknown }).app_state;
+    if (canonicalJson(theirs) !== canonicalJson(ours)) {
+      throw new AppStateError("InitChain: CometBFT's genesis app_state differs from ferry's genesis.json (use the same file for both)");
+    }
   }
 
   nextBaseFee(): bigint {
@@ -323,18 +372,106 @@ export class EvmApp implements Application {
     return this.pool.size;
   }
 
+  /**
+   * CheckTx RECHECK: a tx still in the pool is checked against the new state (nonce, funds) and
+   * evicted when it no longer passes; a tx the pool no longer holds (replaced, included) is admitted
+   * anew, which fails with geth's reason when it became invalid.
+   */
+  async recheckTx(native: Uint8Array): Promise<CheckTxResult> {
+    let d: DecodedTx;
+    try {
+      d = decodeTx(unwrapEthereumTx(native).raw, this.common);
+    } catch (e) {
+      if (e instanceof NativeTxError || e instanceof FerryError) return checkErr(CheckCode.txDecode, e.message);
+      throw e;
+    }
+    const tx = d.evm;
+    if (!this.pool.has(tx.hash)) return this.admit(d, native);
+    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
+    let failure: CheckTxResult | undefined;
+    if (tx.nonce < (acct?.nonce ?? 0n)) failure = checkErr(CheckCode.wrongSequence, 'nonce too low');
+    else if ((acct?.balance ?? 0n) < tx.gasLimit * feeCap(tx) + tx.value) {
+      failure = checkErr(CheckCode.insufficientFunds, 'insufficient funds for gas * price + value');
+    }
+    if (failure) {
+      this.pool.drop([tx]);
+      this.events.onPoolChange({ added: [], removed: [tx.hash] });
+      return failure;
+    }
+    return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
+  }
+
+  /** Decoded txs of a proposal and their senders' committed nonces; undefined when a tx does not decode. */
+  private async proposalTxs(txs: Uint8Array[]): Promise<{ decoded: (DecodedTx | undefined)[]; nonces: Map<string, bigint> }> {
+    const nonces = new Map<string, bigint>();
+    const decoded: (DecodedTx | undefined)[] = [];
+    for (const native of txs) {
+      let d: DecodedTx | undefined;
+      try {
+        d = decodeTx(unwrapEthereumTx(native).raw, this.common);
+      } catch (e) {
+        if (!(e instanceof NativeTxError || e instanceof FerryError)) throw e;
+      }
+      decoded.push(d);
+      if (d && !nonces.has(hexKey(d.evm.from))) {
+        nonces.set(hexKey(d.evm.from), (await this.checkRunner.account(this.latestRef(), d.evm.from))?.nonce ?? 0n);
+      }
+    }
+    return { decoded, nonces };
+  }
+
+  /**
+   * PrepareProposal under CometBFT: from the mempool's txs, the executable ones in block order — per
+   * sender in nonce order from its committed nonce, across senders the highest effective tip first —
+   * within the block gas limit and `maxTxBytes`; undecodable, gapped, stale or underpriced txs are left out.
+   */
+  async orderProposal(req: ProposalRequest): Promise<Uint8Array[]> {
+    const { decoded, nonces } = await this.proposalTxs(req.txs);
+    const baseFee = this.nextBaseFee();
+    const scratch = new TxPool({ size: req.txs.length + 1, priceBumpPercent: this.opts.mempool.priceBumpPercent, accountQueue: req.txs.length + 1 });
+    decoded.forEach((d, i) => {
+      if (!d) return;
+      try {
+        scratch.add({ decoded: d, native: req.txs[i]!, nativeHash: new Uint8Array() }, nonces.get(hexKey(d.evm.from))!, baseFee);
+      } catch (e) {
+        if (!(e instanceof FerryError)) throw e;
+      }
+    });
+    const maxBytes = req.maxTxBytes ?? Number.MAX_SAFE_INTEGER;
+    return scratch.select(baseFee, this.genesis.maxGas, maxBytes).map((e) => e.native);
+  }
+
+  /**
+   * ProcessProposal: every tx decodes, pays at least the base fee, each sender's nonces follow its
+   * committed nonce without gap or repeat, and the gas limits fit the block. Anything else rejects.
+   */
+  async processProposal(req: ProposalRequest): Promise<boolean> {
+    const { decoded, nonces } = await this.proposalTxs(req.txs);
+    const baseFee = this.nextBaseFee();
+    let gas = 0n;
+    for (const d of decoded) {
+      if (!d) return false;
+      const from = hexKey(d.evm.from);
+      if (d.evm.nonce !== nonces.get(from)) return false;
+      nonces.set(from, d.evm.nonce + 1n);
+      if (feeCap(d.evm) < baseFee) return false;
+      gas += d.evm.gasLimit;
+      if (gas > this.genesis.maxGas) return false;
+    }
+    return true;
+  }
+
   prepareProposal(req: { height: bigint; timeMs: number; maxTxBytes: number }): Uint8Array[] {
     const entries = this.pool.select(this.nextBaseFee(), this.genesis.maxGas, req.maxTxBytes);
     this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
     return entries.map((e) => e.native);
   }
 
-  processProposal(): boolean {
-    return true;
-  }
-
   async finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse> {
+    // a block finalized but never committed (the driver went away before Commit) is dropped: it comes again
+    if (this.pending) await this.abortBlock();
     const parent = this.latest;
+    if (req.height <= parent.number) throw new AppStateError(`FinalizeBlock: height ${req.height} is already applied (last ${parent.number})`);
     const baseFee = this.nextBaseFee();
     const decoded: DecodedTx[] = [];
     const natives: Uint8Array[] = [];
@@ -358,7 +495,7 @@ export class EvmApp implements Application {
     const ctx = {
       number: req.height,
       timestamp: BigInt(Math.floor(req.timeMs / 1000)),
-      coinbase: this.coinbase,
+      coinbase: this.opts.coinbaseFromProposer ? req.proposerAddress : this.coinbase,
       gasLimit: this.genesis.maxGas,
       baseFee,
       mixHash: parent.hash,
@@ -537,32 +674,3 @@ export class EvmApp implements Application {
 }
 
 export { keccak256 };
-
-/** Byte length of the block's Ethereum RLP encoding [header, txs, uncles, withdrawals] (the `size` field). */
-export function ethBlockSize(common: Common, h: EvmHeader, rawTxs: Uint8Array[]): bigint {
-  const header = createBlockHeader(
-    {
-      parentHash: h.parentHash,
-      coinbase: new Address(h.miner),
-      stateRoot: h.stateRoot,
-      transactionsTrie: h.transactionsRoot,
-      receiptTrie: h.receiptsRoot,
-      logsBloom: h.logsBloom,
-      difficulty: 0n,
-      number: h.number,
-      gasLimit: h.gasLimit,
-      gasUsed: h.gasUsed,
-      timestamp: h.timestamp,
-      extraData: h.extraData,
-      mixHash: h.mixHash,
-      baseFeePerGas: h.baseFeePerGas,
-      blobGasUsed: 0n,
-      excessBlobGas: 0n,
-      parentBeaconBlockRoot: new Uint8Array(32),
-    },
-    { common, skipConsensusFormatValidation: true },
-  );
-  // typed txs are embedded as byte strings, legacy txs as their RLP list
-  const txs = rawTxs.map((r) => (r[0]! >= 0xc0 ? RLP.decode(r) : r));
-  return BigInt(RLP.encode([header.raw(), txs as never, [], []]).length);
-}

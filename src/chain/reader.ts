@@ -18,7 +18,7 @@ import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash 
 import { nextBaseFee } from './app.js';
 import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
-import type { CallRequest, SimulatorPort } from './simulator.js';
+import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
 export const SUGGESTED_TIP = 1_000_000_000n;
@@ -134,40 +134,36 @@ export class ChainReader {
     return b.transactions.map((t) => this.store.txLocation(t.hash)!.receipt);
   }
 
+  /**
+   * The logs of [fromBlock, toBlock] matching the address set and every topic position. The store
+   * filters every position (from an index) and counts matches only: more than `logs-cap` matches is
+   * an error (0 = no cap), never a silently short answer.
+   */
   getLogs(q: { fromBlock: bigint; toBlock: bigint; addresses: Addr[]; topics: (Hash[] | null)[] }): EvmLog[] {
     const to = q.toBlock > this.latest ? this.latest : q.toBlock;
     if (q.fromBlock > to) return [];
-    const rows = this.store.logRows(q.fromBlock, to, q.addresses, q.topics[0] ?? null, this.opts.logsCap + 1);
-    const out: EvmLog[] = [];
+    const cap = this.opts.logsCap;
+    const rows = this.store.logRows({ from: q.fromBlock, to, addresses: q.addresses, topics: q.topics }, cap > 0 ? cap + 1 : 0);
+    if (cap > 0 && rows.length > cap) throw new FerryError(ErrorCode.server, `query returned more than ${cap} results`);
+    const out: EvmLog[] = new Array(rows.length);
     let hashHeight = -1;
     let blockHash: Uint8Array = new Uint8Array();
-    for (const r of rows) {
-      const topics = r.topics;
-      let ok = true;
-      for (let i = 1; i < q.topics.length && ok; i++) {
-        const want = q.topics[i];
-        if (!want || want.length === 0) continue;
-        const have = topics[i];
-        ok = have !== undefined && want.some((w) => Buffer.compare(w, have) === 0);
-      }
-      if (q.topics.length > topics.length && q.topics.slice(topics.length).some((t) => t && t.length > 0)) ok = false;
-      if (!ok) continue;
-      if (out.length >= this.opts.logsCap) throw new FerryError(ErrorCode.server, `query returned more than ${this.opts.logsCap} results`);
+    rows.forEach((r, i) => {
       if (r.height !== hashHeight) {
         hashHeight = r.height;
-        blockHash = this.store.evmBlock(BigInt(r.height))!.header.hash;
+        blockHash = this.store.blockHash(r.height)!;
       }
-      out.push({
+      out[i] = {
         address: r.address,
-        topics,
+        topics: r.topics,
         data: r.data,
         blockNumber: BigInt(r.height),
         blockHash,
         transactionHash: r.txHash,
         transactionIndex: r.txIndex,
         logIndex: r.logIndex,
-      });
-    }
+      };
+    });
     return out;
   }
 
@@ -233,14 +229,14 @@ export class ChainReader {
   }
 
   /** eth_call: runs on the simulator (a pool of worker threads in the node) */
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes> {
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes> {
     this.root(n);
-    return this.opts.simulator.call(req, n, overrides);
+    return this.opts.simulator.call(req, n, overrides, origin);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
     this.root(n);
-    return this.opts.simulator.estimateGas(req, n, overrides);
+    return this.opts.simulator.estimateGas(req, n, overrides, origin);
   }
 
   nextBaseFee(): bigint {

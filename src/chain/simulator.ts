@@ -1,25 +1,36 @@
 /**
  * eth_call and eth_estimateGas: message calls on a committed state with an impersonated sender, every
  * change reverted. The node runs Simulators in worker threads (node/callpool.ts), so a heavy call never
- * stalls the RPC thread and calls use the spare core.
+ * stalls the RPC thread and calls use the spare core; each worker time-slices its calls
+ * (node/callworker.ts), so a long one never holds up the others.
  */
-import { makeCommon } from '../evm/common.js';
+import { getActivePrecompiles } from '@ethereumjs/evm';
+import { RLP } from '@ethereumjs/rlp';
+import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
+import { checksumAddress } from '../config/devaccounts.js';
+import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
-import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { PrecheckError, callFees } from '../evm/precheck.js';
+import { AccessListTracer } from '../evm/tracing/accesslist.js';
+import { TraceHost } from '../evm/tracing/hook.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
+import { TaskCancelled } from '../lib/slices.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
-import type { Bytes, CallRequest } from '../types/chain.js';
+import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/chain.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
 
-export type { CallRequest };
+export type { CallOrigin, CallRequest };
 
 export interface SimulatorPort {
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes>;
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint>;
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
+  /** `req.gas` is always set (the handler applies geth's CallDefaults) */
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
 }
 
 export interface SimulatorOptions {
@@ -30,34 +41,64 @@ export interface SimulatorOptions {
   evmTimeoutMs: number;
 }
 
-/** geth's texts for a simulation that could not run: timeout, or a pre-execution check. */
+/** Idle EVMs a Simulator keeps for the next calls (more are made while more calls run at once). */
+export const IDLE_RUNNERS_KEPT = 4;
+
+/**
+ * A simulation that could not run: the timeout, a cancelled task, or one of ours (geth's pre-check
+ * texts come from evm/precheck.ts). Anything else is a bug and is thrown as it is: the RPC layer
+ * answers -32603 "internal error" and logs it, so a library's message never reaches a client.
+ */
 function simulationFailure(e: unknown, timeoutMs: number): FerryError {
   if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
+  if (e instanceof TaskCancelled) return new FerryError(ErrorCode.server, e.message);
   if (e instanceof FerryError) return e;
-  const msg = e instanceof Error ? e.message.split(' (')[0]! : String(e);
-  return new FerryError(ErrorCode.server, msg);
+  throw e;
 }
 
-export class Simulator implements SimulatorPort {
-  private lock: Promise<unknown> = Promise.resolve();
+/** geth's estimator raises the gas on these (execute: ErrIntrinsicGas, ErrFloorDataGas) */
+const raisesGas = (e: unknown): boolean => e instanceof PrecheckError && (e.kind === 'intrinsicGas' || e.kind === 'floorDataGas');
+
+/**
+ * Runs simulations, each on an EVM of its own (so runs may be interleaved by a scheduler: see
+ * node/callworker.ts); the EVMs share the store's trie-node cache.
+ */
+export class Simulator {
+  private readonly idle: EvmRunner<FlatStateManager>[] = [];
+  /** watches a runner's EVM for eth_createAccessList (made at its first one) */
+  private readonly hosts = new WeakMap<EvmRunner<FlatStateManager>, TraceHost>();
 
   private constructor(
     private readonly store: Store,
-    private readonly runner: EvmRunner<FlatStateManager>,
+    private readonly db: TrieDB,
+    private readonly flat: FlatState,
     private readonly opts: SimulatorOptions,
   ) {}
 
   static async create(store: Store, opts: SimulatorOptions): Promise<Simulator> {
-    const common = makeCommon(opts.chainId, opts.hardfork);
-    const runner = await EvmRunner.createFlat(common, new FlatState(store), new TrieDB(store), (n) => store.evmBlock(n)?.header.hash);
-    return new Simulator(store, runner, opts);
+    const sim = new Simulator(store, new TrieDB(store), new FlatState(store), opts);
+    sim.idle.push(await sim.newRunner());
+    return sim;
   }
 
-  /** the runner is not re-entrant: one simulation at a time */
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(fn, fn);
-    this.lock = run.catch(() => undefined);
-    return run;
+  private newRunner(): Promise<EvmRunner<FlatStateManager>> {
+    const common = makeCommon(this.opts.chainId, this.opts.hardfork);
+    return EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+  }
+
+  /** fn on an EVM no other run is using */
+  private async withRunner<T>(fn: (runner: EvmRunner<FlatStateManager>) => Promise<T>): Promise<T> {
+    const runner = this.idle.pop() ?? (await this.newRunner());
+    try {
+      return await fn(runner);
+    } finally {
+      if (this.idle.length < IDLE_RUNNERS_KEPT) this.idle.push(runner);
+    }
+  }
+
+  /** the gate of a call without one of its own: its deadline from now */
+  private defaultGate(): RunGate {
+    return { deadline: this.opts.evmTimeoutMs > 0 ? Date.now() + this.opts.evmTimeoutMs : Infinity };
   }
 
   private header(n: bigint) {
@@ -89,23 +130,20 @@ export class Simulator implements SimulatorPort {
     };
   }
 
-  private deadline(): number {
-    return this.opts.evmTimeoutMs > 0 ? Date.now() + this.opts.evmTimeoutMs : Infinity;
-  }
-
   private gasCapFor(n: bigint): bigint {
     const blockGas = this.header(n).gasLimit;
     return this.opts.gasCap > 0n && this.opts.gasCap < blockGas ? this.opts.gasCap : blockGas;
   }
 
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Bytes> {
-    return this.exclusive(async () => {
+  /** eth_call; `gate` holds it to its deadline and its scheduler's turns (default: evm-timeout from now) */
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<Bytes> {
+    return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
       let res;
       try {
-        res = await this.runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, this.deadline());
+        res = await runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, gate);
       } catch (e) {
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
@@ -115,25 +153,27 @@ export class Simulator implements SimulatorPort {
     });
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
-    return this.exclusive(async () => {
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<bigint> {
+    return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
       const ctx = this.blockContext(n);
       let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
-      const feeCap = req.maxFeePerGas ?? req.gasPrice;
-      if (feeCap !== undefined && feeCap > 0n && req.from) {
-        const bal = (await this.runner.account(root, req.from))?.balance ?? 0n;
-        const avail = bal - (req.value ?? 0n);
-        if (avail < 0n) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
-        const allowance = avail / feeCap;
+      // geth's estimator: the fee cap of the message (ToMessage); a priced call is capped by what the
+      // sender can pay after the value, and a value the sender cannot leave a wei beside fails here
+      const feeCap = callFees(req, ctx.baseFee).feeCap;
+      if (feeCap > 0n) {
+        const bal = (await runner.account(root, req.from ?? new Uint8Array(20)))?.balance ?? 0n;
+        const value = req.value ?? 0n;
+        if (value >= bal) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
+        const allowance = (bal - value) / feeCap;
         if (allowance < hi) hi = allowance;
       }
-      const deadline = this.deadline();
-      const run = (gas: bigint) => this.runner.simulate(root, ctx, this.simCall(req, gas), overrides, deadline);
+      const run = (gas: bigint) => runner.simulate(root, ctx, this.simCall(req, gas), overrides, gate);
       let first;
       try {
         first = await run(hi);
       } catch (e) {
+        if (raisesGas(e)) throw new FerryError(ErrorCode.server, `gas required exceeds allowance (${hi})`);
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
       const firstErr = simulationError(first);
@@ -146,8 +186,8 @@ export class Simulator implements SimulatorPort {
         try {
           return !(await run(gas)).execResult.exceptionError;
         } catch (e) {
-          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
-          return false;
+          if (raisesGas(e)) return false;
+          throw simulationFailure(e, this.opts.evmTimeoutMs);
         }
       };
       // geth's shortcut: most txs succeed with used * 64/63
@@ -162,4 +202,79 @@ export class Simulator implements SimulatorPort {
       return hi;
     });
   }
+
+  /**
+   * eth_createAccessList, as geth's AccessList: run the call with the access-list tracer, starting
+   * from the given list, and again with what it collected, until a run adds nothing; answer that
+   * list with the last run's gas and VM error. Sender, recipient (or the created address) and the
+   * active precompiles are never added as accounts.
+   */
+  createAccessList(
+    req: CallRequest & { gas: bigint },
+    n: bigint,
+    overrides: SimOverrides | undefined,
+    gate: RunGate = this.defaultGate(),
+  ): Promise<AccessListResult> {
+    return this.withRunner(async (runner) => {
+      const root = this.stateRef(n);
+      const ctx = this.blockContext(n);
+      const from = req.from ?? new Uint8Array(20);
+      const override = overrides?.get('0x' + hexOf(from));
+      const account = await runner.account(root, from);
+      const nonce = req.nonce ?? override?.nonce ?? account?.nonce ?? 0n;
+      const to = req.to ?? generateAddress(from, bigIntToUnpaddedBytes(nonce));
+      const exclude = new Set<string>([hexOf(from), hexOf(to), ...getActivePrecompiles(runner.vm.common).keys()]);
+      const feeCap = req.maxFeePerGas ?? req.gasPrice ?? 0n;
+      // geth's buyGas check, with its text (the run below would fail it in ethereumjs' words)
+      const balance = override?.balance ?? account?.balance ?? 0n;
+      const want = req.gas * feeCap + (req.value ?? 0n);
+      if (feeCap > 0n && balance < want) {
+        throw this.applyFailure(req, nonce, `insufficient funds for gas * price + value: address ${checksumAddress(from)} have ${balance} want ${want}`);
+      }
+      let host = this.hosts.get(runner);
+      if (host === undefined) {
+        host = new TraceHost(runner.vm.evm as never);
+        this.hosts.set(runner, host);
+      }
+      let prev = new AccessListTracer(req.accessList ?? [], exclude);
+      for (;;) {
+        const accessList = prev.accessList();
+        const tracer = new AccessListTracer(accessList, exclude);
+        let res;
+        try {
+          res = await host.trace(tracer, Infinity, 0, () =>
+            runner.simulate(root, ctx, { ...this.simCall(req, req.gas), accessList }, overrides, gate),
+          );
+        } catch (e) {
+          if (e instanceof EvmTimeoutError) throw simulationFailure(e, this.opts.evmTimeoutMs);
+          throw this.applyFailure(req, nonce, simulationFailure(e, this.opts.evmTimeoutMs).message);
+        }
+        if (tracer.equal(prev)) {
+          const err = res.execResult.exceptionError;
+          return { accessList, gasUsed: res.totalGasSpent, vmError: err ? vmErrorText(err.error) : undefined };
+        }
+        prev = tracer;
+      }
+    });
+  }
+
+  /** geth: `failed to apply transaction: <hash of the args as an unsigned legacy tx> err: <reason>` */
+  private applyFailure(req: CallRequest & { gas: bigint }, nonce: bigint, reason: string): FerryError {
+    const unsigned = RLP.encode([
+      bigIntToUnpaddedBytes(nonce),
+      bigIntToUnpaddedBytes(req.gasPrice ?? 0n),
+      bigIntToUnpaddedBytes(req.gas),
+      req.to ?? new Uint8Array(),
+      bigIntToUnpaddedBytes(req.value ?? 0n),
+      req.data ?? new Uint8Array(),
+      new Uint8Array(),
+      new Uint8Array(),
+      new Uint8Array(),
+    ]);
+    return new FerryError(ErrorCode.server, `failed to apply transaction: 0x${hexOf(keccak256(unsigned))} err: ${reason}`);
+  }
+}
+
+function hexOf(b: Uint8Array): string {
+  return Buffer.from(b).toString('hex');
 }

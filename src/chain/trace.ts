@@ -12,23 +12,29 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
-import { TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
+import { EvmRunner, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { RESULT_TOO_LARGE, resultTooLarge, TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
 import { decodeTx } from '../evm/tx.js';
 import { ErrorCode, FerryError } from '../lib/errors.js';
+import { TaskCancelled } from '../lib/slices.js';
 import type { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
-import type { EvmHeader, Hash } from '../types/chain.js';
+import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
 
 /** trace requests waiting for the worker; more are refused */
 export const MAX_QUEUED_TRACES = 64;
 /** how long past its own timeout a job may run before the worker is restarted */
 export const WATCHDOG_GRACE_MS = 10_000;
+/** how long a cancelled job may take to stop before the worker is restarted (a tracer's own JS loop) */
+export const CANCEL_GRACE_MS = 2_000;
+export const TRACE_CANCELLED_MESSAGE = 'trace cancelled: the client went away';
 
 export interface TraceServiceOptions {
   dbPath: string;
   chainId: bigint;
   hardfork: string;
+  /** max characters of one trace result's JSON (json-rpc.trace-result-max-size; 0 = unlimited) */
+  maxResultSize: number;
 }
 
 /** One entry of debug_traceBlockBy*: geth's txTraceResult. */
@@ -41,30 +47,52 @@ export interface BlockTraceEntry {
 type Job =
   | { kind: 'tx'; hash: Hash; opts: TraceOptions }
   | { kind: 'block'; height: bigint; opts: TraceOptions }
-  | { kind: 'call'; call: SimCall; height: bigint; overrides: SimOverrides | undefined; opts: TraceOptions };
+  | { kind: 'call'; call: SimCall; height: bigint; overrides: SimOverrides | undefined; opts: TraceOptions }
+  | { kind: 'replay'; block: ReplayBlock; opts: TraceOptions };
+
+/** A block given by a client (debug_traceBlock): replayed on the state of committed `parent`. */
+export interface ReplayBlock {
+  parent: bigint;
+  ctx: BlockContext;
+  /** the hash tracers see */
+  hash: Hash;
+  /** each tx's signed envelope */
+  rawTxs: Uint8Array[];
+}
 
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
 
 interface Queued {
   id: number;
   job: Job;
-  resolve(v: unknown): void;
-  reject(e: unknown): void;
+  /** epoch ms by which the client needs the answer (Infinity = no limit) */
+  answerBy: number;
+  /** settles the request once (later outcomes are dropped) */
+  settle(outcome: { value: unknown } | { error: FerryError }): void;
 }
 
 // ---- RPC thread side ------------------------------------------------------------------------
 
+/**
+ * Jobs run one at a time in arrival order on the worker. A job whose client goes away
+ * (origin.signal) leaves the queue, or, running, is stopped: the worker sees the cancelled id in
+ * shared memory at its next JUMP/JUMPI; if it has not answered CANCEL_GRACE_MS later, it is
+ * restarted. A job is answered by its origin's `answerBy` whatever happens (`execution timeout`),
+ * and runs at most until then.
+ */
 export class TraceService {
   private worker: Worker | undefined;
   private readonly queue: Queued[] = [];
   private current: (Queued & { timer: NodeJS.Timeout }) | undefined;
   private nextId = 1;
   private closed = false;
+  /** [0]: the id of the running job the RPC thread gave up on (read by the worker at every jump) */
+  private readonly cancelled = new Int32Array(new SharedArrayBuffer(4));
 
   constructor(private readonly opts: TraceServiceOptions) {}
 
   private spawn(): Worker {
-    const w = new Worker(new URL(import.meta.url), { workerData: { ferryTrace: this.opts } });
+    const w = new Worker(new URL(import.meta.url), { workerData: { ferryTrace: this.opts, cancelled: this.cancelled } });
     w.on('message', (r: Reply) => this.onReply(r));
     w.on('error', (e) => this.onCrash(w, e));
     w.on('exit', () => this.onCrash(w, new Error('trace worker exited')));
@@ -72,27 +100,68 @@ export class TraceService {
     return w;
   }
 
-  traceTransaction(hash: Hash, opts: TraceOptions): Promise<unknown> {
-    return this.submit({ kind: 'tx', hash, opts });
+  traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
+    return this.submit({ kind: 'tx', hash, opts }, origin);
   }
 
-  traceBlock(height: bigint, opts: TraceOptions): Promise<BlockTraceEntry[]> {
-    return this.submit({ kind: 'block', height, opts }) as Promise<BlockTraceEntry[]>;
+  traceBlock(height: bigint, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]> {
+    return this.submit({ kind: 'block', height, opts }, origin) as Promise<BlockTraceEntry[]>;
   }
 
-  traceCall(call: SimCall, height: bigint, overrides: SimOverrides | undefined, opts: TraceOptions): Promise<unknown> {
-    return this.submit({ kind: 'call', call, height, overrides, opts });
+  traceCall(call: SimCall, height: bigint, overrides: SimOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
+    return this.submit({ kind: 'call', call, height, overrides, opts }, origin);
   }
 
-  private submit(job: Job): Promise<unknown> {
+  /** debug_traceBlock: a block that need not be committed, on its (committed) parent's state */
+  traceReplay(block: ReplayBlock, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]> {
+    return this.submit({ kind: 'replay', block, opts }, origin) as Promise<BlockTraceEntry[]>;
+  }
+
+  private submit(job: Job, origin: CallOrigin | undefined): Promise<unknown> {
     if (this.closed) return Promise.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
     if (this.queue.length >= MAX_QUEUED_TRACES) {
       return Promise.reject(new FerryError(ErrorCode.server, `too many trace requests waiting (max ${MAX_QUEUED_TRACES})`));
     }
+    const signal = origin?.signal;
+    if (signal?.aborted) return Promise.reject(new FerryError(ErrorCode.server, TRACE_CANCELLED_MESSAGE));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, job, resolve, reject });
+      let settled = false;
+      let dueTimer: NodeJS.Timeout | undefined;
+      const q: Queued = {
+        id: this.nextId++,
+        job,
+        answerBy: origin?.answerBy ?? Infinity,
+        settle: (outcome) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(dueTimer);
+          signal?.removeEventListener('abort', onAbort);
+          if ('error' in outcome) reject(outcome.error);
+          else resolve(outcome.value);
+        },
+      };
+      const onAbort = () => this.abandon(q, new FerryError(ErrorCode.server, TRACE_CANCELLED_MESSAGE));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // the transport's limit: answered by then, whether the job waits or runs
+      if (q.answerBy !== Infinity) dueTimer = setTimeout(() => this.abandon(q, new FerryError(ErrorCode.server, TIMEOUT_MESSAGE)), Math.max(0, q.answerBy - Date.now()));
+      this.queue.push(q);
       this.pump();
     });
+  }
+
+  /** The request is answered with `error` now; its job leaves the queue, or is stopped if it runs. */
+  private abandon(q: Queued, error: FerryError): void {
+    q.settle({ error });
+    const i = this.queue.indexOf(q);
+    if (i >= 0) {
+      this.queue.splice(i, 1);
+      return;
+    }
+    const cur = this.current;
+    if (cur?.id !== q.id) return;
+    Atomics.store(this.cancelled, 0, q.id);
+    clearTimeout(cur.timer);
+    cur.timer = setTimeout(() => this.overrun(), CANCEL_GRACE_MS);
   }
 
   private pump(): void {
@@ -100,9 +169,13 @@ export class TraceService {
     const next = this.queue.shift();
     if (!next) return;
     this.worker ??= this.spawn();
-    const timer = setTimeout(() => this.overrun(), next.job.opts.timeoutMs + WATCHDOG_GRACE_MS);
+    // the run ends before the answer is due (the rest of the time is the queue's)
+    const left = next.answerBy - Date.now();
+    const timeoutMs = Math.max(0, Math.min(next.job.opts.timeoutMs, left));
+    const job = { ...next.job, opts: { ...next.job.opts, timeoutMs, maxResultSize: this.opts.maxResultSize } } as Job;
+    const timer = setTimeout(() => this.overrun(), timeoutMs + WATCHDOG_GRACE_MS);
     this.current = { ...next, timer };
-    this.worker.postMessage({ id: next.id, job: next.job });
+    this.worker.postMessage({ id: next.id, job });
   }
 
   private onReply(r: Reply): void {
@@ -110,17 +183,17 @@ export class TraceService {
     if (!cur || cur.id !== r.id) return;
     clearTimeout(cur.timer);
     this.current = undefined;
-    if (r.ok) cur.resolve(r.value);
-    else cur.reject(new FerryError(ErrorCode.server, r.message));
+    if (r.ok) cur.settle({ value: r.value });
+    else cur.settle({ error: new FerryError(r.message.startsWith(RESULT_TOO_LARGE) ? ErrorCode.responseTooLarge : ErrorCode.server, r.message) });
     this.pump();
   }
 
-  /** the job outlived its timeout: drop the worker (and all it holds) and go on with a fresh one */
+  /** the job outlived its timeout (or its cancel): drop the worker (and all it holds) and go on with a fresh one */
   private overrun(): void {
     const cur = this.current;
     if (!cur) return;
     this.current = undefined;
-    cur.reject(new FerryError(ErrorCode.server, TIMEOUT_MESSAGE));
+    cur.settle({ error: new FerryError(ErrorCode.server, TIMEOUT_MESSAGE) });
     const w = this.worker;
     this.worker = undefined;
     void w?.terminate();
@@ -134,17 +207,17 @@ export class TraceService {
     this.current = undefined;
     if (cur) {
       clearTimeout(cur.timer);
-      cur.reject(new FerryError(ErrorCode.server, `tracing failed: ${e instanceof Error ? e.message : String(e)}`));
+      cur.settle({ error: new FerryError(ErrorCode.server, `tracing failed: ${e instanceof Error ? e.message : String(e)}`) });
     }
     this.pump();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const q of this.queue.splice(0)) q.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
+    for (const q of this.queue.splice(0)) q.settle({ error: new FerryError(ErrorCode.server, 'node is shutting down') });
     if (this.current) {
       clearTimeout(this.current.timer);
-      this.current.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
+      this.current.settle({ error: new FerryError(ErrorCode.server, 'node is shutting down') });
       this.current = undefined;
     }
     const w = this.worker;
@@ -195,12 +268,22 @@ function contextOf(h: EvmHeader): BlockContext {
   return { number: h.number, timestamp: h.timestamp, coinbase: h.miner, gasLimit: h.gasLimit, baseFee: h.baseFeePerGas, mixHash: h.mixHash };
 }
 
-async function workerMain(opts: TraceServiceOptions): Promise<void> {
+async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Promise<void> {
   const store = new Store(opts.dbPath, { reader: true });
   const common = makeCommon(opts.chainId, opts.hardfork);
   const db = new ReplayTrieDB(store);
+  /** the job running now: its EVM stops at the next jump once the RPC thread cancels this id */
+  let jobId = 0;
+  const gate: RunGate = {
+    deadline: Infinity,
+    pass: () => {
+      if (Atomics.load(cancelled, 0) === jobId) throw new TaskCancelled();
+      return undefined;
+    },
+  };
   const makeEngine = async () => {
     const runner = await EvmRunner.create(common, db as unknown as TrieDB, (n) => store.evmBlock(n)?.header.hash);
+    runner.gate = gate;
     return new TraceEngine(runner, (key) => db.getSync(Buffer.from(key).toString('hex')));
   };
   let engine = await makeEngine();
@@ -228,6 +311,13 @@ async function workerMain(opts: TraceServiceOptions): Promise<void> {
         const outs = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
+      case 'replay': {
+        const parent = store.evmBlock(job.block.parent);
+        if (!parent) throw new TraceError(`block #${job.block.parent} not found`);
+        const txs = job.block.rawTxs.map((raw) => decodeTx(raw, common));
+        const outs = await engine.traceBlock(parent.header.stateRoot, job.block.ctx, job.block.hash, txs, job.opts, undefined, true);
+        return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
+      }
       case 'call': {
         const block = store.evmBlock(job.height);
         if (!block) throw new TraceError(`block #${job.height} not found`);
@@ -245,8 +335,18 @@ async function workerMain(opts: TraceServiceOptions): Promise<void> {
     }
   };
 
+  /** the result, unless its JSON is over the size limit (then the RPC thread never sees it) */
+  const bounded = (value: unknown): unknown => {
+    if (opts.maxResultSize > 0) {
+      const size = JSON.stringify(value ?? null).length;
+      if (size > opts.maxResultSize) throw new TraceError(resultTooLarge(size, opts.maxResultSize));
+    }
+    return value;
+  };
+
   parentPort!.on('message', (m: { id: number; job: Job }) => {
-    runJob(m.job).then(
+    jobId = m.id;
+    runJob(m.job).then(bounded).then(
       (value) => parentPort!.postMessage({ id: m.id, ok: true, value } satisfies Reply),
       (e: unknown) => {
         const message =
@@ -264,7 +364,8 @@ function unwrap(o: TxTraceOutcome): unknown {
 }
 
 if (!isMainThread && (workerData as { ferryTrace?: TraceServiceOptions } | null)?.ferryTrace) {
-  workerMain((workerData as { ferryTrace: TraceServiceOptions }).ferryTrace).catch((e) => {
+  const data = workerData as { ferryTrace: TraceServiceOptions; cancelled: Int32Array };
+  workerMain(data.ferryTrace, data.cancelled).catch((e) => {
     process.stderr.write(`trace worker failed to start: ${e instanceof Error ? e.stack : String(e)}\n`);
     process.exit(1);
   });

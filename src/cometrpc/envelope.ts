@@ -16,6 +16,7 @@
  * Errors keep `data` (the Go error text) and omit it when empty.
  */
 import { ErrorCode, FerryError } from '../lib/errors.js';
+import { jsonText, nestingTooDeep } from '../lib/jsontext.js';
 import { toJsonRpcError } from '../jsonrpc/errors.js';
 import { ParamError, goJsonError } from './params.js';
 import type { CometContext, CometRoute, RouteTable } from './routes.js';
@@ -24,6 +25,11 @@ import type { CometHttpResponse } from '../jsonrpc/transport.js';
 export const JSONRPC_VERSION = '2.0';
 /** the id of every URI answer */
 export const URI_REQUEST_ID = -1;
+/**
+ * Deepest nesting of arrays and objects a request may have (encoding/json's maxNestingDepth, which
+ * CometBFT's request parsing inherits); deeper is a parse error.
+ */
+export const MAX_NESTING_DEPTH = 10_000;
 
 export const ErrorText = {
   parse: 'Parse error. Invalid JSON',
@@ -80,11 +86,27 @@ function toRequest(v: unknown): Request {
   else if (typeof o.id === 'string') id = o.id;
   else if (typeof o.id === 'number') id = Math.trunc(o.id);
   else {
-    const shown = typeof o.id === 'boolean' ? String(o.id) : JSON.stringify(o.id);
+    const shown = typeof o.id === 'boolean' ? String(o.id) : jsonText(o.id);
     const type = typeof o.id === 'boolean' ? 'bool' : Array.isArray(o.id) ? '[]interface {}' : 'map[string]interface {}';
     throw new RequestError(`json-rpc ID (${shown}) is of unknown type (${type})`);
   }
   return { id, method: typeof o.method === 'string' ? o.method : '', params: o.params };
+}
+
+/**
+ * JSON.parse of a request, with encoding/json's text for what it refuses (`fallback` when the text
+ * is cut short in a way goJsonError does not name).
+ */
+function parseRequestText(text: string, fallback: string): { ok: true; value: unknown } | { ok: false; detail: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, detail: goJsonError(text) ?? fallback };
+  }
+  const deep = nestingTooDeep(text, MAX_NESTING_DEPTH);
+  if (deep !== undefined) return { ok: false, detail: `invalid character '${deep}' exceeded max depth` };
+  return { ok: true, value };
 }
 
 function idPart(id: Id | undefined): string {
@@ -102,7 +124,7 @@ export function successText(id: Id | undefined, resultJson: string): string {
 
 /** `expected 2 parameters ([hash prove]), got 1 ([[34 …]])`, as Go prints the names and raw params */
 function countError(names: readonly string[], given: readonly unknown[]): string {
-  const raw = given.map((p) => `[${[...Buffer.from(JSON.stringify(p) ?? 'null', 'utf8')].join(' ')}]`);
+  const raw = given.map((p) => `[${[...Buffer.from(jsonText(p), 'utf8')].join(' ')}]`);
   return `expected ${names.length} parameters ([${names.join(' ')}]), got ${given.length} ([${raw.join(' ')}])`;
 }
 
@@ -175,12 +197,11 @@ export class CometEnvelope {
   /** `POST /` (and any method on `/` with a body). */
   async httpJson(body: string, ctx: TransportContext): Promise<CometHttpResponse> {
     const json = 'application/json';
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return { status: 500, contentType: json, body: errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${goJsonError(body) ?? 'unexpected end of JSON input'}`), cacheable: false };
+    const p = parseRequestText(body, 'unexpected end of JSON input');
+    if (!p.ok) {
+      return { status: 500, contentType: json, body: errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${p.detail}`), cacheable: false };
     }
+    const parsed = p.value;
     let requests: Request[];
     try {
       requests = Array.isArray(parsed) ? parsed.map(toRequest) : [toRequest(parsed)];
@@ -236,12 +257,17 @@ export class CometEnvelope {
 
   /** One WebSocket message → the answer to send (undefined for a notification). */
   async ws(text: string, ctx: TransportContext): Promise<string | undefined> {
+    const p = parseRequestText(text, 'unexpected EOF');
+    if (!p.ok) {
+      const detail = text.trim() === '' ? 'EOF' : p.detail;
+      return errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${detail}`);
+    }
     let r: Request;
     try {
-      r = toRequest(JSON.parse(text));
+      r = toRequest(p.value);
     } catch (e) {
-      const detail = e instanceof RequestError ? e.message : text.trim() === '' ? 'EOF' : (goJsonError(text) ?? 'unexpected EOF');
-      return errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${detail}`);
+      if (!(e instanceof RequestError)) throw e;
+      return errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${(e as Error).message}`);
     }
     if (r.id === undefined) return undefined;
     const route = this.route(r.method);

@@ -28,6 +28,7 @@ import type {
   ValidatorUpdate,
   VoteEventData,
 } from './backend.js';
+import { BlockIDFlag } from '../types/cometbft.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -117,6 +118,70 @@ export function commitSigJson(s: CommitSig): Json {
 
 export function commitJson(c: Commit): Json {
   return { height: str(c.height), round: c.round, block_id: blockIdJson(c.blockId), signatures: c.signatures.map(commitSigJson) };
+}
+
+// ---- consensus vote sets (dump_consensus_state, consensus_state) --------------------------------
+
+/** types.nilVoteStr: a validator's slot in a vote set without its vote */
+export const NIL_VOTE = 'nil-Vote';
+/** how VoteSet prints a precommit's type (the proto enum name, then the short name) */
+const PRECOMMIT_TYPE = 'SIGNED_MSG_TYPE_PRECOMMIT(Precommit)';
+const FINGERPRINT_BYTES = 6;
+
+/** libs/bytes.Fingerprint, upper hex: the first 6 bytes, zero-padded */
+const fingerprint = (b: Uint8Array): string => {
+  const out = new Uint8Array(FINGERPRINT_BYTES);
+  out.set(b.subarray(0, FINGERPRINT_BYTES));
+  return hexUpper(out);
+};
+
+/** Go's %.2f (ties to even, where JS's toFixed rounds them up) */
+function fixed2(x: number): string {
+  const scaled = x * 100;
+  const floor = Math.floor(scaled);
+  if (scaled - floor !== 0.5) return x.toFixed(2);
+  return ((floor % 2 === 0 ? floor : floor + 1) / 100).toFixed(2);
+}
+
+/** VoteSet.bitArrayString: `BA{4:xx_x} 30/40 = 0.75` (who voted, power voted / total power) */
+export function voteBitArrayString(voted: readonly boolean[], votedPower: bigint, totalPower: bigint): string {
+  const bits = voted.map((v) => (v ? 'x' : '_')).join('');
+  return `BA{${voted.length}:${bits}} ${votedPower}/${totalPower} = ${fixed2(Number(votedPower) / Number(totalPower))}`;
+}
+
+/**
+ * Vote.String() of the precommit a commit signature stands for (Commit.GetVote: a nil vote has an
+ * empty block id; ferry's votes carry no extension): `Vote{0:ABCDEF012345 7/00/SIGNED_MSG_TYPE_PRECOMMIT(Precommit) <block> <sig> 000000000000 @ <time>}`.
+ */
+export function commitVoteString(c: Commit, index: number): string {
+  const sig = c.signatures[index]!;
+  if (sig.blockIdFlag === BlockIDFlag.absent) return NIL_VOTE;
+  const blockHash = sig.blockIdFlag === BlockIDFlag.commit ? c.blockId.hash : new Uint8Array();
+  const round = String(c.round).padStart(2, '0');
+  return `Vote{${index}:${fingerprint(sig.validatorAddress)} ${c.height}/${round}/${PRECOMMIT_TYPE} ${fingerprint(blockHash)} ${fingerprint(sig.signature)} ${fingerprint(new Uint8Array())} @ ${formatTime(sig.timestamp)}}`;
+}
+
+/**
+ * VoteSet.MarshalJSON (VoteSetJSON) of the precommits a commit holds, as RoundState.last_commit:
+ * one vote string per validator of the committed height, the bit array, and no peer claims.
+ */
+export function commitVoteSetJson(c: Commit, validators: readonly Validator[]): Json {
+  const voted = validators.map((_, i) => c.signatures[i] !== undefined && c.signatures[i]!.blockIdFlag !== BlockIDFlag.absent);
+  const power = validators.reduce((s, v, i) => (voted[i] ? s + v.votingPower : s), 0n);
+  const total = validators.reduce((s, v) => s + v.votingPower, 0n);
+  return {
+    votes: validators.map((_, i) => (voted[i] ? commitVoteString(c, i) : NIL_VOTE)),
+    votes_bit_array: voteBitArrayString(voted, power, total),
+    peer_maj_23s: {},
+  };
+}
+
+/** HeightVoteSet.MarshalJSON at the start of a height: round 0, no prevote or precommit yet. */
+export function emptyHeightVoteSetJson(validators: readonly Validator[]): Json {
+  const none = validators.map(() => false);
+  const bits = voteBitArrayString(none, 0n, validators.reduce((s, v) => s + v.votingPower, 0n));
+  const nil = validators.map(() => NIL_VOTE);
+  return [{ round: 0, prevotes: nil, prevotes_bit_array: bits, precommits: nil, precommits_bit_array: bits }];
 }
 
 export function blockJson(b: Block): Json {

@@ -8,6 +8,7 @@
  * bytes `0x…` hex or a quoted string's own bytes.
  */
 import { ErrorCode, FerryError } from '../lib/errors.js';
+import { jsonText } from '../lib/jsontext.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
 
 /** A param that CometBFT could not convert; the envelope adds the transport's prefix and code. */
@@ -127,19 +128,22 @@ function intFromText(text: string, kind: IntKind): bigint {
   throw new ParamError(goJsonError(text) ?? `json: cannot unmarshal ${text} into Go value of type ${GO_INT_TYPE[kind]}`);
 }
 
-function intFromJson(v: unknown, kind: IntKind): bigint {
+/** libs/json's error for an integer not written as a string; `raw` is the value's JSON text */
+const notAnIntString = (raw: string): ParamError => new ParamError(`invalid 64-bit integer encoding ${JSON.stringify(raw)}, expected string`);
+
+function intFromJson(v: unknown, kind: IntKind, raw?: string): bigint {
   if (typeof v === 'string') return intFromText(v, kind);
   if (typeof v === 'number') {
     if (!Number.isInteger(v)) throw new ParamError(`json: cannot unmarshal number ${v} into Go value of type ${GO_INT_TYPE[kind]}`);
     return checkIntRange(BigInt(v), String(v), kind);
   }
-  throw new ParamError(`invalid 64-bit integer encoding ${JSON.stringify(JSON.stringify(v))}, expected string`);
+  throw notAnIntString(raw ?? jsonText(v));
 }
 
 function intFromUri(text: string, kind: IntKind): bigint {
   if (INT_TEXT.test(text)) return checkIntRange(BigInt(text), text, kind);
   if (text.toLowerCase().startsWith('0x')) throw new ParamError(`got a hex string arg, but expected '${GO_INT_TYPE[kind]}'`);
-  return intFromJson(parseJsonText(text), kind);
+  return intFromJson(parseJsonText(text), kind, text);
 }
 
 /** `*int64` / `int64` (absent → undefined; the handler applies Go's zero value where it has one). */
@@ -241,7 +245,7 @@ export function bytesParam(name: string): CometParam<Uint8Array> {
 }
 
 function hexBytesFromJson(v: unknown): Uint8Array {
-  if (typeof v !== 'string') throw new ParamError(`invalid hex string: ${JSON.stringify(v)}`);
+  if (typeof v !== 'string') throw new ParamError(`invalid hex string: ${jsonText(v)}`);
   return decodeHexGo(v);
 }
 

@@ -19,7 +19,9 @@ import {
   blockResultsJson,
   checkTxJson,
   commitJson,
+  commitVoteSetJson,
   durationNanos,
+  emptyHeightVoteSetJson,
   execTxResultJson,
   formatTime,
   headerJson,
@@ -452,9 +454,9 @@ export function createCometRoutes(backend: ConsensusBackend, bus: EventBus, opts
             valid_round: -1,
             valid_block: null,
             valid_block_parts: null,
-            votes: [],
+            votes: emptyHeightVoteSetJson(vals),
             commit_round: -1,
-            last_commit: rs.last ? commitJson(rs.last.commit) : null,
+            last_commit: rs.last ? commitVoteSetJson(rs.last.commit, lastVals) : null,
             last_validators: valSet(lastVals),
             triggered_timeout_precommit: false,
           },
@@ -469,8 +471,6 @@ export function createCometRoutes(backend: ConsensusBackend, bus: EventBus, opts
         const vals = backend.validators(rs.height) ?? [];
         const own = backend.identity().validator.address;
         const index = Math.max(0, vals.findIndex((v) => Buffer.compare(v.address, own) === 0));
-        const n = vals.length;
-        const emptyBits = `BA{${n}:${'_'.repeat(n)}} 0/${vals.reduce((s, v) => s + v.votingPower, 0n)} = 0.00`;
         return {
           round_state: {
             'height/round/step': `${rs.height}/0/1`,
@@ -478,9 +478,7 @@ export function createCometRoutes(backend: ConsensusBackend, bus: EventBus, opts
             proposal_block_hash: '',
             locked_block_hash: '',
             valid_block_hash: '',
-            height_vote_set: [
-              { round: 0, prevotes: vals.map(() => 'nil-Vote'), prevotes_bit_array: emptyBits, precommits: vals.map(() => 'nil-Vote'), precommits_bit_array: emptyBits },
-            ],
+            height_vote_set: emptyHeightVoteSetJson(vals),
             proposer: { address: hexUpper(own), index },
           },
         };

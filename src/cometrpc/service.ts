@@ -7,18 +7,19 @@
  * one more cancels it with `-32000 subscription was canceled (reason: internal subscription event
  * buffer is out of capacity)`. With `experimental_close_on_slow_client`, a connection that has more
  * than `experimental_websocket_write_buffer_size` messages queued has its subscriptions cancelled
- * with reason `slow client`. A connection holding more than WS_MAX_QUEUED_BYTES is closed. Nothing
+ * with reason `slow client`. The listener bounds the unsent bytes of each connection and of all of
+ * them (`websocket_max_queue_bytes`, `websocket_max_total_queue_bytes`). Nothing
  * here ever waits for a client, so a dead one costs its own buffers only.
  */
 import type { CompiledQuery } from '../eventquery/index.js';
 import type { ConsensusBackend } from './backend.js';
 import type { CometHttpRequest, CometHttpResponse, CometWsPeer } from '../jsonrpc/transport.js';
-import { CometEnvelope, cancellationText, type TransportContext } from './envelope.js';
+import { ErrorCode } from '../lib/errors.js';
+import { INTERNAL_ERROR_MESSAGE } from '../jsonrpc/errors.js';
+import { CometEnvelope, ErrorText, URI_REQUEST_ID, cancellationText, errorText, type TransportContext } from './envelope.js';
 import { EventBus, type BusEvent, type Subscription } from './events.js';
 import { createCometRoutes, type RouteTable, type SubscriptionSession } from './routes.js';
 
-/** A WebSocket connection with more unsent bytes than this is closed. */
-export const WS_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** A WebSocket connection with more requests waiting to run than this is closed. */
 export const WS_MAX_PENDING_REQUESTS = 1_000;
 export const OUT_OF_CAPACITY = 'internal subscription event buffer is out of capacity';
@@ -44,6 +45,15 @@ export interface ServiceLog {
 }
 
 const NOT_FOUND: CometHttpResponse = { status: 404, contentType: 'text/plain; charset=utf-8', body: '404 page not found\n', cacheable: false };
+/** a body over max_body_bytes: CometBFT's text, with HTTP 413 (refused before the body is read; CometBFT reads it and answers 400) */
+const BODY_TOO_LARGE: CometHttpResponse = {
+  status: 413,
+  contentType: 'application/json',
+  body: errorText(undefined, ErrorCode.invalidRequest, ErrorText.invalidRequest, 'error reading request body: http: request body too large'),
+  cacheable: false,
+};
+/** what a bug (a thrown value that is not ours) is answered with: id -1, -32603, no library text */
+const bugAnswer = (): string => errorText(URI_REQUEST_ID, ErrorCode.internal, ErrorText.internal, INTERNAL_ERROR_MESSAGE);
 
 interface LiveSubscription extends Subscription {
   id: unknown;
@@ -78,7 +88,10 @@ class WsSession implements SubscriptionSession {
         (answer) => {
           if (answer !== undefined) this.send(answer);
         },
-        (err: unknown) => this.svc.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'cometbft rpc: websocket call failed'),
+        (err: unknown) => {
+          this.svc.reportBug(err, 'cometbft rpc: websocket call failed');
+          this.send(bugAnswer());
+        },
       ).finally(() => this.pending--),
     );
   }
@@ -90,10 +103,6 @@ class WsSession implements SubscriptionSession {
       this.queued--;
       done?.();
     });
-    if (this.peer.bufferedAmount() > WS_MAX_QUEUED_BYTES) {
-      this.svc.log.info({ remoteAddr: this.peer.remoteAddr }, 'cometbft rpc: closing a websocket client that does not read');
-      this.peer.close();
-    }
   }
 
   subscribe(id: unknown, queryText: string, query: CompiledQuery, key: string, eventType: string | undefined): void {
@@ -166,16 +175,19 @@ export class CometService {
     });
   }
 
+  /** Never rejects: a bug is answered as CometBFT's panic recovery does (HTTP 500, id -1, -32603). */
   async http(req: CometHttpRequest): Promise<CometHttpResponse> {
-    const ctx: TransportContext = { transport: 'http', authenticated: false, remoteAddr: req.remoteAddr };
-    if (req.body === undefined) {
-      return {
-        status: 400,
-        contentType: 'application/json',
-        body: '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request","data":"error reading request body: http: request body too large"}}',
-        cacheable: false,
-      };
+    try {
+      return await this.route(req);
+    } catch (err) {
+      this.reportBug(err, 'cometbft rpc: request failed');
+      return { status: 500, contentType: 'application/json', body: bugAnswer(), cacheable: false };
     }
+  }
+
+  private async route(req: CometHttpRequest): Promise<CometHttpResponse> {
+    const ctx: TransportContext = { transport: 'http', authenticated: false, remoteAddr: req.remoteAddr };
+    if (req.body === undefined) return BODY_TOO_LARGE;
     if (req.path === '/') {
       if (req.body === '') return { status: 200, contentType: 'text/html', body: this.envelope.listing(req.host), cacheable: false };
       return this.envelope.httpJson(req.body, ctx);
@@ -184,6 +196,10 @@ export class CometService {
     if (req.path.indexOf('/', 1) >= 0) return NOT_FOUND;
     const answer = await this.envelope.uri(name, (p) => req.query.get(p) ?? undefined, ctx);
     return answer ?? NOT_FOUND;
+  }
+
+  reportBug(err: unknown, msg: string): void {
+    this.log.error({ err: err instanceof Error ? err.stack : String(err) }, msg);
   }
 
   websocket(peer: CometWsPeer): { message(text: string): void; closed(): void } {

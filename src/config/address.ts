@@ -53,3 +53,18 @@ function validHost(host: string): boolean {
   if (v4) return v4.slice(1).every((octet) => Number(octet) <= 255);
   return HOSTNAME.test(host);
 }
+
+const UNIX_SCHEME = 'unix://';
+
+/** An ABCI listen address: `tcp://host:port` or `unix:///path/to.sock` (CometBFT's `proxy_app` forms). */
+export type AbciAddress = { tcp: HostPort } | { unix: string };
+
+/** undefined when malformed or another scheme */
+export function parseAbciAddress(text: string): AbciAddress | undefined {
+  if (text.startsWith(UNIX_SCHEME)) {
+    const path = text.slice(UNIX_SCHEME.length);
+    return path.length > 0 ? { unix: path } : undefined;
+  }
+  const tcp = parseLaddr(text);
+  return tcp ? { tcp } : undefined;
+}

@@ -4,9 +4,9 @@
  * templates.ts and the CLI all work from this one table.
  */
 import { FerryError, ErrorCode } from '../lib/errors.js';
-import { parseHostPort, parseLaddr } from './address.js';
+import { parseAbciAddress, parseHostPort, parseLaddr } from './address.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { EVM_DENOM, LOG_LEVELS, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
+import { ABCI_TRANSPORTS, EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
 
 /** A bad configuration value or file. `key` is the flag-style name (`json-rpc.logs-cap`) or the file. */
 export class ConfigError extends FerryError {
@@ -121,6 +121,19 @@ function readList(raw: unknown, name: string): string[] {
   return out;
 }
 
+function readAbciAddress(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (!parseAbciAddress(text)) throw new Invalid(`${name}: malformed address ${JSON.stringify(text)}, want tcp://host:port or unix:///path`);
+  return text;
+}
+
+function readTransport(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (text === 'grpc') throw new Invalid(`${name}: "grpc" is not supported: ferry serves ABCI over a socket only (--${name} socket)`);
+  if (!(ABCI_TRANSPORTS as readonly string[]).includes(text)) throw new Invalid(`${name}: unknown transport ${JSON.stringify(text)}, want socket`);
+  return text;
+}
+
 function readNamespaces(raw: unknown, name: string): Namespace[] {
   const out: Namespace[] = [];
   for (const ns of readList(raw, name)) {
@@ -151,7 +164,9 @@ export function parseMinimumGasPrices(text: string): bigint {
   if (denom !== EVM_DENOM) throw new Error(`unknown denom ${JSON.stringify(denom)}, want ${EVM_DENOM}`);
   const [whole, fraction = ''] = amount!.split('.');
   if (/[1-9]/.test(fraction)) throw new Error(`${amount}${denom} is not a whole number of ${EVM_DENOM} (1 ${EVM_DENOM} = 1 wei)`);
-  return BigInt(whole!);
+  const price = BigInt(whole!);
+  if (price > MAX_MINIMUM_GAS_PRICE) throw new Error(`${amount}${denom} is above the maximum ${MAX_MINIMUM_GAS_PRICE}${EVM_DENOM}`);
+  return price;
 }
 
 function readGasPrice(raw: unknown, name: string): bigint {
@@ -214,6 +229,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, '', 'minimum-gas-prices', readGasPrice, (o, v) => (o.minimumGasPrice = v),
     (o) => tomlString(`${o.minimumGasPrice}${EVM_DENOM}`),
     `minimum gas price a transaction must offer, in ${EVM_DENOM} per gas (1 ${EVM_DENOM} = 1 wei), e.g. "1000000000${EVM_DENOM}"`),
+  def(APP, '', 'with-cometbft', readBool, (o, v) => (o.abci.withCometbft = v), (o) => String(o.abci.withCometbft),
+    'true: run the embedded consensus engine; false: run the application alone and wait for CometBFT on --address (docs/abci.md)'),
+  def(APP, '', 'address', readAbciAddress, (o, v) => (o.abci.address = v), (o) => tomlString(o.abci.address),
+    'ABCI listen address with --with-cometbft=false (tcp://host:port or unix:///path; CometBFT\'s proxy_app)'),
+  def(APP, '', 'transport', readTransport, (o, v) => (o.abci.transport = v), (o) => tomlString(o.abci.transport),
+    'ABCI transport with --with-cometbft=false: socket (grpc is not supported)'),
+  def(APP, '', 'cometbft-rpc', readLaddr, (o, v) => (o.abci.cometbftRpc = v), (o) => tomlString(o.abci.cometbftRpc),
+    'with --with-cometbft=false: the local CometBFT RPC (tcp://host:port) that eth_sendRawTransaction submits to'),
 
   def(APP, JR, 'enable', readBool, (o, v) => (o.jsonRpc.enable = v), (o) => String(o.jsonRpc.enable),
     'start the EVM JSON-RPC HTTP and WebSocket servers'),
@@ -234,7 +257,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'feehistory-cap', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.feeHistoryCap = v),
     (o) => String(o.jsonRpc.feeHistoryCap), 'maximum blockCount of eth_feeHistory'),
   def(APP, JR, 'logs-cap', readCount, (o, v) => (o.jsonRpc.logsCap = v), (o) => String(o.jsonRpc.logsCap),
-    'maximum number of logs eth_getLogs and eth_getFilterLogs return'),
+    'maximum number of matching logs eth_getLogs and eth_getFilterLogs return (0 = no cap)'),
   def(APP, JR, 'block-range-cap', readCount, (o, v) => (o.jsonRpc.blockRangeCap = v),
     (o) => String(o.jsonRpc.blockRangeCap), 'maximum distance between fromBlock and toBlock of a logs query'),
   def(APP, JR, 'http-timeout', readDuration, (o, v) => (o.jsonRpc.httpTimeoutMs = v),
@@ -268,6 +291,10 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'trace-timeout-cap', readDuration, (o, v) => (o.jsonRpc.traceTimeoutCapMs = v),
     (o) => tomlString(formatDuration(o.jsonRpc.traceTimeoutCapMs)),
     'longest timeout a debug_trace* call may ask for (its default is 5s, like geth); a longer one is lowered to this'),
+  def(APP, JR, 'trace-result-max-size', readCount, (o, v) => (o.jsonRpc.traceResultMaxSize = v),
+    (o) => String(o.jsonRpc.traceResultMaxSize), 'maximum bytes of one debug_trace* result; a bigger one is answered with an error (0 = unlimited)'),
+  def(APP, JR, 'enable-profiling', readBool, (o, v) => (o.jsonRpc.enableProfiling = v), (o) => String(o.jsonRpc.enableProfiling),
+    'serve the debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...; files under <home>/profiles/); needs "debug" in api'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),
@@ -300,6 +327,10 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     (o) => String(o.rpc.maxBodyBytes), 'maximum bytes of a request body or WebSocket message'),
   def(CFG, 'rpc', 'max_header_bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.rpc.maxHeaderBytes = v),
     (o) => String(o.rpc.maxHeaderBytes), 'maximum bytes of the HTTP request headers'),
+  def(CFG, 'rpc', 'websocket_max_queue_bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.rpc.websocketMaxQueueBytes = v),
+    (o) => String(o.rpc.websocketMaxQueueBytes), 'maximum bytes waiting to be sent to one WebSocket client; a client that falls further behind is disconnected (1008)'),
+  def(CFG, 'rpc', 'websocket_max_total_queue_bytes', (r, n) => readCount(r, n, 1), (o, v) => (o.rpc.websocketMaxTotalQueueBytes = v),
+    (o) => String(o.rpc.websocketMaxTotalQueueBytes), 'maximum bytes waiting to be sent to all WebSocket clients together; over it, a client that is behind is disconnected (1008)'),
 
   def(CFG, 'consensus', 'timeout_commit', readDuration, (o, v) => (o.consensus.timeoutCommitMs = v),
     (o) => tomlString(formatDuration(o.consensus.timeoutCommitMs)), 'time between blocks'),

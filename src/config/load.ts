@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import { CONFIG_KEYS, ConfigError, type ConfigFile, type ConfigKey } from './keys.js';
 import {
+  DEFAULT_ABCI,
   DEFAULT_CONSENSUS,
   DEFAULT_JSON_RPC,
   DEFAULT_LOG_LEVEL,
@@ -38,6 +39,7 @@ export function defaultOptions(home: string): NodeOptions {
     rpc: { ...DEFAULT_RPC, corsAllowedOrigins: [...DEFAULT_RPC.corsAllowedOrigins] },
     consensus: { ...DEFAULT_CONSENSUS },
     mempool: { ...DEFAULT_MEMPOOL },
+    abci: { ...DEFAULT_ABCI },
   };
 }
 
@@ -61,6 +63,7 @@ export function loadOptions(home: string, flags: Record<string, unknown>): NodeO
     if (name === 'minimum-gas-prices') opts.minimumGasPriceFromFlag = true;
   }
   checkCombination(opts);
+  checkAbciFlags(opts, flags);
   return opts;
 }
 
@@ -98,6 +101,16 @@ function checkCombination(opts: NodeOptions): void {
       'json-rpc.api',
       'invalid json-rpc config value: json-rpc.api: cannot enable JSON-RPC without defining any API namespace',
     );
+  }
+}
+
+/** evmosd's rule: --address and --transport only mean something for an application started without its consensus. */
+function checkAbciFlags(opts: NodeOptions, flags: Record<string, unknown>): void {
+  if (!opts.abci.withCometbft) return;
+  for (const name of ['address', 'transport', 'cometbft-rpc']) {
+    if (flags[name] !== undefined) {
+      throw new ConfigError(name, `--${name} applies only with --with-cometbft=false (the application waiting for an external CometBFT); the embedded engine is running`);
+    }
   }
 }
 

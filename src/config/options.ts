@@ -47,6 +47,10 @@ export interface JsonRpcOptions {
   wsMaxQueueBytes: number;
   /** milliseconds: the longest `timeout` a debug_trace* call may ask for (longer is lowered to this) */
   traceTimeoutCapMs: number;
+  /** max characters (bytes of ASCII JSON) of one debug_trace* result; a bigger one is an error (0 = unlimited) */
+  traceResultMaxSize: number;
+  /** debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...) are served */
+  enableProfiling: boolean;
 }
 
 export interface ConsensusOptions {
@@ -81,6 +85,10 @@ export interface RpcOptions {
   maxRequestBatchSize: number;
   maxBodyBytes: number;
   maxHeaderBytes: number;
+  /** max unsent bytes one WebSocket client may hold; a client over it is disconnected */
+  websocketMaxQueueBytes: number;
+  /** max unsent bytes all WebSocket clients together may hold; a client behind when it is reached is disconnected */
+  websocketMaxTotalQueueBytes: number;
 }
 
 export interface MempoolOptions {
@@ -94,6 +102,18 @@ export interface MempoolOptions {
   accountQueue: number;
 }
 
+/** How the application is driven: ferry's embedded engine, or real CometBFT over ABCI (evmosd's start flags). */
+export interface AbciOptions {
+  /** true: ferry's embedded consensus engine; false: wait for an external CometBFT on `address` */
+  withCometbft: boolean;
+  /** ABCI listen address, `tcp://host:port` or `unix:///path` */
+  address: string;
+  /** `socket` (gRPC is not served) */
+  transport: string;
+  /** the local CometBFT node's RPC, where eth_sendRawTransaction submits (`broadcast_tx_sync`) */
+  cometbftRpc: string;
+}
+
 export interface NodeOptions {
   home: string;
   /** wei per gas; txs below are rejected by CheckTx */
@@ -105,6 +125,7 @@ export interface NodeOptions {
   rpc: RpcOptions;
   consensus: ConsensusOptions;
   mempool: MempoolOptions;
+  abci: AbciOptions;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */
@@ -137,6 +158,8 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   wsMaxSubscriptions: 1_000,
   wsMaxQueueBytes: 8 * 1024 * 1024,
   traceTimeoutCapMs: 60_000,
+  traceResultMaxSize: 25_000_000,
+  enableProfiling: false,
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {
@@ -160,6 +183,9 @@ export const DEFAULT_RPC: RpcOptions = {
   maxRequestBatchSize: 10,
   maxBodyBytes: 1_000_000,
   maxHeaderBytes: 1024 * 1024,
+  // not CometBFT keys (it bounds its WebSocket writes by message count only): Surface A's default per client
+  websocketMaxQueueBytes: DEFAULT_JSON_RPC.wsMaxQueueBytes,
+  websocketMaxTotalQueueBytes: 64 * 1024 * 1024,
 };
 
 export const DEFAULT_MEMPOOL: MempoolOptions = {
@@ -169,11 +195,26 @@ export const DEFAULT_MEMPOOL: MempoolOptions = {
   accountQueue: 64,
 };
 
+export const ABCI_TRANSPORTS = ['socket'] as const;
+
+export const DEFAULT_ABCI: AbciOptions = {
+  withCometbft: true,
+  address: 'tcp://127.0.0.1:26658',
+  transport: 'socket',
+  cometbftRpc: 'tcp://127.0.0.1:26657',
+};
+
 export const DEFAULT_HOME_DIRNAME = '.ferry';
 
 /** The EVM denom of `minimum-gas-prices`: 1 aferry = 1 wei. */
 export const EVM_DENOM = 'aferry';
 export const DEFAULT_MINIMUM_GAS_PRICE = 0n;
+/**
+ * The largest `minimum-gas-prices` (app.toml, flag, miner_setGasPrice): the highest price at which the
+ * cheapest transaction (a 21,000-gas transfer) still has an upfront cost (gas × price) that fits in
+ * 256 bits, so a tx priced at or above it can exist and be paid for. Above it every tx is refused.
+ */
+export const MAX_MINIMUM_GAS_PRICE = (2n ** 256n - 1n) / 21_000n;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

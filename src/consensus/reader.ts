@@ -7,7 +7,8 @@
  * - `tx.height` / `block.height` conditions are height filters (`=`, or a range; a range wins over
  *   `=`, as upstream's dedupHeight does);
  * - every other condition must hold within ONE event of the tx (or block): `=` compares text,
- *   `EXISTS` needs the key, `CONTAINS` a substring, ranges compare numbers (values that are not
+ *   `EXISTS` needs the key (`<type> EXISTS`, naming an event type, needs an event of that type with
+ *   an indexed attribute: how subscriptions match it; upstream's kv indexer finds nothing), `CONTAINS` a substring, ranges compare numbers (values that are not
  *   whole numbers never match; DATE/TIME ranges match nothing, as upstream);
  * - only attributes marked `index:true` are searchable.
  */
@@ -153,8 +154,11 @@ interface EventRow {
   value: string;
 }
 
+/** Index rows of `key` (= `value` when given; with `withType`, also of every attribute of event type `key`). */
+type EventFetch<R> = (key: string, value: string | undefined, withType?: boolean) => R[];
+
 /** Rows of one group, filtered: the keys (position + event ordinal) that satisfy it. */
-function groupKeys<R extends EventRow>(g: Group, fetch: (key: string, value: string | undefined) => R[], keyOf: (r: R) => string): Set<string> {
+function groupKeys<R extends EventRow>(g: Group, fetch: EventFetch<R>, keyOf: (r: R) => string): Set<string> {
   const out = new Set<string>();
   if (g.kind === 'range') {
     if ((g.range.lower && !g.range.lower.value) || (g.range.upper && !g.range.upper.value)) return out;
@@ -165,7 +169,8 @@ function groupKeys<R extends EventRow>(g: Group, fetch: (key: string, value: str
     return out;
   }
   const c = g.c;
-  const rows = c.op === Token.eq ? fetch(c.tag, c.arg!.text) : fetch(c.tag, undefined);
+  // `<type> EXISTS` asks for an event of that type: any of its attributes will do (as pubsub matches)
+  const rows = c.op === Token.eq ? fetch(c.tag, c.arg!.text) : fetch(c.tag, undefined, c.op === Token.exists);
   for (const r of rows) {
     if (c.op === Token.contains && !r.value.includes(c.arg!.text)) continue;
     out.add(keyOf(r));
@@ -174,7 +179,7 @@ function groupKeys<R extends EventRow>(g: Group, fetch: (key: string, value: str
 }
 
 /** Intersection of the groups' key sets (stops early once empty). */
-function intersect<R extends EventRow>(gs: Group[], fetch: (key: string, value: string | undefined) => R[], keyOf: (r: R) => string): Set<string> {
+function intersect<R extends EventRow>(gs: Group[], fetch: EventFetch<R>, keyOf: (r: R) => string): Set<string> {
   let acc: Set<string> | undefined;
   for (const g of gs) {
     const keys = groupKeys(g, fetch, keyOf);
@@ -274,7 +279,7 @@ export class ConsensusReader {
       if (rest.length === 0) return this.index.txPositions(bounds);
       const keys = intersect(
         groups(rest),
-        (key, value) => this.index.txEventRows(key, value, bounds),
+        (key, value, withType) => this.index.txEventRows(key, value, bounds, withType),
         (r) => `${r.height}:${r.idx}:${r.seq}`,
       );
       const seen = new Set<string>();
@@ -310,7 +315,7 @@ export class ConsensusReader {
       }
       const keys = intersect(
         groups(rest),
-        (key, value) => this.index.blockEventRows(key, value, bounds),
+        (key, value, withType) => this.index.blockEventRows(key, value, bounds, withType),
         (r) => `${r.height}:${r.seq}`,
       );
       return [...new Set([...keys].map((k) => Number(k.split(':')[0])))];

@@ -10,7 +10,7 @@ import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import type { StateManagerInterface } from '@ethereumjs/common';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Account, Address, ValueEncoding, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
+import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { Lru } from '../lib/lru.js';
@@ -21,6 +21,7 @@ import { keccak256 } from './common.js';
 import { FlatStateManager } from './flatstate.js';
 import './jumpdests.js';
 import { orderedTrieRoot } from './orderedtrie.js';
+import { callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
 import type { DecodedTx } from './tx.js';
 
 export const EMPTY_TRIE_ROOT = Uint8Array.from(
@@ -111,10 +112,38 @@ export function proofStateManager(common: Common, db: TrieDB, root: Uint8Array):
   return new MerkleStateManager({ trie: makeTrie(db, common, root), common });
 }
 
+/**
+ * What a run is held to, checked at every JUMP/JUMPI (every loop passes one): its deadline, and a
+ * hook of its scheduler (lib/slices.ts) that may park the run — the opcode then waits for the promise
+ * `pass` returns — or abort it by throwing.
+ */
+export interface RunGate {
+  /** epoch ms after which the run aborts with EvmTimeoutError (Infinity = none) */
+  readonly deadline: number;
+  pass?(): Promise<void> | undefined;
+}
+
 /** A VM over its own state manager. Not re-entrant: callers serialize its use. */
 export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | FlatStateManager> {
-  /** epoch ms after which a simulation aborts (checked at every JUMP/JUMPI: every loop passes one) */
-  private deadline = Infinity;
+  private current: RunGate | undefined;
+  /** this runner's own copies of JUMP/JUMPI's opcode info: async only while a gate may park the run */
+  private readonly jumpInfos: { isAsync: boolean }[] = [];
+
+  /** the gate of the run in progress, if it has one */
+  get gate(): RunGate | undefined {
+    return this.current;
+  }
+
+  /**
+   * The interpreter awaits an opcode's handler only when its info says isAsync, and an await per jump
+   * is a cost block execution (no gate) must not pay: jumps are marked async only while a gate with a
+   * scheduler hook is installed.
+   */
+  set gate(g: RunGate | undefined) {
+    this.current = g;
+    const parks = g?.pass !== undefined;
+    for (const info of this.jumpInfos) info.isAsync = parks;
+  }
 
   private constructor(
     readonly vm: VM,
@@ -122,13 +151,24 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     private readonly common: Common,
     private readonly db: TrieDB,
   ) {
-    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown }> })._opcodeMap;
+    const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown; opcodeInfo: object }> })._opcodeMap;
     for (const op of [JUMP, JUMPI]) {
       const entry = map[op]!;
       const inner = entry.opHandler;
+      // the interpreter awaits the handler only when the opcode is marked async (a parked run waits)
+      const info = { ...entry.opcodeInfo, isAsync: false };
+      this.jumpInfos.push(info);
+      entry.opcodeInfo = info;
       entry.opHandler = (...args: unknown[]) => {
-        if (this.deadline !== Infinity && Date.now() > this.deadline) throw new EvmTimeoutError();
-        return inner(...args);
+        const gate = this.current;
+        if (gate === undefined) return inner(...args);
+        if (Date.now() > gate.deadline) throw new EvmTimeoutError();
+        const parked = gate.pass?.();
+        if (parked === undefined) return inner(...args);
+        return parked.then(() => {
+          if (Date.now() > gate.deadline) throw new EvmTimeoutError();
+          return inner(...args);
+        });
       };
     }
   }
@@ -367,49 +407,63 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     ctx: BlockContext,
     call: SimCall,
     overrides?: SimOverrides,
-    deadline = Infinity,
+    gate?: RunGate,
     /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
     beforeRun?: (tx: TypedTransaction, block: Block) => Promise<void>,
   ): Promise<RunTxResult> {
     await this.setRoot(root);
     await this.sm.checkpoint();
-    this.deadline = deadline;
+    const outer = this.gate;
+    if (gate !== undefined) this.gate = gate;
     try {
       if (overrides) await applyOverrides(this.sm, overrides);
-      const from = new Address(call.from ?? new Uint8Array(20));
+      const fromBytes = call.from ?? new Uint8Array(20);
+      const from = new Address(fromBytes);
       const acct = await this.sm.getAccount(from);
-      const feeGiven = call.gasPrice !== undefined || call.maxFeePerGas !== undefined;
+      // geth's checks first, with geth's texts (evm/precheck.ts); ethereumjs' own then always pass
+      const fees = callFees(call, ctx.baseFee);
+      const value = call.value ?? 0n;
+      checkFeesAndFunds({
+        from: fromBytes, gas: call.gas, value, fees, baseFee: ctx.baseFee, balance: acct?.balance ?? 0n,
+        code: acct && !equalsBytes(acct.codeHash, KECCAK256_NULL) ? await this.sm.getCode(from) : new Uint8Array(),
+      });
       const txData: Record<string, unknown> = {
         nonce: acct?.nonce ?? 0n,
         gasLimit: call.gas,
         to: call.to ? new Address(call.to) : undefined,
-        value: call.value ?? 0n,
+        value,
         data: call.data ?? new Uint8Array(),
         accessList: call.accessList?.map((a) => [a.address, a.storageKeys]),
       };
       if (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined) {
         txData.type = 2;
-        txData.maxFeePerGas = call.maxFeePerGas ?? ctx.baseFee + (call.maxPriorityFeePerGas ?? 0n);
-        txData.maxPriorityFeePerGas = call.maxPriorityFeePerGas ?? 0n;
+        txData.maxFeePerGas = fees.feeCap;
+        txData.maxPriorityFeePerGas = fees.tip;
       } else {
         txData.type = call.accessList ? 1 : 0;
-        txData.gasPrice = call.gasPrice ?? 0n;
+        txData.gasPrice = fees.gasPrice;
       }
-      const tx = createTx(txData as never, { common: this.common, freeze: false }) as TypedTransaction;
+      // the init code limit is checked below, in geth's order and words
+      const tx = createTx(txData as never, { common: this.common, freeze: false, allowUnlimitedInitCodeSize: true }) as TypedTransaction;
+      const intrinsic = tx.getIntrinsicGas();
+      checkGasAndCode({
+        gas: call.gas, intrinsic, floor: this.common.isActivatedEIP(7623) ? tx.getMinimumGasLimit() : 0n,
+        creation: call.to === undefined, dataLength: call.data?.length ?? 0,
+      });
       (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
       // geth's eth_call skips the base-fee check when no fee is given (NoBaseFee)
-      const block = this.block(feeGiven ? ctx : { ...ctx, baseFee: 0n });
+      const block = this.block(fees.free ? { ...ctx, baseFee: 0n } : ctx);
       if (beforeRun) await beforeRun(tx, block);
       return await runTx(this.vm, {
         tx,
         block,
         skipNonce: true,
-        skipBalance: !feeGiven,
+        skipBalance: fees.free,
         skipBlockGasLimitValidation: true,
         skipHardForkValidation: true,
       });
     } finally {
-      this.deadline = Infinity;
+      this.gate = outer;
       await this.sm.revert();
     }
   }

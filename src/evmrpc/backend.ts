@@ -2,7 +2,7 @@
  * The port Surface A needs. evmrpc/ never imports chain/ or consensus/: node/ wires a concrete
  * implementation (chain/reader.ts) to this interface. All values are domain values (bigint, bytes).
  */
-import type { Address, Bytes, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
+import type { Address, Bytes, CallOrigin, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
 
 /** A resolved block selector. `pending` reads latest state plus the mempool where that matters. */
 export type BlockSelector =
@@ -86,8 +86,8 @@ export interface EvmBackend {
   /** decodes, checks (CheckTx) and adds to the mempool; resolves to the EVM hash; throws FerryError with geth's texts */
   sendRawTransaction(raw: Bytes): Promise<Hash>;
   /** throws FerryError code 3 with revert data on revert, -32000 on other VM errors */
-  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined): Promise<Bytes>;
-  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined): Promise<bigint>;
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
 
   gasPrice(): bigint;
   maxPriorityFeePerGas(): bigint;

@@ -13,8 +13,8 @@ import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/type
 import { argumentError, jsonKind } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { Hash } from '../types/chain.js';
+import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { CallOrigin, Hash } from '../types/chain.js';
 import type { BlockSelector, CallRequest, StateOverrides } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
 import { hexData } from './format.js';
@@ -32,10 +32,11 @@ export interface DebugBackend {
   resolveBlock(sel: BlockSelector): bigint | undefined;
   /** gas limit of a committed block (the call gas when neither the call nor the gas cap sets one) */
   blockGasLimit(n: bigint): bigint | undefined;
-  traceTransaction(hash: Hash, opts: TraceOptions): Promise<unknown>;
-  traceBlock(n: bigint, opts: TraceOptions): Promise<BlockTraceEntry[]>;
+  /** `origin`: cancel when the client goes away, answer by `answerBy` */
+  traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
+  traceBlock(n: bigint, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]>;
   /** `req.gas` is always set */
-  traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown>;
+  traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
 }
 
 export interface DebugMethodsInfo {
@@ -117,7 +118,7 @@ const NO_CONFIG: TraceConfigArg = {
   timeout: undefined,
 };
 
-const traceConfig: ParamCodec<TraceConfigArg> = {
+export const traceConfig: ParamCodec<TraceConfigArg> = {
   name: 'trace config',
   optional: true,
   decode: (v, i) => (v === undefined || v === null ? NO_CONFIG : decodeTraceConfig(v, i, false)),
@@ -133,21 +134,31 @@ function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): Me
   return { params, handler };
 }
 
-export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo): MethodTable {
-  /** geth parses the timeout when the trace starts: `time: invalid duration "x"` */
-  function options(c: TraceConfigArg): TraceOptions {
-    let ms = DEFAULT_TRACE_TIMEOUT_MS;
-    if (c.timeout !== undefined) {
-      try {
-        ms = parseDuration(c.timeout);
-      } catch {
-        throw serverError(`time: invalid duration ${JSON.stringify(c.timeout)}`);
-      }
+/**
+ * The options of a trace: geth parses the timeout when the trace starts (`time: invalid duration
+ * "x"`); default 5s, at most `capMs` (0 = no cap).
+ */
+export function traceOptions(c: TraceConfigArg, capMs: number): TraceOptions {
+  let ms = DEFAULT_TRACE_TIMEOUT_MS;
+  if (c.timeout !== undefined) {
+    try {
+      ms = parseDuration(c.timeout);
+    } catch {
+      throw serverError(`time: invalid duration ${JSON.stringify(c.timeout)}`);
     }
-    if (ms < 0) ms = 0;
-    if (info.traceTimeoutCapMs > 0 && ms > info.traceTimeoutCapMs) ms = info.traceTimeoutCapMs;
-    return { ...c.opts, timeoutMs: ms };
   }
+  if (ms < 0) ms = 0;
+  if (capMs > 0 && ms > capMs) ms = capMs;
+  return { ...c.opts, timeoutMs: ms };
+}
+
+/** geth's txTraceResult list on the wire. */
+export function blockTraceJson(entries: readonly BlockTraceEntry[]): unknown[] {
+  return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
+}
+
+export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo): MethodTable {
+  const options = (c: TraceConfigArg) => traceOptions(c, info.traceTimeoutCapMs);
 
   function blockNumber(sel: BlockSelector): bigint {
     const n = backend.resolveBlock(sel);
@@ -158,23 +169,22 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
     return n;
   }
 
-  async function blockTrace(n: bigint, c: TraceConfigArg) {
-    const entries = await backend.traceBlock(n, options(c));
-    return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
+  async function blockTrace(n: bigint, c: TraceConfigArg, ctx: CallContext) {
+    return blockTraceJson(await backend.traceBlock(n, options(c), ctx));
   }
 
   const table: Record<string, MethodSpec> = {
-    debug_traceTransaction: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg]) => backend.traceTransaction(h, options(c))),
-    debug_traceBlockByNumber: spec([blockNumberOrTag, traceConfig], ([sel, c]: [BlockSelector, TraceConfigArg]) => {
+    debug_traceTransaction: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg], ctx: CallContext) => backend.traceTransaction(h, options(c), ctx)),
+    debug_traceBlockByNumber: spec([blockNumberOrTag, traceConfig], ([sel, c]: [BlockSelector, TraceConfigArg], ctx: CallContext) => {
       if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
-      return blockTrace(blockNumber(sel), c);
+      return blockTrace(blockNumber(sel), c, ctx);
     }),
-    debug_traceBlockByHash: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg]) =>
-      blockTrace(blockNumber({ kind: 'hash', hash: h, requireCanonical: false }), c),
+    debug_traceBlockByHash: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg], ctx: CallContext) =>
+      blockTrace(blockNumber({ kind: 'hash', hash: h, requireCanonical: false }), c, ctx),
     ),
     debug_traceCall: spec(
       [callArgs, blockOrDefault(blockNumberOrTagOrHash), traceCallConfig],
-      ([args, sel, c]: [CallArgs, BlockSelector, TraceConfigArg]) => {
+      ([args, sel, c]: [CallArgs, BlockSelector, TraceConfigArg], ctx: CallContext) => {
         if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
         const { chainId, ...req } = args;
         if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
@@ -186,7 +196,7 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
         const n = blockNumber(sel);
         const cap = info.gasCap > 0n ? info.gasCap : (backend.blockGasLimit(n) ?? 0n);
         const gas = req.gas === undefined || req.gas > cap ? cap : req.gas;
-        return backend.traceCall({ ...req, gas }, n, c.stateOverrides, options(c));
+        return backend.traceCall({ ...req, gas }, n, c.stateOverrides, options(c), ctx);
       },
     ),
   };

@@ -21,7 +21,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToBigInt } from '../lib/bytes.js';
 import { bytesToHex, toData, toQuantity } from '../lib/hex.js';
-import type { AccessListItem, Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
+import type { AccessListItem, AccessListResult, Address, Bytes, EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { AccountProof, FeeHistory } from './backend.js';
 import { Lru } from '../lib/lru.js';
 
@@ -132,6 +132,16 @@ export interface RpcBlock {
   transactions: string[] | RpcTransaction[];
   transactionsRoot: string;
   uncles: string[];
+}
+
+/** geth's RPCMarshalHeader: the block's fields without size, totalDifficulty, transactions, uncles. */
+export type RpcHeader = Omit<RpcBlock, 'size' | 'totalDifficulty' | 'transactions' | 'uncles'>;
+
+/** geth's accessListResult (struct order: accessList, error when the call failed, gasUsed). */
+export interface RpcAccessListResult {
+  accessList: RpcAccessListItem[];
+  error?: string;
+  gasUsed: string;
 }
 
 export interface RpcStorageProof {
@@ -268,6 +278,18 @@ export function formatBlock(block: EvmBlock, fullTx: boolean): RpcBlock {
     transactionsRoot: toData(h.transactionsRoot),
     uncles: [],
   };
+}
+
+/** eth_getHeaderBy*: the header fields of eth_getBlockBy*, in the same (sorted) order. */
+export function formatHeader(h: EvmHeader): RpcHeader {
+  const { size: _size, totalDifficulty: _td, transactions: _txs, uncles: _uncles, ...header } = formatBlock({ header: h, transactions: [] }, false);
+  return header;
+}
+
+export function formatAccessListResult(r: AccessListResult): RpcAccessListResult {
+  const accessList = formatAccessList(r.accessList);
+  const gasUsed = toQuantity(r.gasUsed);
+  return r.vmError === undefined ? { accessList, gasUsed } : { accessList, error: r.vmError, gasUsed };
 }
 
 /** geth's MarshalReceipt (post-Byzantium: `status`, never `root`). */

@@ -10,7 +10,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { invalidParams, serverError } from '../lib/errors.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
 import type { EvmBlock, Hash } from '../types/chain.js';
 import type { BlockSelector, CallRequest, EvmBackend, StateOverrides } from './backend.js';
 import {
@@ -82,7 +82,7 @@ export function goDuration(ms: number): string {
 }
 
 /** Settles like `p`, or rejects with geth's timeout error after `ms` (0 = no deadline). */
-async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+export async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   if (ms <= 0) return p;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
@@ -169,15 +169,39 @@ export function findLogs(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockR
   return logs.map(formatLog);
 }
 
+/** Block number for a state query; -32000 `header not found` when the block does not exist. */
+export function stateBlockNumber(backend: Pick<EvmBackend, 'resolveBlock'>, sel: BlockSelector): bigint {
+  const n = backend.resolveBlock(sel);
+  if (n === undefined) throw serverError(sel.kind === 'hash' ? HASH_HEADER_NOT_FOUND : HEADER_NOT_FOUND);
+  return n;
+}
+
+/**
+ * geth's CallDefaults checks (fee styles, chain id), then the gas cap: a larger gas is lowered to
+ * it, and a missing gas becomes it when `defaultToCap`.
+ */
+export function callDefaults(args: CallArgs, chainId: bigint, gasCap: bigint, defaultToCap: boolean): CallRequest {
+  const { chainId: argChainId, ...req } = args;
+  if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
+    throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+  }
+  if (argChainId !== undefined && argChainId !== chainId) {
+    throw serverError(`chainId does not match node's (have=${argChainId}, want=${chainId})`);
+  }
+  if (gasCap > 0n) {
+    if (req.gas === undefined) {
+      if (defaultToCap) req.gas = gasCap;
+    } else if (req.gas > gasCap) {
+      req.gas = gasCap;
+    }
+  }
+  return req;
+}
+
 export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): MethodTable {
   const cache = new FormatCache();
 
-  /** Block number for a state query; -32000 when the block does not exist. */
-  function stateBlock(sel: BlockSelector): bigint {
-    const n = backend.resolveBlock(sel);
-    if (n === undefined) throw serverError(sel.kind === 'hash' ? HASH_HEADER_NOT_FOUND : HEADER_NOT_FOUND);
-    return n;
-  }
+  const stateBlock = (sel: BlockSelector) => stateBlockNumber(backend, sel);
 
   function blockJsonByNumber(n: bigint, fullTx: boolean): RpcBlock | null {
     const key = cache.hashOfNumber(n);
@@ -205,24 +229,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     return block === undefined || tx === undefined ? null : cache.transaction(tx, txContextOf(block, index));
   }
 
-  /** geth's CallDefaults checks, then the gas cap. */
-  function callRequest(args: CallArgs, defaultToCap: boolean): CallRequest {
-    const { chainId, ...req } = args;
-    if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-      throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
-    }
-    if (chainId !== undefined && chainId !== backend.chainId) {
-      throw serverError(`chainId does not match node's (have=${chainId}, want=${backend.chainId})`);
-    }
-    if (info.gasCap > 0n) {
-      if (req.gas === undefined) {
-        if (defaultToCap) req.gas = info.gasCap;
-      } else if (req.gas > info.gasCap) {
-        req.gas = info.gasCap;
-      }
-    }
-    return req;
-  }
+  const callRequest = (args: CallArgs, defaultToCap: boolean) => callDefaults(args, backend.chainId, info.gasCap, defaultToCap);
 
   const table: Record<string, MethodSpec> = {
     // --- web3, net -------------------------------------------------------------------------
@@ -230,7 +237,8 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     web3_sha3: spec([data], ([input]: [Uint8Array]) => hexData(keccak_256(input))),
     net_version: spec(NO_PARAMS, () => backend.networkId),
     net_peerCount: spec(NO_PARAMS, () => 0),
-    net_listening: spec(NO_PARAMS, () => true),
+    // no p2p listener (Surface B's net_info says `listening: false` too)
+    net_listening: spec(NO_PARAMS, () => false),
 
     // --- eth: node and chain ---------------------------------------------------------------
     eth_protocolVersion: spec(NO_PARAMS, () => PROTOCOL_VERSION),
@@ -356,18 +364,18 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     eth_sendRawTransaction: spec([data], async ([raw]: [Uint8Array]) => hexData(await backend.sendRawTransaction(raw))),
     eth_call: spec(
       [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined]) => {
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext) => {
         const req = callRequest(args, true);
         const n = stateBlock(sel);
-        return hexData(await withDeadline(backend.call(req, n, overrides), info.evmTimeoutMs));
+        return hexData(await withDeadline(backend.call(req, n, overrides, ctx), info.evmTimeoutMs));
       },
     ),
     eth_estimateGas: spec(
       [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined]) => {
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext) => {
         const req = callRequest(args, false);
         const n = stateBlock(sel);
-        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides), info.evmTimeoutMs));
+        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides, ctx), info.evmTimeoutMs));
       },
     ),
 

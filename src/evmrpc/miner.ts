@@ -6,14 +6,15 @@
  * |--------------------|--------|
  * | miner_getHashrate  | `0` |
  * | miner_setExtra     | error: first the 32-byte cap (`extra exceeds max length. N > 32`), then `unsupported rpc function: miner_setExtra` |
- * | miner_setGasPrice  | `true`; writes `minimum-gas-prices` into app.toml, effective after a restart, and without effect while the node is started with `--minimum-gas-prices` |
+ * | miner_setGasPrice  | `true`; writes `minimum-gas-prices` into app.toml, effective after a restart, and without effect while the node is started with `--minimum-gas-prices`; a price above MAX_MINIMUM_GAS_PRICE is -32602 and writes nothing |
  * | miner_start        | error `unsupported rpc function: miner_start` |
  * | miner_stop         | `null` (no-op) |
  * | miner_setGasLimit  | `false` |
  * | miner_setEtherbase | `true`; new blocks pay fees to the address (block `miner`, `eth_coinbase`), kept across restarts |
  */
-import { jsonKind, typeMismatch } from '../lib/hex.js';
+import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
+import { EVM_DENOM, MAX_MINIMUM_GAS_PRICE } from '../config/options.js';
 import { address, quantity, string } from '../jsonrpc/codecs.js';
 import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
@@ -60,6 +61,10 @@ export function createMinerMethods(backend: MinerBackend): MethodTable {
       return unsupported('miner_setExtra');
     }),
     miner_setGasPrice: privateSpec([quantity], ([price]: [bigint]) => {
+      // a larger minimum would refuse every tx after the restart (see MAX_MINIMUM_GAS_PRICE)
+      if (price > MAX_MINIMUM_GAS_PRICE) {
+        throw argumentError(0, `gas price ${price}${EVM_DENOM} is above the maximum ${MAX_MINIMUM_GAS_PRICE}${EVM_DENOM}`);
+      }
       backend.setGasPrice(price);
       return true;
     }),

@@ -29,10 +29,12 @@ export interface CometHttpResponse {
 /** A WebSocket connection as the handler sees it. */
 export interface CometWsPeer {
   readonly remoteAddr: string;
-  /** queues a text message; `done` runs once it was written to the socket (or failed) */
+  /**
+   * queues a text message; `done` runs once it was written to the socket, or with an error when it
+   * could not be (closed, or the listener's outgoing limits were hit: it then closes the connection)
+   */
   send(text: string, done?: (err?: Error) => void): void;
-  /** bytes queued on this connection and not yet written */
-  bufferedAmount(): number;
+  /** cuts the connection at once */
   close(): void;
 }
 

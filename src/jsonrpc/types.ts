@@ -10,6 +10,21 @@ export interface CallContext {
   readonly authenticated: boolean;
   /** WebSocket connection id (undefined over HTTP) */
   readonly connectionId?: string;
+  /**
+   * A key of the client connection the request came on (`ws:<id>`, `http:<address>:<port>`):
+   * long jobs take turns between clients by it.
+   */
+  readonly client?: string;
+  /**
+   * Aborted when the client has gone away (HTTP: the connection closed before the answer was sent;
+   * WebSocket: the connection closed): long jobs (calls, traces) stop.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * HTTP: epoch ms by which the answer must be written, before the server's timeout cuts the
+   * connection; a long job answers a JSON-RPC error by then instead. Undefined: no such limit.
+   */
+  readonly answerBy?: number;
   /** sends a notification to this connection (WebSocket only) */
   readonly notify?: (method: string, params: unknown) => boolean;
   /**

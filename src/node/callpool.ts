@@ -1,22 +1,42 @@
 /**
- * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call and eth_estimateGas run
- * off the RPC thread, on the least busy worker, so a long call never stalls other clients.
+ * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call, eth_estimateGas and eth_createAccessList run
+ * off the RPC thread, on the least busy worker, so a long call never stalls other clients. Inside a
+ * worker the calls are time-sliced (lib/slices.ts), so a long call never holds up a short one either.
+ *
+ * Each call gets its deadline here, at arrival (evm-timeout; the RPC layer answers the timeout error
+ * at the same moment), and the worker stops the run when it passes. A call whose client went away
+ * (origin.signal) is cancelled in the worker.
  */
 import { Worker } from 'node:worker_threads';
-import type { CallRequest, SimulatorOptions, SimulatorPort } from '../chain/simulator.js';
+import type { CallOrigin, CallRequest, SimulatorOptions, SimulatorPort } from '../chain/simulator.js';
 import type { SimOverrides } from '../evm/executor.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
+import type { AccessListResult } from '../types/chain.js';
 
 /** Simulations waiting or running per worker before new ones are refused. */
 export const CALL_QUEUE_PER_WORKER = 256;
+/** Simulations running at once (time-sliced) per worker; the others wait, taking turns by client. */
+export const CALL_ACTIVE_PER_WORKER = 64;
+export const CALLS_BUSY_MESSAGE = 'too many concurrent calls, try again later';
+export const CALL_CANCELLED_MESSAGE = 'call cancelled: the client went away';
 
 export interface CallJob {
+  op: 'call' | 'estimate' | 'accessList';
   id: number;
-  op: 'call' | 'estimate';
   req: CallRequest;
   n: bigint;
   overrides: SimOverrides | undefined;
+  /** epoch ms after which the call is abandoned (Infinity = none) */
+  deadline: number;
+  /** the asking client's key (fairness between clients) */
+  client: string;
+}
+
+/** the RPC thread gave up on a job (its client went away) */
+export interface CallCancel {
+  op: 'cancel';
+  id: number;
 }
 
 export interface CallReply {
@@ -37,12 +57,13 @@ export class CallPool implements SimulatorPort {
 
   private constructor(
     private readonly slots: Slot[],
+    private readonly evmTimeoutMs: number,
     private readonly log: Logger,
   ) {}
 
   static async start(size: number, dbPath: string, opts: SimulatorOptions, log: Logger): Promise<CallPool> {
     const slots: Slot[] = [];
-    const pool = new CallPool(slots, log);
+    const pool = new CallPool(slots, opts.evmTimeoutMs, log);
     await Promise.all(
       Array.from({ length: Math.max(1, size) }, async () => {
         const worker = new Worker(new URL('./callworker.js', import.meta.url), { workerData: { dbPath, opts } });
@@ -80,27 +101,42 @@ export class CallPool implements SimulatorPort {
     if (!this.closing) this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'call worker died');
   }
 
-  private submit<T>(op: CallJob['op'], req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<T> {
+  private submit<T>(op: CallJob['op'], req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<T> {
     let best: Slot | undefined;
     for (const s of this.slots) if (!best || s.pending.size < best.pending.size) best = s;
     if (!best) return Promise.reject(new FerryError(ErrorCode.server, 'no call worker available'));
-    if (best.pending.size >= CALL_QUEUE_PER_WORKER) {
-      return Promise.reject(new FerryError(ErrorCode.server, 'too many concurrent calls, try again later'));
-    }
+    if (best.pending.size >= CALL_QUEUE_PER_WORKER) return Promise.reject(new FerryError(ErrorCode.server, CALLS_BUSY_MESSAGE));
+    const signal = origin?.signal;
+    if (signal?.aborted) return Promise.reject(new FerryError(ErrorCode.server, CALL_CANCELLED_MESSAGE));
     const id = this.nextId++;
     const slot = best;
+    const deadline = this.evmTimeoutMs > 0 ? Date.now() + this.evmTimeoutMs : Infinity;
     return new Promise<T>((resolve, reject) => {
-      slot.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      slot.worker.postMessage({ id, op, req, n, overrides } satisfies CallJob);
+      const onAbort = () => {
+        if (!slot.pending.delete(id)) return;
+        slot.worker.postMessage({ op: 'cancel', id } satisfies CallCancel);
+        reject(new FerryError(ErrorCode.server, CALL_CANCELLED_MESSAGE));
+      };
+      const done = () => signal?.removeEventListener('abort', onAbort);
+      slot.pending.set(id, {
+        resolve: (v) => (done(), resolve(v as T)),
+        reject: (e) => (done(), reject(e)),
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      slot.worker.postMessage({ op, id, req, n, overrides, deadline, client: origin?.client ?? '' } satisfies CallJob);
     });
   }
 
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<Uint8Array> {
-    return this.submit<Uint8Array>('call', req, n, overrides);
+  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Uint8Array> {
+    return this.submit<Uint8Array>('call', req, n, overrides, origin);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined): Promise<bigint> {
-    return this.submit<bigint>('estimate', req, n, overrides);
+  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
+    return this.submit<bigint>('estimate', req, n, overrides, origin);
+  }
+
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult> {
+    return this.submit<AccessListResult>('accessList', req, n, overrides, origin);
   }
 
   async close(): Promise<void> {

@@ -1,34 +1,117 @@
 /**
- * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas
- * for the RPC thread (node/callpool.ts). One simulation at a time per worker.
+ * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas/
+ * eth_createAccessList for the RPC thread (node/callpool.ts).
+ *
+ * Scheduling: up to CALL_ACTIVE_PER_WORKER calls run at once, each on its own EVM, time-sliced on
+ * this thread (lib/slices.ts: a run gives way at a JUMP/JUMPI after SLICE_MS, and the next turn goes
+ * to the run that has had the least time), so a short call is answered within a few slices however
+ * many long ones run. Calls beyond that wait; a freed place goes to the waiting call of the client
+ * with the fewest calls running (then the oldest). A call stops at its deadline (set at arrival on the
+ * RPC thread) or when cancelled, waiting or running.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Simulator, type SimulatorOptions } from '../chain/simulator.js';
-import { FerryError } from '../lib/errors.js';
+import { FerryError, ErrorCode } from '../lib/errors.js';
+import { SliceScheduler, type Task } from '../lib/slices.js';
 import { Store } from '../store/store.js';
-import type { CallJob, CallReply } from './callpool.js';
+import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallCancel, type CallJob, type CallReply } from './callpool.js';
 
 const { dbPath, opts } = workerData as { dbPath: string; opts: SimulatorOptions };
 const port = parentPort!;
 const store = new Store(dbPath, { reader: true });
 const sim = await Simulator.create(store, opts);
+const sched = new SliceScheduler();
 
-port.on('message', (job: CallJob | { op: 'close' }) => {
-  if (job.op === 'close') {
+interface Running {
+  job: CallJob;
+  task: Task | undefined;
+  cancelled: boolean;
+}
+
+const running = new Map<number, Running>();
+const waiting: CallJob[] = [];
+/** calls running per client key */
+const perClient = new Map<string, number>();
+
+function reply(id: number, e: unknown): void {
+  const error =
+    e instanceof FerryError
+      ? { code: e.code, message: e.message, data: e.data }
+      : { code: 0, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+  port.postMessage({ id, error } satisfies CallReply);
+}
+
+function timeoutError(): FerryError {
+  return new FerryError(ErrorCode.server, `execution aborted (timeout = ${opts.evmTimeoutMs / 1000}s)`);
+}
+
+async function run(r: Running): Promise<void> {
+  const { job } = r;
+  const task = await sched.enter(job.deadline);
+  r.task = task;
+  try {
+    if (r.cancelled) return;
+    const gate = { deadline: job.deadline, pass: () => task.pass() };
+    const value = await (job.op === 'call'
+      ? sim.call(job.req, job.n, job.overrides, gate)
+      : job.op === 'estimate'
+        ? sim.estimateGas(job.req, job.n, job.overrides, gate)
+        : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides, gate));
+    if (!r.cancelled) port.postMessage({ id: job.id, value } satisfies CallReply);
+  } catch (e) {
+    if (!r.cancelled) reply(job.id, e);
+  } finally {
+    task.leave();
+    running.delete(job.id);
+    const left = (perClient.get(job.client) ?? 1) - 1;
+    if (left > 0) perClient.set(job.client, left);
+    else perClient.delete(job.client);
+    admit();
+  }
+}
+
+function start(job: CallJob): void {
+  const r: Running = { job, task: undefined, cancelled: false };
+  running.set(job.id, r);
+  perClient.set(job.client, (perClient.get(job.client) ?? 0) + 1);
+  void run(r);
+}
+
+/** Starts waiting calls while there is room: the client with the fewest running first, then the oldest. */
+function admit(): void {
+  while (running.size < CALL_ACTIVE_PER_WORKER && waiting.length > 0) {
+    let best = 0;
+    for (let i = 1; i < waiting.length; i++) {
+      if ((perClient.get(waiting[i]!.client) ?? 0) < (perClient.get(waiting[best]!.client) ?? 0)) best = i;
+    }
+    const job = waiting.splice(best, 1)[0]!;
+    if (Date.now() > job.deadline) reply(job.id, timeoutError());
+    else start(job);
+  }
+}
+
+function cancel(id: number): void {
+  const r = running.get(id);
+  if (r) {
+    r.cancelled = true;
+    r.task?.cancel();
+    return;
+  }
+  const i = waiting.findIndex((j) => j.id === id);
+  if (i >= 0) {
+    waiting.splice(i, 1);
+    reply(id, new FerryError(ErrorCode.server, CALL_CANCELLED_MESSAGE));
+  }
+}
+
+port.on('message', (m: CallJob | CallCancel | { op: 'close' }) => {
+  if (m.op === 'close') {
     store.close();
     port.close();
     return;
   }
-  const work = job.op === 'call' ? sim.call(job.req, job.n, job.overrides) : sim.estimateGas(job.req, job.n, job.overrides);
-  work.then(
-    (value) => port.postMessage({ id: job.id, value } satisfies CallReply),
-    (e: unknown) => {
-      const error =
-        e instanceof FerryError
-          ? { code: e.code, message: e.message, data: e.data }
-          : { code: 0, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
-      port.postMessage({ id: job.id, error } satisfies CallReply);
-    },
-  );
+  if (m.op === 'cancel') return cancel(m.id);
+  waiting.push(m);
+  admit();
 });
 port.postMessage({ id: 0, value: 'ready' } satisfies CallReply);

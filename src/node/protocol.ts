@@ -7,6 +7,7 @@ import type { NodeOptions } from '../config/options.js';
 import type { EvmTx } from '../types/chain.js';
 import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
+import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 
 export interface ChainWorkerData {
   opts: NodeOptions;
@@ -21,6 +22,8 @@ export type ToChain =
   | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean }
   /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
   | { type: 'setCoinbase'; id: number; address: Uint8Array }
+  /** the answer to a chain-thread `query` (ABCI mode) */
+  | { type: 'queryReply'; id: number; res: AbciQueryResponse }
   | { type: 'stop' };
 
 export type FromChain =
@@ -31,5 +34,7 @@ export type FromChain =
   | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult }
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
+  /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */
+  | { type: 'query'; id: number; req: AbciQueryRequest }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };

@@ -16,6 +16,11 @@ import { createFilterMethods, type FilterService } from '../evmrpc/filters.js';
 import { AccountSigner, createAccountMethods } from '../evmrpc/accounts.js';
 import { createEvmMethods } from '../evmrpc/methods.js';
 import { createDebugMethods } from '../evmrpc/debug.js';
+import { createExtraEthMethods } from '../evmrpc/extra.js';
+import { createProfilingMethods } from '../evmrpc/profiling.js';
+import { createRawDebugMethods } from '../evmrpc/rawdebug.js';
+import { makeCommon } from '../evm/common.js';
+import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
@@ -109,6 +114,19 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         case 'roundStep':
           reader?.events.consensus.emit({ type: m.event.type, height: m.event.height, round: m.event.round, data: m.event });
           break;
+        case 'query': {
+          // ABCI mode: CometBFT's Query, answered from the committed state
+          const { id, req } = m;
+          const failed = (text: string) => ({ code: 1, log: text, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' });
+          void (reader ? abciQuery(reader, req) : Promise.resolve(failed('node starting'))).then(
+            (res) => worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
+            (e: unknown) => {
+              log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
+              worker.postMessage({ type: 'queryReply', id, res: failed('internal error') } satisfies ToChain);
+            },
+          );
+          break;
+        }
         case 'stopped':
           onStopped?.();
           break;
@@ -170,6 +188,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   let filters: FilterService | undefined;
   let subscriptions: SubscriptionService | undefined;
   let traces: TraceService | undefined;
+  let profiler: NodeProfiler | undefined;
   if (opts.jsonRpc.enable) {
     // filters and eth_subscribe: committed blocks and mempool changes from the chain reader
     const events = reader.events;
@@ -190,18 +209,45 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       log.child({ module: 'filters' }),
     );
     // debug_trace*: replays on a worker thread of their own (started at the first trace)
-    traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork });
+    traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: opts.jsonRpc.traceResultMaxSize });
     subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
+    const ethCore = createEvmMethods(reader, {
+      clientVersion: clientVersion(),
+      gasCap: opts.jsonRpc.gasCap,
+      blockRangeCap: opts.jsonRpc.blockRangeCap,
+      logsCap: opts.jsonRpc.logsCap,
+      feeHistoryCap: opts.jsonRpc.feeHistoryCap,
+      evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
+    });
+    // debug profiling only behind its own flag (DESIGN.md); off, the methods do not exist
+    if (opts.jsonRpc.enableProfiling) profiler = new NodeProfiler(join(opts.home, PROFILES_DIR), log.child({ module: 'profiler' }));
     const table = mergeTables(
-      createEvmMethods(reader, {
-        clientVersion: clientVersion(),
-        gasCap: opts.jsonRpc.gasCap,
-        blockRangeCap: opts.jsonRpc.blockRangeCap,
-        logsCap: opts.jsonRpc.logsCap,
-        feeHistoryCap: opts.jsonRpc.feeHistoryCap,
-        evmTimeoutMs: opts.jsonRpc.evmTimeoutMs,
-      }),
+      ethCore,
+      createExtraEthMethods(
+        {
+          chainId: reader.chainId,
+          resolveBlock: (sel) => reader!.resolveBlock(sel),
+          blockByNumber: (n) => reader!.blockByNumber(n),
+          blockByHash: (h) => reader!.blockByHash(h),
+          maxPriorityFeePerGas: () => reader!.maxPriorityFeePerGas(),
+          createAccessList: (req, n, overrides, origin) => calls.createAccessList(req, n, overrides, origin),
+        },
+        { gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
+        ethCore,
+      ),
+      createRawDebugMethods(
+        {
+          resolveBlock: (sel) => reader!.resolveBlock(sel),
+          blockByNumber: (n) => reader!.blockByNumber(n),
+          blockByHash: (h) => reader!.blockByHash(h),
+          blockReceipts: (n) => reader!.blockReceipts(n),
+          transactionByHash: (h) => reader!.transactionByHash(h),
+          traceReplay: (b, o, origin) => traces!.traceReplay(b, o, origin),
+        },
+        { common: makeCommon(genesis.evmChainId, genesis.evm.hardfork), traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
+      ),
+      profiler === undefined ? {} : createProfilingMethods(profiler),
       filters.table,
       subscriptions.table,
       createAccountMethods(signer),
@@ -228,9 +274,9 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           chainId: reader.chainId,
           resolveBlock: (sel) => reader!.resolveBlock(sel),
           blockGasLimit: (n) => reader!.blockByNumber(n)?.header.gasLimit,
-          traceTransaction: (h, o) => traces!.traceTransaction(h, o),
-          traceBlock: (n, o) => traces!.traceBlock(n, o),
-          traceCall: (req, n, overrides, o) => traces!.traceCall(req, n, overrides, o),
+          traceTransaction: (h, o, origin) => traces!.traceTransaction(h, o, origin),
+          traceBlock: (n, o, origin) => traces!.traceBlock(n, o, origin),
+          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, overrides, o, origin),
         },
         { gasCap: opts.jsonRpc.gasCap, traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
       ),
@@ -275,9 +321,14 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');
   }
 
-  consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
-  endpoints.rpc = consensusRpc.url;
-  log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  if (opts.abci.withCometbft) {
+    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
+    endpoints.rpc = consensusRpc.url;
+    log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
+  } else {
+    // under real CometBFT, its own RPC is Surface B (docs/abci.md); ferry's listener stays off
+    log.info({ cometbftRpc: opts.abci.cometbftRpc }, 'Surface B is served by CometBFT; ferry\'s own CometBFT RPC listener is off');
+  }
 
   return {
     endpoints,
@@ -291,6 +342,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       filters?.close();
       feed?.close();
       await traces?.close();
+      await profiler?.close();
       await new Promise<void>((resolve) => {
         onStopped = resolve;
         post({ type: 'stop' });
@@ -396,6 +448,8 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     handler: service,
     maxBodyBytes: opts.rpc.maxBodyBytes,
     maxHeaderBytes: opts.rpc.maxHeaderBytes,
+    websocketMaxQueueBytes: opts.rpc.websocketMaxQueueBytes,
+    websocketMaxTotalQueueBytes: opts.rpc.websocketMaxTotalQueueBytes,
     maxOpenConnections: opts.rpc.maxOpenConnections,
     corsAllowedOrigins: opts.rpc.corsAllowedOrigins,
     log: d.log.child({ module: 'cometbft-rpc' }),

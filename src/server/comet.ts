@@ -5,12 +5,18 @@
  * WebSocket upgrade, read limit, ping/keep-alive — and hands requests to a handler (cometrpc/
  * implements it; node/ wires the two).
  *
- * As CometBFT: any HTTP method reaches a route; a body over `max_body_bytes` is refused before the
- * handler sees it; the server pings WebSocket clients every 27 s and drops one silent for 30 s.
+ * As CometBFT: any HTTP method reaches a route; the server pings WebSocket clients every 27 s and
+ * drops one silent for 30 s. A body over `max_body_bytes` reaches the handler as `undefined`
+ * (its answer is sent with `Connection: close`); it is not read (a declared Content-Length over
+ * the limit is enough: http.ts readBody, shared with Surface A). Unsent WebSocket bytes are
+ * bounded per connection and for all of them (ws.ts OutgoingQueue/OutgoingBudget, shared with
+ * Surface A): a connection over a bound is closed with 1008 and the reason.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { CometHttpRequest, CometHttpResponse, CometRpcHandler, CometWsPeer } from '../jsonrpc/transport.js';
+import { readBody } from './http.js';
+import { CLOSE_POLICY_VIOLATION, OutgoingBudget, OutgoingQueue } from './ws.js';
 import { closeGracefully, listen } from './listen.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -29,6 +35,10 @@ export interface CometServerOptions {
   maxBodyBytes: number;
   /** max_header_bytes */
   maxHeaderBytes: number;
+  /** websocket_max_queue_bytes: unsent bytes one WebSocket client may hold (see server/ws.ts OutgoingQueue) */
+  websocketMaxQueueBytes: number;
+  /** websocket_max_total_queue_bytes: unsent bytes all WebSocket clients together may hold */
+  websocketMaxTotalQueueBytes: number;
   /** max_open_connections (0 = unlimited); over it, connections are refused */
   maxOpenConnections: number;
   /** cors_allowed_origins; empty = CORS off */
@@ -64,6 +74,7 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
   const corsAny = opts.corsAllowedOrigins.includes('*');
   const corsOrigins = new Set(opts.corsAllowedOrigins);
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxBodyBytes, perMessageDeflate: false });
+  const budget = new OutgoingBudget(opts.websocketMaxTotalQueueBytes);
 
   function corsOrigin(req: IncomingMessage): string | undefined {
     if (opts.corsAllowedOrigins.length === 0) return undefined;
@@ -104,31 +115,18 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
       res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end('Bad Request\n');
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (c: Buffer) => {
-      if (tooLarge) return;
-      size += c.length;
-      if (size > opts.maxBodyBytes) {
-        tooLarge = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
+    const answer = (body: string | undefined): void => {
       const request: CometHttpRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
         query: url.searchParams,
-        body: tooLarge ? undefined : Buffer.concat(chunks, size).toString('utf8'),
+        body,
         remoteAddr: remoteOf(req.socket),
         host: req.headers.host ?? '',
       };
       handler.http(request).then(
         (a) => {
-          if (tooLarge) res.setHeader('Connection', 'close');
+          if (body === undefined) res.setHeader('Connection', 'close');
           writeAnswer(req, res, a);
         },
         (err: unknown) => {
@@ -136,12 +134,15 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
           if (!res.headersSent) res.writeHead(500).end();
         },
       );
-    });
+    };
+    // a body over max_body_bytes (declared or counted) reaches the handler as undefined
+    readBody(req, opts.maxBodyBytes, answer, () => answer(undefined));
   }
 
   function onConnection(ws: WebSocket, remoteAddr: string): void {
     let lastSeen = Date.now();
     const seen = () => (lastSeen = Date.now());
+    const outgoing = new OutgoingQueue(ws, opts.websocketMaxQueueBytes, budget);
     const peer: CometWsPeer = {
       remoteAddr,
       send(text, done) {
@@ -149,12 +150,23 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
           done?.(new Error('connection is closed'));
           return;
         }
-        ws.send(text, (err) => done?.(err ?? undefined));
+        const refused = outgoing.send(text, done);
+        if (refused === undefined) return;
+        log.warn({ remoteAddr, queued: outgoing.bytes, allClients: budget.bytes }, 'cometbft rpc: websocket client too slow: disconnected');
+        ws.close(CLOSE_POLICY_VIOLATION, refused);
+        done?.(new Error(refused));
+        // its subscriptions end now, not when the close handshake does
+        ended();
       },
-      bufferedAmount: () => ws.bufferedAmount,
       close: () => ws.terminate(),
     };
     const session = handler.websocket(peer);
+    let sessionEnded = false;
+    function ended(): void {
+      if (sessionEnded) return;
+      sessionEnded = true;
+      session.closed();
+    }
     const ping = setInterval(() => {
       if (Date.now() - lastSeen > WS_READ_WAIT_MS) {
         ws.terminate();
@@ -172,7 +184,8 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
     ws.on('error', (err) => log.debug({ err: err.message, remoteAddr }, 'cometbft rpc: websocket error'));
     ws.on('close', () => {
       clearInterval(ping);
-      session.closed();
+      outgoing.release();
+      ended();
     });
   }
 

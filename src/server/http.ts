@@ -11,7 +11,9 @@
  * - answers carry `Content-Type: application/json`; a request that needs no answer (notifications
  *   only) gets 200 with an empty body, as geth does.
  * Timeouts map Evmos' http-timeout to header, whole-request and socket-inactivity timeouts, and
- * http-idle-timeout to the keep-alive idle timeout. max-open-connections uses Node's
+ * http-idle-timeout to the keep-alive idle timeout. A request's context carries the moment its answer
+ * is due (`answerBy`, a margin before the inactivity timeout would cut the connection) and a signal
+ * aborted when the client closes the connection before its answer (`signal`). max-open-connections uses Node's
  * server.maxConnections: connections over the limit are closed at once (Go's LimitListener makes
  * them wait instead).
  */
@@ -60,6 +62,14 @@ export interface HttpServerHandle {
 export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
 /** After close(), running requests get this long before their connections are cut. */
 export const CLOSE_GRACE_MS = 5_000;
+/**
+ * A request's answer is due this long before http-timeout cuts the idle connection (at least
+ * ANSWER_MARGIN_MIN_MS, else a tenth of the timeout), so a long job can still answer with JSON.
+ */
+export const ANSWER_MARGIN_MIN_MS = 1_000;
+export function answerMarginMs(timeoutMs: number): number {
+  return Math.max(ANSWER_MARGIN_MIN_MS, Math.floor(timeoutMs / 10));
+}
 /** At most one "connection dropped" warning per this interval. */
 const DROP_WARN_INTERVAL_MS = 10_000;
 /**
@@ -76,8 +86,6 @@ const JSON_CONTENT_TYPE = 'application/json';
 const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 const UNSUPPORTED_MEDIA_TYPE = 'invalid content type, only application/json is supported\n';
 
-const HTTP_CONTEXT: CallContext = Object.freeze({ transport: 'http', authenticated: false });
-const HTTP_CONTEXT_AUTHENTICATED: CallContext = Object.freeze({ transport: 'http', authenticated: true });
 
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
@@ -92,8 +100,11 @@ function sendText(res: ServerResponse, status: number, text: string, close = fal
   res.writeHead(status, headers).end(text);
 }
 
-/** Discards the rest of the body (bounded), then answers 413 and closes the connection. */
-function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string): void {
+/**
+ * Discards the rest of a refused body (bounded by TOO_LARGE_DRAIN_BYTES and TOO_LARGE_DRAIN_MS), then
+ * calls `answer` once: the caller writes its 413 and closes the connection.
+ */
+export function drainThen(req: IncomingMessage, answer: () => void): void {
   let drained = 0;
   let done = false;
   const finish = (): void => {
@@ -101,7 +112,7 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string)
     done = true;
     clearTimeout(timer);
     req.removeListener('data', onData);
-    sendText(res, 413, text, true);
+    answer();
   };
   const onData = (chunk: Buffer): void => {
     drained += chunk.length;
@@ -114,13 +125,45 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse, text: string)
   req.resume();
 }
 
+/**
+ * Reads a request body of at most `limit` bytes (both listeners use it). Over the limit — declared
+ * by Content-Length before any byte is read, or counted while reading — the body is drained (see
+ * drainThen) and `tooLarge(size)` is called instead of `body`; `size` is the declared or counted length.
+ */
+export function readBody(req: IncomingMessage, limit: number, body: (text: string) => void, tooLarge: (size: number) => void): void {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    drainThen(req, () => tooLarge(Number(declared)));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let rejected = false;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size > limit) {
+      rejected = true;
+      chunks.length = 0;
+      req.removeListener('data', onData);
+      drainThen(req, () => tooLarge(size));
+      return;
+    }
+    chunks.push(chunk);
+  };
+  req.on('data', onData);
+  req.on('end', () => {
+    if (rejected) return;
+    body(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8'));
+  });
+}
+
 function bodyTooLarge(size: number, limit: number): string {
   return `content length too large (${size}>${limit})\n`;
 }
 
 export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHandle> {
   const { dispatcher, log, authenticate } = opts;
-  const { bodyLimit } = opts.limits;
+  const { bodyLimit, timeoutMs } = opts.limits;
   const corsAny = opts.cors?.includes('*') ?? false;
   const corsOrigins = new Set(opts.cors ?? []);
   let closing = false;
@@ -158,7 +201,18 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   }
 
   function dispatch(req: IncomingMessage, res: ServerResponse, body: string): void {
-    const ctx = authenticate !== undefined && authenticate(req.headers) ? HTTP_CONTEXT_AUTHENTICATED : HTTP_CONTEXT;
+    // the client going away before its answer (connection closed) aborts the request's long jobs
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const ctx: CallContext = {
+      transport: 'http',
+      authenticated: authenticate !== undefined && authenticate(req.headers),
+      client: `http:${req.socket.remoteAddress}:${req.socket.remotePort}`,
+      signal: gone.signal,
+      answerBy: timeoutMs > 0 ? Date.now() + Math.max(0, timeoutMs - answerMarginMs(timeoutMs)) : undefined,
+    };
     dispatcher.handle(body, ctx).then(
       (text) => respond(res, allowedOrigin(req), text),
       (err: unknown) => {
@@ -178,31 +232,15 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
       res.writeHead(405, { Allow: opts.cors === undefined ? 'POST' : 'POST, OPTIONS' }).end();
       return;
     }
-    const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > bodyLimit) {
-      return refuseTooLarge(req, res, bodyTooLarge(Number(declared), bodyLimit));
-    }
-    if (!isJsonContentType(req.headers['content-type'])) return sendText(res, 415, UNSUPPORTED_MEDIA_TYPE);
-
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let rejected = false;
-    req.on('data', (chunk: Buffer) => {
-      if (rejected) return;
-      size += chunk.length;
-      if (size > bodyLimit) {
-        rejected = true;
-        chunks.length = 0;
-        refuseTooLarge(req, res, bodyTooLarge(size, bodyLimit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (rejected) return;
-      const body = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-      dispatch(req, res, body);
-    });
+    // a declared size over the limit is refused first (413), whatever the content type
+    const declaredTooLarge = Number(req.headers['content-length']) > bodyLimit;
+    if (!declaredTooLarge && !isJsonContentType(req.headers['content-type'])) return sendText(res, 415, UNSUPPORTED_MEDIA_TYPE);
+    readBody(
+      req,
+      bodyLimit,
+      (body) => dispatch(req, res, body),
+      (size) => sendText(res, 413, bodyTooLarge(size, bodyLimit), true),
+    );
   }
 
   const server = createServer({ keepAlive: true }, onRequest);

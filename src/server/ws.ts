@@ -6,13 +6,8 @@
  * Per connection:
  * - state: an id (CallContext.connectionId), close hooks (subscriptions die with the connection),
  *   and `authenticated`, decided once from the upgrade request's headers (`authenticate` hook).
- * - an outgoing queue bounded in bytes (`maxQueueBytes`, counted as ws' bufferedAmount: written
- *   but not yet taken by the kernel). A message sent while the queue already holds `maxQueueBytes`
- *   is not queued (so the queue never exceeds the limit plus one message, and one answer bigger
- *   than the limit still goes out to a client that reads); the connection is closed with 1008 and
- *   a reason saying the client is too slow. Its subscriptions
- *   are dropped at once; the close frame follows what is already queued, and a peer that never
- *   reads again is cut after ws' close timeout (30 s). Nobody else waits: sends never block.
+ * - an outgoing queue bounded in bytes (OutgoingQueue, shared with Surface B's listener). Its
+ *   subscriptions are dropped at once when it overflows; nobody else waits: sends never block.
  * - at most MAX_IN_FLIGHT requests answered at once: reading pauses above it (back-pressure on a
  *   client that floods requests instead of an unbounded backlog).
  * - a message over `maxMessageSize` closes the connection with 1009 (ws' "Max payload size
@@ -47,6 +42,7 @@ export const CLOSE_POLICY_VIOLATION = 1008;
 export const CLOSE_TRY_AGAIN_LATER = 1013;
 
 export const QUEUE_FULL_REASON = 'outgoing queue full: client too slow to read its messages';
+export const TOTAL_QUEUE_FULL_REASON = 'outgoing queues of all clients full: client too slow to read its messages';
 export const SHUTDOWN_REASON = 'server shutting down';
 const TOO_MANY_REASON = 'too many connections';
 const UPGRADE_REQUIRED = 'this endpoint speaks JSON-RPC over WebSocket: send an Upgrade: websocket request\n';
@@ -97,6 +93,82 @@ export interface WsServerHandle {
   readonly port: number;
   connections(): number;
   close(): Promise<void>;
+}
+
+/** Bytes waiting to be sent on a whole set of connections (a listener's), against one bound. */
+export class OutgoingBudget {
+  private held = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** bytes queued on every connection together */
+  get bytes(): number {
+    return this.held;
+  }
+
+  get full(): boolean {
+    return this.held >= this.maxBytes;
+  }
+
+  take(n: number): void {
+    this.held += n;
+  }
+
+  give(n: number): void {
+    this.held -= n;
+  }
+}
+
+/**
+ * One connection's outgoing messages, bounded in bytes: a message counts from the moment it is
+ * handed to ws until ws has written it to the socket (or the connection is gone). A message is
+ * refused, and the caller closes the connection with 1008 and the returned reason, when
+ * - this connection already holds `maxBytes` (QUEUE_FULL_REASON): the queue never exceeds the limit
+ *   plus one message, and one message bigger than the limit still goes out to a client that reads;
+ * - or the shared `budget` is used up and this connection holds anything itself
+ *   (TOTAL_QUEUE_FULL_REASON): a client that keeps up is not blamed for the others.
+ * The close frame follows what is already queued; a peer that never reads again is cut after ws'
+ * close timeout (30 s), and what it held counts until then.
+ */
+export class OutgoingQueue {
+  private held = 0;
+  private released = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly maxBytes: number,
+    private readonly budget?: OutgoingBudget,
+  ) {}
+
+  /** bytes this connection holds */
+  get bytes(): number {
+    return this.held;
+  }
+
+  /** Queues `text`; undefined when queued, else why it was refused (`done` is not called then). */
+  send(text: string, done?: (err?: Error) => void): string | undefined {
+    if (this.held >= this.maxBytes) return QUEUE_FULL_REASON;
+    if (this.budget?.full && this.held > 0) return TOTAL_QUEUE_FULL_REASON;
+    const n = Buffer.byteLength(text);
+    this.held += n;
+    this.budget?.take(n);
+    this.ws.send(text, (err) => {
+      if (!this.released) {
+        this.held -= n;
+        this.budget?.give(n);
+      }
+      done?.(err ?? undefined);
+    });
+    return undefined;
+  }
+
+  /** The connection is gone: what it still holds goes back to the budget. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.budget?.give(this.held);
+    this.held = 0;
+  }
 }
 
 interface OriginRule {
@@ -159,8 +231,11 @@ class Connection {
   private inFlight = 0;
   private closing = false;
   private closeHooks: (() => void)[] | undefined = [];
+  /** aborted when the connection closes: its long jobs (calls, traces) stop */
+  private readonly gone = new AbortController();
   /** answered the last ping */
   alive = true;
+  readonly outgoing: OutgoingQueue;
 
   constructor(
     readonly id: string,
@@ -168,6 +243,7 @@ class Connection {
     private readonly authenticated: boolean,
     private readonly opts: WsHandlerOptions,
   ) {
+    this.outgoing = new OutgoingQueue(ws, opts.limits.maxQueueBytes);
     ws.on('message', (data) => this.onMessage(messageText(data)));
     ws.on('pong', () => (this.alive = true));
     ws.on('error', (err) => opts.log.debug({ connection: id, err: err.message }, 'websocket error'));
@@ -176,13 +252,11 @@ class Connection {
   /** Queues one message; false when it cannot be (closing, or the queue is full: then it closes). */
   readonly send = (text: string): boolean => {
     if (this.closing || this.ws.readyState !== this.ws.OPEN) return false;
-    if (this.ws.bufferedAmount >= this.opts.limits.maxQueueBytes) {
-      this.opts.log.warn({ connection: this.id, queued: this.ws.bufferedAmount }, 'websocket client too slow: disconnected');
-      this.close(CLOSE_POLICY_VIOLATION, QUEUE_FULL_REASON);
-      return false;
-    }
-    this.ws.send(text);
-    return true;
+    const refused = this.outgoing.send(text);
+    if (refused === undefined) return true;
+    this.opts.log.warn({ connection: this.id, queued: this.outgoing.bytes }, 'websocket client too slow: disconnected');
+    this.close(CLOSE_POLICY_VIOLATION, refused);
+    return false;
   };
 
   private readonly notify = (method: string, params: unknown): boolean =>
@@ -201,6 +275,8 @@ class Connection {
       transport: 'ws',
       authenticated: this.authenticated,
       connectionId: this.id,
+      client: `ws:${this.id}`,
+      signal: this.gone.signal,
       notify: this.notify,
       sendText: this.send,
       onClose: this.onClose,
@@ -233,6 +309,7 @@ class Connection {
     const hooks = this.closeHooks;
     this.closeHooks = undefined;
     for (const fn of hooks ?? []) this.guard(fn);
+    this.gone.abort();
   }
 
   close(code: number, reason: string): void {
@@ -265,6 +342,7 @@ export function createWsHandler(opts: WsHandlerOptions): WsHandler {
     open.add(conn);
     ws.on('close', () => {
       open.delete(conn);
+      conn.outgoing.release();
       conn.released();
     });
   }

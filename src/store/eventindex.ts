@@ -19,6 +19,10 @@ export const SEARCH_ROW_LIMIT = 250_000;
 export const MODE_ATTRIBUTE = 'mode';
 export const PHASE_PREFIX: Readonly<Record<string, string>> = { BeginBlock: 'begin_block', EndBlock: 'end_block' };
 
+/** An indexed key is `<event type>.<attribute key>`; the character after '.' bounds a type's keys. */
+const TYPE_SEPARATOR = '.';
+const TYPE_SEPARATOR_NEXT = '/';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS comet_txs (
   hash BLOB PRIMARY KEY,
@@ -104,8 +108,8 @@ function indexedPairs(e: IndexedEvent, extraPrefix?: string): [string, string][]
   const out: [string, string][] = [];
   for (const a of e.attributes) {
     if (a.key === '' || !a.index) continue;
-    out.push([`${e.type}.${a.key}`, a.value]);
-    if (extraPrefix) out.push([`${extraPrefix}.${e.type}.${a.key}`, a.value]);
+    out.push([`${e.type}${TYPE_SEPARATOR}${a.key}`, a.value]);
+    if (extraPrefix) out.push([`${extraPrefix}${TYPE_SEPARATOR}${e.type}${TYPE_SEPARATOR}${a.key}`, a.value]);
   }
   return out;
 }
@@ -212,28 +216,30 @@ export class EventIndex {
     return this.capped(this.db.prepare(sql).all(...args) as TxPos[]);
   }
 
-  /** Tx event rows of `key` (equal to `value` when given) within the bounds. */
-  txEventRows(key: string, value: string | undefined, b: HeightBounds): TxEventRow[] {
-    const args: unknown[] = [key];
-    let sql = 'SELECT height, idx, seq, value FROM tx_events WHERE key = ?';
-    if (value !== undefined) {
-      sql += ' AND value = ?';
-      args.push(value);
-    }
-    sql += boundsSql('height', b, args) + ` LIMIT ${SEARCH_ROW_LIMIT + 1}`;
-    return this.capped(this.db.prepare(sql).all(...args) as TxEventRow[]);
+  /**
+   * Tx event rows of `key` (equal to `value` when given) within the bounds; with `withType`, also
+   * the rows of every attribute of event type `key` (`key.*`), so `<type> EXISTS` can be answered.
+   */
+  txEventRows(key: string, value: string | undefined, b: HeightBounds, withType = false): TxEventRow[] {
+    return this.eventRows<TxEventRow>('SELECT height, idx, seq, value FROM tx_events', key, value, b, withType);
   }
 
-  /** Block event rows of `key` (equal to `value` when given) within the bounds. */
-  blockEventRows(key: string, value: string | undefined, b: HeightBounds): BlockEventRow[] {
+  /** Block event rows, as txEventRows. */
+  blockEventRows(key: string, value: string | undefined, b: HeightBounds, withType = false): BlockEventRow[] {
+    return this.eventRows<BlockEventRow>('SELECT height, seq, value FROM block_events', key, value, b, withType);
+  }
+
+  private eventRows<T>(select: string, key: string, value: string | undefined, b: HeightBounds, withType: boolean): T[] {
     const args: unknown[] = [key];
-    let sql = 'SELECT height, seq, value FROM block_events WHERE key = ?';
+    // `type.` ≤ k < `type/` holds exactly the keys that begin with `type.` ('/' follows '.')
+    let sql = `${select} WHERE (key = ?${withType ? ' OR (key >= ? AND key < ?)' : ''})`;
+    if (withType) args.push(`${key}${TYPE_SEPARATOR}`, `${key}${TYPE_SEPARATOR_NEXT}`);
     if (value !== undefined) {
       sql += ' AND value = ?';
       args.push(value);
     }
     sql += boundsSql('height', b, args) + ` LIMIT ${SEARCH_ROW_LIMIT + 1}`;
-    return this.capped(this.db.prepare(sql).all(...args) as BlockEventRow[]);
+    return this.capped(this.db.prepare(sql).all(...args) as T[]);
   }
 
   private capped<T>(rows: T[]): T[] {

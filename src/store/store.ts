@@ -12,6 +12,8 @@ import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
 /** Blocks kept decoded in memory by each Store (immutable once committed). */
 export const BLOCK_CACHE_SIZE = 32;
+/** Block hashes by height kept per Store (a log answer names the block of each log). */
+export const BLOCK_HASH_CACHE_SIZE = 4_096;
 /** Prepared log-query statements kept per Store. */
 export const LOG_STATEMENT_CACHE_SIZE = 64;
 /** Bytes of trie nodes kept in memory by the chain thread's TrieDB (the writer's working set). */
@@ -57,7 +59,41 @@ CREATE TABLE IF NOT EXISTS logs (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS logs_address ON logs(address, height);
 CREATE INDEX IF NOT EXISTS logs_t0 ON logs(t0, height);
+-- topic positions 1-3 (indexed event arguments: Transfer's from/to, ...): added after the first release;
+-- the writer's open creates them on an existing database (IF NOT EXISTS), before any reader opens it
+CREATE INDEX IF NOT EXISTS logs_t1 ON logs(t1, height);
+CREATE INDEX IF NOT EXISTS logs_t2 ON logs(t2, height);
+CREATE INDEX IF NOT EXISTS logs_t3 ON logs(t3, height);
 `;
+
+/**
+ * A log query chooses ONE index to walk: every constrained column (address, t0..t3) has one. It counts
+ * at most this many rows of each candidate in the block range and walks the one with the fewest, so a
+ * query by a rare topic is not answered by walking a token's million Transfer rows. On a tie (every
+ * probe full) the topic 1-3 indexes win: they hold event arguments (holders, ids), which are far more
+ * selective than a contract address or an event signature.
+ */
+export const LOG_INDEX_PROBE_ROWS = 1_024;
+
+/** The log columns a query can constrain, each with its index (see SCHEMA), in tie-break order. */
+const LOG_COLUMNS = ['t1', 't2', 't3', 'address', 't0'] as const;
+const TOPIC_COLUMNS = ['t0', 't1', 't2', 't3'] as const;
+type LogColumn = (typeof LOG_COLUMNS)[number];
+const LOG_INDEX: Record<LogColumn, string> = {
+  address: 'logs_address',
+  t0: 'logs_t0',
+  t1: 'logs_t1',
+  t2: 'logs_t2',
+  t3: 'logs_t3',
+};
+
+/** A log query: block range, address set (empty: any), topic sets by position (null/empty: any). */
+export interface LogQuery {
+  from: bigint;
+  to: bigint;
+  addresses: Uint8Array[];
+  topics: (Uint8Array[] | null)[];
+}
 
 /** What the consensus engine stores per height (opaque to the store). */
 export interface CometRecord {
@@ -110,6 +146,7 @@ export class Store {
   private readonly stmts;
   private readonly blockCache = new Lru<bigint, EvmBlock>(BLOCK_CACHE_SIZE);
   private readonly cometCache = new Lru<bigint, CometRecord>(BLOCK_CACHE_SIZE);
+  private readonly hashCache = new Lru<number, Uint8Array>(BLOCK_HASH_CACHE_SIZE);
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
 
@@ -134,6 +171,7 @@ export class Store {
       triePut: this.db.prepare('INSERT OR IGNORE INTO trie (k, v) VALUES (?, ?)'),
       latest: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM blocks'),
       blockByHeight: this.db.prepare<[number], { evm: Buffer }>('SELECT evm FROM blocks WHERE height = ?'),
+      hashByHeight: this.db.prepare<[number], { hash: Buffer }>('SELECT hash FROM blocks WHERE height = ?'),
       cometByHeight: this.db.prepare<[number], { rec: Buffer }>('SELECT rec FROM comet WHERE height = ?'),
       putComet: this.db.prepare('INSERT INTO comet (height, rec) VALUES (?, ?)'),
       latestComet: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM comet'),
@@ -215,6 +253,17 @@ export class Store {
     return b;
   }
 
+  /** The hash of block `height` without decoding the block (log answers). */
+  blockHash(height: number): Uint8Array | undefined {
+    let h = this.hashCache.get(height);
+    if (h) return h;
+    const row = this.stmts.hashByHeight.get(height);
+    if (!row) return undefined;
+    h = new Uint8Array(row.hash);
+    this.hashCache.set(height, h);
+    return h;
+  }
+
   cometRecord(height: bigint): CometRecord | undefined {
     let c = this.cometCache.get(height);
     if (c) return c;
@@ -251,28 +300,79 @@ export class Store {
   }
 
   /**
-   * Log rows in [from, to] matching an address set and the first topic set (the selective columns);
-   * the caller applies the remaining topic positions. Ordered by (height, log_index). Stops at `limit`.
+   * Log rows in [from, to] matching the address set and every topic position, in (height, log_index)
+   * order. `limit` counts matching rows only (0: no limit): a caller asks for cap + 1 to tell "more
+   * than cap". Answered from the index of the most selective constrained column (LOG_INDEX_PROBE_ROWS).
    */
-  logRows(from: bigint, to: bigint, addresses: Uint8Array[], topic0: Uint8Array[] | null, limit: number): StoredLog[] {
-    const where = ['height BETWEEN ? AND ?'];
-    const args: unknown[] = [Number(from), Number(to)];
-    if (addresses.length > 0) {
-      where.push(`address IN (${addresses.map(() => '?').join(',')})`);
-      args.push(...addresses.map(buf));
-    }
-    if (topic0 && topic0.length > 0) {
-      where.push(`t0 IN (${topic0.map(() => '?').join(',')})`);
-      args.push(...topic0.map(buf));
-    }
-    const sql = `SELECT height, log_index, tx_index, packed FROM logs WHERE ${where.join(' AND ')} ORDER BY height, log_index LIMIT ?`;
+  logRows(q: LogQuery, limit: number): StoredLog[] {
+    const { sql, args } = this.logSelect(q, this.logIndexFor(q));
+    const rows = this.logStatement(limit > 0 ? `${sql} LIMIT ?` : sql).all(...args, ...(limit > 0 ? [limit] : [])) as [
+      number,
+      number,
+      number,
+      Buffer,
+    ][];
+    // no ORDER BY in SQL: with an IN list SQLite would sort every match before the LIMIT applies
+    rows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    return rows.map(([h, li, ti, p]) => unpackLog(h, li, ti, p));
+  }
+
+  /** SQLite's plan of logRows(q) (tests: which index answers a query shape). */
+  logQueryPlan(q: LogQuery): string[] {
+    const { sql, args } = this.logSelect(q, this.logIndexFor(q));
+    return (this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail);
+  }
+
+  private logStatement(sql: string): Database.Statement {
     let stmt = this.logStmts.get(sql);
     if (!stmt) {
       stmt = this.db.prepare(sql).raw(true);
       this.logStmts.set(sql, stmt);
     }
-    return (stmt.all(...args, limit) as [number, number, number, Buffer][]).map(([h, li, ti, p]) => unpackLog(h, li, ti, p));
+    return stmt;
   }
 
+  /** the constrained column whose index holds the fewest rows of the range (probe of LOG_INDEX_PROBE_ROWS) */
+  private logIndexFor(q: LogQuery): LogColumn | undefined {
+    const values = logColumnValues(q);
+    let best: LogColumn | undefined;
+    let bestCount = Infinity;
+    for (const col of LOG_COLUMNS) {
+      const vals = values[col];
+      if (vals === undefined) continue;
+      const where = `${col} IN (${vals.map(() => '?').join(',')}) AND height BETWEEN ? AND ?`;
+      const probe = `SELECT count(*) FROM (SELECT 1 FROM logs INDEXED BY ${LOG_INDEX[col]} WHERE ${where} LIMIT ${LOG_INDEX_PROBE_ROWS})`;
+      const [n] = this.logStatement(probe).get(...vals.map(buf), Number(q.from), Number(q.to)) as [number];
+      if (n < bestCount) {
+        best = col;
+        bestCount = n;
+      }
+      if (n === 0) break;
+    }
+    return best;
+  }
+
+  private logSelect(q: LogQuery, index: LogColumn | undefined): { sql: string; args: unknown[] } {
+    const where = ['height BETWEEN ? AND ?'];
+    const args: unknown[] = [Number(q.from), Number(q.to)];
+    const values = logColumnValues(q);
+    for (const col of LOG_COLUMNS) {
+      const vals = values[col];
+      if (vals === undefined) continue;
+      where.push(`${col} IN (${vals.map(() => '?').join(',')})`);
+      args.push(...vals.map(buf));
+    }
+    const from = index === undefined ? 'logs' : `logs INDEXED BY ${LOG_INDEX[index]}`;
+    return { sql: `SELECT height, log_index, tx_index, packed FROM ${from} WHERE ${where.join(' AND ')}`, args };
+  }
 }
 
+/** The value set each constrained column must match (absent: any value). */
+function logColumnValues(q: LogQuery): Partial<Record<LogColumn, Uint8Array[]>> {
+  const out: Partial<Record<LogColumn, Uint8Array[]>> = {};
+  if (q.addresses.length > 0) out.address = q.addresses;
+  q.topics.slice(0, 4).forEach((t, i) => {
+    if (t && t.length > 0) out[TOPIC_COLUMNS[i]!] = t;
+  });
+  return out;
+}

@@ -122,3 +122,21 @@ export interface CallRequest {
   accessList?: AccessListItem[];
   type?: number;
 }
+
+/** Who asks for a long-running job (a call, a trace): for fair scheduling and cancelling. */
+export interface CallOrigin {
+  /** a key per client connection: queues take turns between clients */
+  readonly client?: string;
+  /** aborted when the client has gone away: the job stops */
+  readonly signal?: AbortSignal;
+  /** epoch ms by which the transport needs the answer (HTTP: before http-timeout cuts the connection) */
+  readonly answerBy?: number;
+}
+
+/** eth_createAccessList's answer, decoded. */
+export interface AccessListResult {
+  accessList: AccessListItem[];
+  gasUsed: bigint;
+  /** geth's VM error text when the call failed with the final list */
+  vmError: string | undefined;
+}

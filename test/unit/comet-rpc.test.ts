@@ -237,6 +237,8 @@ describe('event index: the kv indexer semantics', () => {
     assert.deepEqual(txs('amount.value >= 7.5'), ['2/0']);
     assert.deepEqual(txs("account.owner CONTAINS 'Iv'"), ['1/0', '1/1']);
     assert.deepEqual(txs('account.owner EXISTS'), ['1/0', '1/1', '2/0']);
+    assert.deepEqual(txs('transfer EXISTS'), ['1/0'], 'an event type EXISTS');
+    assert.deepEqual(txs('note EXISTS'), [], 'only index:true attributes');
     assert.deepEqual(txs("note.secret = 'x'"), []);
     assert.deepEqual(txs('account.number > DATE 2020-01-01'), [], 'date ranges match nothing');
   });
@@ -258,7 +260,10 @@ describe('event index: the kv indexer semantics', () => {
     assert.deepEqual(heights('block.height > 1'), [2, 3]);
     assert.deepEqual(heights('evm_fee_market.base_fee < 1000'), [2, 3]);
     assert.deepEqual(heights('begin_block.evm_fee_market.base_fee < 1000 AND block.height <= 2'), [2]);
-    assert.deepEqual(heights('end_block.block_bloom EXISTS'), []);
+    assert.deepEqual(heights('end_block.block_bloom EXISTS'), [1], 'an event type EXISTS: any of its attributes');
+    assert.deepEqual(heights('begin_block.evm_fee_market EXISTS AND block.height >= 2'), [2, 3]);
+    assert.deepEqual(heights('begin_block.block_bloom EXISTS'), []);
+    assert.deepEqual(heights('evm_fee_market.base EXISTS'), [], 'a key prefix is not an event type');
     assert.deepEqual(heights("end_block.block_bloom.bloom = '00'"), [1]);
     assert.deepEqual(heights("begin_block.block_bloom.bloom = '00'"), [], 'block_bloom is an EndBlock event');
   });
@@ -331,7 +336,6 @@ describe('event bus and WebSocket sessions', () => {
           if (autoFlush) done?.();
           else pending.push(() => done?.());
         },
-        bufferedAmount: () => 0,
         close: () => undefined,
       },
     };

@@ -123,6 +123,8 @@ describe('loadOptions: defaults and precedence', () => {
     rejectsConfig(() => loadOptions(h, { 'minimum-gas-prices': '1uatom' }), 'minimum-gas-prices', 'unknown denom "uatom"');
     rejectsConfig(() => loadOptions(h, { 'minimum-gas-prices': '0.5aferry' }), 'minimum-gas-prices', 'whole number');
     rejectsConfig(() => loadOptions(h, { 'minimum-gas-prices': 'aferry' }), 'minimum-gas-prices', 'malformed');
+    assert.equal(parseMinimumGasPrices(`${(2n ** 256n - 1n) / 21_000n}aferry`), (2n ** 256n - 1n) / 21_000n);
+    rejectsConfig(() => loadOptions(h, { 'minimum-gas-prices': `${2n ** 256n - 1n}aferry` }), 'minimum-gas-prices', 'is above the maximum');
   });
 });
 

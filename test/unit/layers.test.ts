@@ -25,6 +25,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   evm: 3,
   keystore: 3,
   consensus: 3,
+  abci: 3,
   chain: 4,
   evmrpc: 5,
   cometrpc: 5,

@@ -7,6 +7,7 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
+import { checksumAddress } from '../../config/devaccounts.js';
 import type { BlockContext, EvmRunner, SimCall, SimOverrides } from '../executor.js';
 import type { DecodedTx } from '../tx.js';
 import { effectiveTip } from '../tx.js';
@@ -43,13 +44,29 @@ export async function createTracer(opts: TraceOptions, state: SyncState, deadlin
       return new NoopTracer();
   }
   const legacy = LEGACY_TRACERS[name];
-  if (legacy !== undefined) return JsTracer.create(legacy, opts.tracerConfig, state, deadline);
+  if (legacy !== undefined) return JsTracer.create(legacy, opts.tracerConfig, state, deadline, opts.maxResultSize);
   if (IDENTIFIER.test(name)) throw new TraceError(`tracer not found: ${name}`);
-  return JsTracer.create(name, opts.tracerConfig, state, deadline);
+  return JsTracer.create(name, opts.tracerConfig, state, deadline, opts.maxResultSize);
 }
 
 /** One tx's outcome in a block trace (geth's txTraceResult without the hash). */
 export type TxTraceOutcome = { result: unknown } | { error: string };
+
+/**
+ * geth's text for a tx that fails the checks before execution (core/state_transition.go preCheck,
+ * buyGas), from ethereumjs' message; other failures keep ethereumjs' first sentence.
+ */
+export function precheckText(e: unknown, from: Uint8Array): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const nonce = /account has nonce of: (\d+) tx has nonce of: (\d+)/.exec(msg);
+  if (nonce) {
+    const [state, tx] = [BigInt(nonce[1]!), BigInt(nonce[2]!)];
+    return `nonce too ${tx > state ? 'high' : 'low'}: address ${checksumAddress(from)}, tx: ${tx} state: ${state}`;
+  }
+  const funds = /(?:upfront|max) cost is: (\d+) and the sender's account \(.*?\) only has: (\d+)/.exec(msg);
+  if (funds) return `insufficient funds for gas * price + value: address ${checksumAddress(from)} have ${funds[2]} want ${funds[1]}`;
+  return msg.replace(/ \((?:vm hf|tx type)=[\s\S]*$/, '');
+}
 
 /** Runs transactions with tracers on a dedicated EvmRunner. Not re-entrant: callers serialize. */
 export class TraceEngine {
@@ -81,6 +98,8 @@ export class TraceEngine {
     txs: DecodedTx[],
     opts: TraceOptions,
     traced?: number,
+    /** a tx failing the pre-execution checks gets an error entry and the block goes on (geth); else the call fails */
+    tolerant = false,
   ): Promise<TxTraceOutcome[]> {
     await this.runner.reset(parentRoot);
     const block = this.runner.ethBlock(ctx);
@@ -100,7 +119,15 @@ export class TraceEngine {
       } else {
         const position: TxPosition = { blockHash, txHash: d.evm.hash, txIndex: i };
         const env = await this.txEnv(d.tx, d.evm.from, ctx, effectiveTip(d.evm, ctx.baseFee), position, logs);
-        const traced1 = await this.traceOne(opts, env, deadline, run);
+        let traced1;
+        try {
+          traced1 = await this.traceOne(opts, env, deadline, run);
+        } catch (e) {
+          // runTx rolls its journal back when a check fails, so the block can go on
+          if (!tolerant || e instanceof TraceError) throw e;
+          out.push({ error: `tracing failed: ${precheckText(e, d.evm.from)}` });
+          continue;
+        }
         res = traced1.res;
         out.push(traced1.outcome);
       }
@@ -124,7 +151,7 @@ export class TraceEngine {
       const t = tracer;
       let started = false;
       const res = await this.host.trace(t, deadline, 0, () =>
-        this.runner.simulate(root, ctx, call, overrides, Infinity, async (tx: TypedTransaction, block) => {
+        this.runner.simulate(root, ctx, call, overrides, undefined, async (tx: TypedTransaction, block) => {
           const from = call.from ?? new Uint8Array(20);
           const env = await this.txEnv(tx, from, { ...ctx, baseFee: block.header.baseFeePerGas ?? 0n }, 0n, undefined, 0);
           await t.onTxStart?.(env);

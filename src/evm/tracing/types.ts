@@ -22,6 +22,11 @@ export interface TraceOptions {
   enableReturnData: boolean;
   /** max struct log entries (0 = no limit) */
   limit: number;
+  /**
+   * set by the node, not the client: max characters of a result's JSON (json-rpc.trace-result-max-size;
+   * 0/absent = unlimited). A JS tracer's result text is checked before it is parsed.
+   */
+  maxResultSize?: number;
 }
 
 /** geth's defaultTraceTimeout */
@@ -144,6 +149,12 @@ export interface Tracer {
 export class TraceError extends Error {}
 
 export const TIMEOUT_MESSAGE = 'execution timeout';
+
+export const RESULT_TOO_LARGE = 'trace result too large';
+/** The error of a result over json-rpc.trace-result-max-size (`size`, `limit`: characters of JSON). */
+export function resultTooLarge(size: number, limit: number): string {
+  return `${RESULT_TOO_LARGE}: ${size} bytes, over the limit of ${limit} (json-rpc.trace-result-max-size)`;
+}
 
 /** The trace ran past its deadline. */
 export class TraceTimeout extends TraceError {

@@ -20,7 +20,7 @@ import { PRECOMPILE_COUNT } from '../fourbyte.js';
 import { opName } from '../opcodes.js';
 import { bytes32, hexOf } from '../structlog.js';
 import type { SyncState } from '../syncstate.js';
-import { TraceError, TraceTimeout, type FrameEnd, type FrameStart, type Step, type Tracer, type TxEnd, type TxEnv } from '../types.js';
+import { resultTooLarge, TraceError, TraceTimeout, type FrameEnd, type FrameStart, type Step, type Tracer, type TxEnd, type TxEnv } from '../types.js';
 import { PRELUDE } from './prelude.js';
 
 /** heap limit of one JS tracer */
@@ -83,16 +83,17 @@ export class JsTracer implements Tracer {
     private readonly vm: QuickJSContext,
     private readonly state: SyncState,
     private readonly deadline: number,
+    private readonly maxResultSize: number,
   ) {}
 
   /** Compiles `code` (a JS object expression) and runs its setup(config). Throws TraceError. */
-  static async create(code: string, config: unknown, state: SyncState, deadline: number): Promise<JsTracer> {
+  static async create(code: string, config: unknown, state: SyncState, deadline: number, maxResultSize = 0): Promise<JsTracer> {
     const mod = await newQuickJSWASMModuleFromVariant(quickjsVariant());
     const rt = mod.newRuntime();
     rt.setMemoryLimit(JS_TRACER_MEMORY_LIMIT);
     rt.setMaxStackSize(JS_TRACER_STACK_LIMIT);
     rt.setInterruptHandler(() => Date.now() > deadline);
-    const t = new JsTracer(rt.newContext(), state, deadline);
+    const t = new JsTracer(rt.newContext(), state, deadline, maxResultSize);
     t.installHost();
     t.eval(PRELUDE, 'prelude');
     const obj = t.eval(`(${code})`, 'tracer');
@@ -298,7 +299,9 @@ export class JsTracer implements Tracer {
     if (obj.error) throw new TraceError(this.describe(obj.error));
     const out = this.call(this.fns.result, 'result', obj.value);
     if (this.err !== undefined) throw new TraceError(this.err);
-    return JSON.parse(out as string);
+    const text = out as string;
+    if (this.maxResultSize > 0 && text.length > this.maxResultSize) throw new TraceError(resultTooLarge(text.length, this.maxResultSize));
+    return JSON.parse(text);
   }
 
   /** The sandbox is dropped whole (its WebAssembly memory with it); nothing is disposed one by one. */

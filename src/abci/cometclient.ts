@@ -1,0 +1,54 @@
+/**
+ * The local CometBFT node's RPC, as the application side needs it: `broadcast_tx_sync` for
+ * eth_sendRawTransaction under CometBFT (the tx enters CometBFT's mempool, which gossips it; CometBFT
+ * calls CheckTx on ferry's mempool connection and returns its answer).
+ */
+import { formatHostPort, parseLaddr } from '../config/address.js';
+
+/** How long a broadcast may take before the caller gets an error. */
+export const BROADCAST_TIMEOUT_MS = 10_000;
+
+export interface BroadcastResult {
+  code: number;
+  log: string;
+  /** the native tx hash (SHA-256) CometBFT reports */
+  hash: string;
+}
+
+/** CometBFT mempool errors (JSON-RPC `error.data`) → geth's texts. */
+const MEMPOOL_ERRORS: readonly [RegExp, string][] = [
+  [/tx already exists in cache/, 'already known'],
+  [/mempool is full/, 'txpool is full'],
+  [/tx too large/, 'oversized data'],
+];
+
+export class CometRpcError extends Error {}
+
+/** `tcp://host:port` → `http://host:port` */
+export function rpcUrl(laddr: string): string {
+  const a = parseLaddr(laddr);
+  if (!a) throw new CometRpcError(`malformed CometBFT RPC address ${JSON.stringify(laddr)}`);
+  return `http://${formatHostPort(a)}`;
+}
+
+export async function broadcastTxSync(url: string, tx: Uint8Array): Promise<BroadcastResult> {
+  let body: { result?: { code: number; log: string; hash: string }; error?: { message: string; data?: string } };
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'broadcast_tx_sync', params: { tx: Buffer.from(tx).toString('base64') } }),
+      signal: AbortSignal.timeout(BROADCAST_TIMEOUT_MS),
+    });
+    body = (await res.json()) as typeof body;
+  } catch (e) {
+    throw new CometRpcError(`cannot reach CometBFT at ${url}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (body.error) {
+    const detail = `${body.error.data ?? ''} ${body.error.message}`;
+    for (const [re, text] of MEMPOOL_ERRORS) if (re.test(detail)) return { code: 1, log: text, hash: '' };
+    return { code: 1, log: (body.error.data ?? body.error.message).trim(), hash: '' };
+  }
+  if (!body.result) throw new CometRpcError(`CometBFT at ${url} answered neither result nor error`);
+  return { code: body.result.code, log: body.result.log, hash: body.result.hash };
+}

@@ -1,0 +1,91 @@
+/**
+ * Surface A's `eth` methods beyond the execution-apis core table (methods.ts): geth's
+ * eth_getHeaderByNumber / eth_getHeaderByHash and eth_createAccessList, and SPEC.md's lower-case
+ * spelling eth_getTransactionbyBlockNumberAndIndex (the same handler as the canonical name).
+ *
+ * eth_createAccessList follows geth's AccessList (internal/ethapi/api.go): the state of the
+ * block, state overrides first; fee defaults as geth's setFeeDefaults after London (tip = the
+ * suggested tip, fee cap = tip + 2 × the block's base fee), so the sender must afford
+ * gas × fee cap + value; then CallDefaults (gas = the gas cap, or 2^63 - 1 without one); then
+ * runs until the list is stable (chain/simulator.ts, on the call workers).
+ */
+import { serverError } from '../lib/errors.js';
+import { hash } from '../jsonrpc/codecs.js';
+import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { AccessListResult, CallOrigin, Hash } from '../types/chain.js';
+import type { BlockSelector, CallRequest, EvmBackend, StateOverrides } from './backend.js';
+import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
+import { formatAccessListResult, formatHeader, hexQuantity, type RpcAccessListResult, type RpcHeader } from './format.js';
+import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';
+
+export interface ExtraBackend extends Pick<EvmBackend, 'chainId' | 'resolveBlock' | 'blockByNumber' | 'blockByHash' | 'maxPriorityFeePerGas'> {
+  /** `req.gas` is always set; runs on the call workers */
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
+}
+
+export interface ExtraMethodsInfo {
+  /** eth_call gas cap (0 = none) */
+  gasCap: bigint;
+  /** answer deadline of a simulation, ms (0 = none) */
+  evmTimeoutMs: number;
+}
+
+/** geth's gas when neither the call nor the cap sets one: math.MaxUint64 / 2 */
+const UNCAPPED_GAS = (1n << 63n) - 1n;
+
+/** SPEC.md's spelling of eth_getTransactionByBlockNumberAndIndex */
+export const LOWER_CASE_ALIAS = { alias: 'eth_getTransactionbyBlockNumberAndIndex', of: 'eth_getTransactionByBlockNumberAndIndex' } as const;
+
+function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
+  return { params, handler };
+}
+
+/** geth's setFeeDefaults (London and later) on a call, given the block's base fee and the suggested tip. */
+function feeDefaults(req: CallRequest, baseFee: bigint, suggestedTip: () => bigint): CallRequest {
+  const hex = hexQuantity;
+  if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
+    throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+  }
+  if (req.gasPrice !== undefined) {
+    if (req.gasPrice === 0n) throw serverError('gasPrice must be non-zero after london fork');
+    return req;
+  }
+  if (req.maxFeePerGas !== undefined && req.maxPriorityFeePerGas !== undefined) {
+    if (req.maxFeePerGas === 0n) throw serverError('maxFeePerGas must be non-zero');
+  }
+  const tip = req.maxPriorityFeePerGas ?? suggestedTip();
+  const feeCap = req.maxFeePerGas ?? tip + 2n * baseFee;
+  if (feeCap < tip) throw serverError(`maxFeePerGas (${hex(feeCap)}) < maxPriorityFeePerGas (${hex(tip)})`);
+  return { ...req, maxFeePerGas: feeCap, maxPriorityFeePerGas: tip };
+}
+
+export function createExtraEthMethods(backend: ExtraBackend, info: ExtraMethodsInfo, core: MethodTable): MethodTable {
+  const canonical = core[LOWER_CASE_ALIAS.of];
+  if (canonical === undefined) throw new Error(`${LOWER_CASE_ALIAS.of} is not in the core table`);
+
+  const table: Record<string, MethodSpec> = {
+    eth_getHeaderByNumber: spec([blockNumberOrTag], ([sel]: [BlockSelector]): RpcHeader | null => {
+      const n = backend.resolveBlock(sel);
+      const block = n === undefined ? undefined : backend.blockByNumber(n);
+      return block === undefined ? null : formatHeader(block.header);
+    }),
+    eth_getHeaderByHash: spec([hash], ([h]: [Hash]): RpcHeader | null => {
+      const block = backend.blockByHash(h);
+      return block === undefined ? null : formatHeader(block.header);
+    }),
+    eth_createAccessList: spec(
+      [callArgs, blockOrDefault(blockNumberOrTagOrHash), stateOverrides],
+      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext): Promise<RpcAccessListResult> => {
+        const n = stateBlockNumber(backend, sel);
+        const baseFee = backend.blockByNumber(n)?.header.baseFeePerGas ?? 0n;
+        const { chainId, ...rest } = args;
+        const priced = feeDefaults(rest, baseFee, () => backend.maxPriorityFeePerGas());
+        const req = callDefaults({ ...priced, chainId }, backend.chainId, info.gasCap, true);
+        const result = await withDeadline(backend.createAccessList({ ...req, gas: req.gas ?? UNCAPPED_GAS }, n, overrides, ctx), info.evmTimeoutMs);
+        return formatAccessListResult(result);
+      },
+    ),
+    [LOWER_CASE_ALIAS.alias]: canonical,
+  };
+  return Object.freeze(table);
+}

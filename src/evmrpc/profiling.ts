@@ -1,0 +1,73 @@
+/**
+ * Surface A's debug profiling methods, geth's names with Node's equivalents (docs/compatibility.md):
+ * debug_startCPUProfile / debug_stopCPUProfile / debug_cpuProfile write a V8 CPU profile
+ * (`.cpuprofile` JSON), debug_writeMemProfile a V8 heap snapshot, debug_memStats, debug_gcStats and
+ * debug_stacks report the RPC thread's memory, garbage collections and JavaScript stack.
+ *
+ * Registered only when `json-rpc.enable-profiling` is on (and answered only when `debug` is among
+ * the enabled namespaces); otherwise they do not exist, as on geth without them. A file name from
+ * the client is reduced to its base name and written under the node's `<home>/profiles/`; a base
+ * name that is empty, `.`/`..` or has characters beyond [A-Za-z0-9._-] is refused.
+ */
+import { invalidParams } from '../lib/errors.js';
+import { jsonKind } from '../lib/hex.js';
+import { optional, string } from '../jsonrpc/codecs.js';
+import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+
+/** The port: node/profiler.ts implements it over node:inspector and node:v8. */
+export interface Profiler {
+  /** throws `CPU profiling already in progress` */
+  startCpuProfile(file: string): Promise<void>;
+  /** throws `CPU profiling not in progress` */
+  stopCpuProfile(): Promise<void>;
+  writeHeapSnapshot(file: string): void;
+  memStats(): Record<string, unknown>;
+  gcStats(): Record<string, unknown>;
+  stacks(filter: string | undefined): string;
+}
+
+/** the longest debug_cpuProfile a client may ask for, seconds */
+export const MAX_CPU_PROFILE_SECONDS = 600;
+
+/** Go's uint from a JSON number */
+const seconds: ParamCodec<number> = {
+  name: 'seconds',
+  decode: (v, i) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+      throw invalidParams(`invalid argument ${i}: json: cannot unmarshal ${typeof v === 'number' ? 'number ' + String(v) : jsonKind(v)} into Go value of type uint`);
+    }
+    if (v > MAX_CPU_PROFILE_SECONDS) throw invalidParams(`invalid argument ${i}: at most ${MAX_CPU_PROFILE_SECONDS} seconds`);
+    return v;
+  },
+};
+
+function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
+  return { params, handler };
+}
+
+export function createProfilingMethods(profiler: Profiler): MethodTable {
+  const table: Record<string, MethodSpec> = {
+    debug_startCPUProfile: spec([string], async ([file]: [string]) => {
+      await profiler.startCpuProfile(file);
+      return null;
+    }),
+    debug_stopCPUProfile: spec([], async () => {
+      await profiler.stopCpuProfile();
+      return null;
+    }),
+    debug_cpuProfile: spec([string, seconds], async ([file, nsec]: [string, number]) => {
+      await profiler.startCpuProfile(file);
+      await new Promise((resolve) => setTimeout(resolve, nsec * 1000));
+      await profiler.stopCpuProfile();
+      return null;
+    }),
+    debug_writeMemProfile: spec([string], ([file]: [string]) => {
+      profiler.writeHeapSnapshot(file);
+      return null;
+    }),
+    debug_memStats: spec([], () => profiler.memStats()),
+    debug_gcStats: spec([], () => profiler.gcStats()),
+    debug_stacks: spec([optional(string)], ([filter]: [string | undefined]) => profiler.stacks(filter)),
+  };
+  return Object.freeze(table);
+}

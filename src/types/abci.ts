@@ -1,0 +1,76 @@
+/**
+ * The application interface, shaped after ABCI 2.0 (CometBFT v0.38). Two drivers call it: the embedded
+ * engine (src/consensus/engine.ts) and the ABCI socket server that real CometBFT talks to
+ * (src/abci/). The application (src/chain/app.ts) does not know which one drives it.
+ */
+import type { AbciEvent, FinalizeBlockResponse, InfoResponse, ValidatorUpdate } from './cometbft.js';
+
+export type { AbciEvent, AbciEventAttribute, ExecTxResult, FinalizeBlockResponse, InfoResponse, ValidatorUpdate } from './cometbft.js';
+
+export interface CheckTxResult {
+  code: number;
+  log: string;
+  codespace: string;
+  gasWanted: bigint;
+  gasUsed: bigint;
+  data: Uint8Array;
+  events: AbciEvent[];
+}
+
+export interface FinalizeBlockRequest {
+  height: bigint;
+  /** unix milliseconds (ferry's block times have millisecond precision) */
+  timeMs: number;
+  /** the CometBFT header hash: also the EVM block hash */
+  hash: Uint8Array;
+  proposerAddress: Uint8Array;
+  txs: Uint8Array[];
+}
+
+/** abci.RequestInitChain (what CometBFT hands over at genesis). */
+export interface InitChainRequest {
+  chainId: string;
+  /** genesis time, unix milliseconds */
+  timeMs: number;
+  validators: ValidatorUpdate[];
+  /** the `app_state` of genesis.json, as JSON bytes */
+  appStateBytes: Uint8Array;
+  initialHeight: bigint;
+}
+
+/** abci.RequestPrepareProposal / RequestProcessProposal: the txs CometBFT's mempool (or a proposer) supplied. */
+export interface ProposalRequest {
+  height: bigint;
+  timeMs: number;
+  txs: Uint8Array[];
+  /** PrepareProposal only: the byte budget of the txs */
+  maxTxBytes?: number;
+}
+
+export interface Application {
+  info(): InfoResponse;
+  /**
+   * Called on an empty store (again after a crash before the first block; idempotent); returns the
+   * genesis app hash. `req` comes from CometBFT (the ABCI driver) and is checked against the genesis
+   * the application was started with.
+   */
+  initChain(req?: InitChainRequest): Promise<Uint8Array>;
+  checkTx(tx: Uint8Array): Promise<CheckTxResult>;
+  /** CheckTx RECHECK after a commit: still valid against the new state? (evicts from the pool if not) */
+  recheckTx(tx: Uint8Array): Promise<CheckTxResult>;
+  /** the embedded engine's proposal: the app orders the block's txs from its own pool */
+  prepareProposal(req: { height: bigint; timeMs: number; maxTxBytes: number }): Uint8Array[];
+  /** CometBFT's proposal: orders `req.txs` (nonce order per sender, fee priority) and drops what would fail */
+  orderProposal(req: ProposalRequest): Promise<Uint8Array[]>;
+  /** a proposal from another validator: false rejects it (deterministic: block + state only) */
+  processProposal(req: ProposalRequest): Promise<boolean>;
+  finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse>;
+  /** synchronous; runs inside the driver's block transaction — persists what FinalizeBlock computed */
+  commit(): void;
+  /** after the block transaction committed (caches, mempool recheck, notifications) */
+  afterCommit(): Promise<void>;
+  /** the block transaction failed or was abandoned: drop what FinalizeBlock computed */
+  abortBlock(): Promise<void>;
+  /** number of txs waiting (for block-on-tx) */
+  pendingCount(): number;
+}

@@ -1,0 +1,292 @@
+/**
+ * Real CometBFT v0.38 networks for end-to-end tests: `ferry testnet` writes the homes (a real ferry
+ * process run once), then each node runs as two real processes on loopback — `ferry start` (the
+ * application, --with-cometbft=false) and `cometbft start`. Output goes to `<dir>/<node>-<proc>.log`.
+ *
+ * The cometbft binary: $FERRY_COMETBFT_BIN, then $(go env GOPATH)/bin/cometbft, then PATH. Without
+ * one, `cometbftOrSkip` skips loudly — except under CI=true, where it fails.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { FERRY_BIN } from './paths.js';
+
+const PORTS_PER_NODE = 10;
+const START_TIMEOUT_MS = 90_000;
+const POLL_MS = 100;
+const LOG_TAIL = 40;
+
+export function findCometbft(): string | undefined {
+  const env = process.env.FERRY_COMETBFT_BIN;
+  if (env) return existsSync(env) ? env : undefined;
+  try {
+    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const p = join(gopath, 'bin', 'cometbft');
+    if (gopath && existsSync(p)) return p;
+  } catch {
+    // no go toolchain: try PATH
+  }
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const p = join(dir, 'cometbft');
+    if (dir && existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/**
+ * The cometbft binary, or a skip reason (printed loudly) when there is none outside CI. Under
+ * CI=true a missing binary throws: the suite must not pass without running these tests.
+ */
+export function cometbftOrSkip(): { bin: string; skip: false } | { bin: undefined; skip: string } {
+  const bin = findCometbft();
+  if (bin) return { bin, skip: false };
+  const msg = 'no cometbft binary (FERRY_COMETBFT_BIN, $(go env GOPATH)/bin/cometbft, PATH): install it with `go install github.com/cometbft/cometbft/cmd/cometbft@v0.38.26`';
+  if (process.env.CI === 'true') throw new Error(`${msg} — required under CI`);
+  process.stderr.write(`\n!!!!!!!!!! SKIPPING the CometBFT network tests: ${msg} !!!!!!!!!!\n\n`);
+  return { bin: undefined, skip: msg };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A base port whose next `count` ports are all free on 127.0.0.1. */
+async function freeRange(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 35_000);
+    let ok = true;
+    for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
+    if (ok) return base;
+  }
+  throw new Error('no free port range');
+}
+
+function tail(file: string, lines = LOG_TAIL): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+  } catch {
+    return '(no output)';
+  }
+}
+
+export async function rpc<T = unknown>(url: string, method: string, params: unknown = []): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = (await res.json()) as { result?: T; error?: { message: string; data?: unknown } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}${body.error.data ? ` (${JSON.stringify(body.error.data)})` : ''}`);
+  return body.result as T;
+}
+
+class Proc {
+  private child: ChildProcess | undefined;
+  private exit: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly label: string,
+    readonly logFile: string,
+    private readonly cmd: string,
+    private readonly args: string[],
+    private readonly registry: Set<ChildProcess>,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  start(): void {
+    if (this.child) throw new Error(`${this.label} already running`);
+    const fd = openSync(this.logFile, 'a');
+    const child = spawn(this.cmd, this.args, { stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    this.child = child;
+    this.registry.add(child);
+    this.exit = new Promise((resolve) =>
+      child.on('exit', () => {
+        this.registry.delete(child);
+        if (this.child === child) this.child = undefined;
+        resolve();
+      }),
+    );
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (!this.child) return;
+    this.child.kill(signal);
+    await this.exit;
+  }
+
+  /** resolves true when the process exits (by itself) within `ms`, false otherwise */
+  async exited(ms: number): Promise<boolean> {
+    if (!this.child) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const r = await Promise.race([this.exit.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), ms)))]);
+    clearTimeout(timer);
+    return r;
+  }
+
+  logTail(): string {
+    return `--- ${this.label} (${this.logFile}) ---\n${tail(this.logFile)}`;
+  }
+}
+
+export class NetNode {
+  readonly ferry: Proc;
+  readonly comet: Proc;
+  constructor(
+    readonly name: string,
+    readonly validator: boolean,
+    readonly ethUrl: string,
+    readonly cometUrl: string,
+    readonly ferryHome: string,
+    readonly cometHome: string,
+    dir: string,
+    cometBin: string,
+    registry: Set<ChildProcess>,
+  ) {
+    this.ferry = new Proc(`${name} ferry`, join(dir, `${name}-ferry.log`), process.execPath, [FERRY_BIN, 'start', '--home', ferryHome], registry);
+    this.comet = new Proc(`${name} cometbft`, join(dir, `${name}-cometbft.log`), cometBin, ['start', '--home', cometHome], registry);
+  }
+
+  /** ferry first (CometBFT connects to its ABCI address at start-up), then CometBFT */
+  async start(): Promise<void> {
+    if (!this.ferry.running) {
+      this.ferry.start();
+      await this.waitFerry();
+    }
+    if (!this.comet.running) {
+      this.comet.start();
+      await this.waitComet();
+    }
+  }
+
+  /** CometBFT's RPC answers once its ABCI handshake with ferry is done */
+  async waitComet(): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (!this.comet.running) throw new Error(`${this.name}: cometbft exited before it was ready\n${this.comet.logTail()}`);
+      try {
+        await rpc(this.cometUrl, 'health');
+        return;
+      } catch {
+        if (Date.now() > deadline) throw new Error(`${this.name}: cometbft not ready\n${this.comet.logTail()}`);
+        await sleep(POLL_MS);
+      }
+    }
+  }
+
+  async waitFerry(): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (!this.ferry.running) throw new Error(`${this.name}: ferry exited before it was ready\n${this.ferry.logTail()}`);
+      try {
+        await rpc(this.ethUrl, 'eth_blockNumber');
+        return;
+      } catch {
+        if (Date.now() > deadline) throw new Error(`${this.name}: ferry not ready\n${this.ferry.logTail()}`);
+        await sleep(POLL_MS);
+      }
+    }
+  }
+
+  async height(): Promise<bigint> {
+    return BigInt(await rpc<string>(this.ethUrl, 'eth_blockNumber'));
+  }
+
+  /** kill -9 of both processes */
+  async kill9(): Promise<void> {
+    await this.comet.kill('SIGKILL');
+    await this.ferry.kill('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    await this.comet.kill('SIGTERM');
+    await this.ferry.kill('SIGTERM');
+  }
+
+  logs(): string {
+    return `${this.ferry.logTail()}\n${this.comet.logTail()}`;
+  }
+}
+
+const registry = new Set<ChildProcess>();
+const dirs = new Set<string>();
+process.on('exit', () => {
+  for (const p of registry) p.kill('SIGKILL');
+  if (process.env.FERRY_E2E_KEEP === '1' || (process.exitCode !== undefined && process.exitCode !== 0)) {
+    for (const d of dirs) process.stderr.write(`\n--- CometBFT network files kept at ${d} ---\n`);
+    return;
+  }
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+export class CometNet {
+  private constructor(
+    readonly dir: string,
+    readonly nodes: NetNode[],
+  ) {}
+
+  /** Writes a network with `ferry testnet` (not started). */
+  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string }): Promise<CometNet> {
+    return (async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ferry-cometnet-'));
+      dirs.add(dir);
+      const total = o.validators + (o.fullNodes ?? 0);
+      const base = await freeRange(total * PORTS_PER_NODE);
+      const out = join(dir, 'net');
+      execFileSync(process.execPath, [
+        FERRY_BIN, 'testnet',
+        '--validators', String(o.validators),
+        '--full-nodes', String(o.fullNodes ?? 0),
+        '--output', out,
+        '--base-port', String(base),
+        '--timeout-commit', o.timeoutCommit ?? '300ms',
+      ], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const nodes: NetNode[] = [];
+      for (let i = 0; i < total; i++) {
+        const b = base + i * PORTS_PER_NODE;
+        nodes.push(new NetNode(`node${i}`, i < o.validators, `http://127.0.0.1:${b + 3}`, `http://127.0.0.1:${b + 1}`, join(out, `node${i}`, 'ferry'), join(out, `node${i}`, 'cometbft'), dir, o.cometBin, registry));
+      }
+      return new CometNet(dir, nodes);
+    })();
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.start()));
+  }
+
+  /** Waits until every given node (default: all) reports at least `height`. */
+  async waitHeight(height: bigint, nodes: NetNode[] = this.nodes, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (const n of nodes) {
+      for (;;) {
+        try {
+          if ((await n.height()) >= height) break;
+        } catch {
+          // restarting
+        }
+        if (Date.now() > deadline) throw new Error(`${n.name} did not reach height ${height}\n${n.logs()}`);
+        await sleep(POLL_MS);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.stop()));
+  }
+
+  logs(): string {
+    return this.nodes.map((n) => n.logs()).join('\n');
+  }
+}
