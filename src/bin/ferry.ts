@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../lib/log.js';
 import { KeyStore, readPassphrase } from '../keystore/index.js';
 import { defaultHome, ensureHome, ensureJwtSecret, homeExists, homePaths } from '../node/home.js';
 import { makeJwt, readJwtSecret } from '../server/auth.js';
+import { stateVerify } from '../node/stateverify.js';
 
 const WEI_PER_ETH = 10n ** 18n;
 const EXIT_ERROR = 1;
@@ -290,6 +291,18 @@ function buildProgram(): Command {
     .description('print a fresh JWT (HS256 over <home>/config/jwt.hex, valid for 60 s from now) for `Authorization: Bearer <token>`')
     .addOption(homeOption())
     .action((_opts, cmd: Command) => authToken(cmd));
+
+  program
+    .command('state')
+    .description('the flat state layer')
+    .command('verify')
+    .description('recompute the state root from the flat state layer and compare it with the stored root (exit code 2 on mismatch)')
+    .addOption(homeOption())
+    .option('--height <n>', 'the height to verify (default: the latest)')
+    .action(async (_opts, cmd: Command) => {
+      const o = cmd.opts<{ home?: string; height?: string }>();
+      process.exitCode = await stateVerify(existingHome(o.home), o.height);
+    });
 
   program
     .command('version')

@@ -23,9 +23,11 @@ import type { MempoolOptions } from '../config/options.js';
 import { makeCommon, keccak256 } from '../evm/common.js';
 import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
+import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
+import { FlatState, type FlatChange } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
@@ -103,6 +105,7 @@ interface PendingBlock {
   nativeHashes: Uint8Array[];
   newNonces: Map<string, bigint>;
   excluded: EvmTx[];
+  flatChange: FlatChange;
 }
 
 function checkErr(code: number, log: string): CheckTxResult {
@@ -126,8 +129,9 @@ export class EvmApp implements Application {
     private readonly store: Store,
     private readonly genesis: Genesis,
     private readonly trieDb: TrieDB,
-    private readonly runner: EvmRunner,
-    private readonly checkRunner: EvmRunner,
+    private readonly flat: FlatState,
+    private readonly runner: EvmRunner<FlatStateManager>,
+    private readonly checkRunner: EvmRunner<FlatStateManager>,
     private readonly opts: AppOptions,
     private readonly log: Logger,
     private readonly events: AppEvents,
@@ -144,13 +148,56 @@ export class EvmApp implements Application {
   static async create(store: Store, genesis: Genesis, opts: AppOptions, log: Logger, events: AppEvents): Promise<EvmApp> {
     const common = makeCommon(genesis.evmChainId, genesis.evm.hardfork);
     const trieDb = new TrieDB(store);
+    const flat = new FlatState(store);
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
-    const runner = await EvmRunner.create(common, trieDb, hashOf);
-    const checkRunner = await EvmRunner.create(common, trieDb.view(), hashOf);
-    const app = new EvmApp(store, genesis, trieDb, runner, checkRunner, opts, log, events);
+    const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
+    const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
+    const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
+    // healthy homes write flat rows with every block; none (an older home) or fewer (a migration cut short): build
+    if (h !== undefined && flat.top() !== Number(h)) await app.rebuildFlat(h);
     return app;
+  }
+
+  /**
+   * Migration of a home written before the flat state layer: replays every stored block (genesis
+   * first) on the flat runner, checks each block's state root against the stored header, and writes
+   * each height's change set — so the flat layer answers for every height, like the archive trie.
+   */
+  private async rebuildFlat(top: bigint): Promise<void> {
+    const started = Date.now();
+    this.log.info({ blocks: Number(top) + 1 }, 'building the flat state layer from the stored blocks (one-time migration)');
+    const store = this.store;
+    const fail = (h: bigint, why: string): never => {
+      throw new Error(`cannot build the flat state layer: block ${h} ${why}; the home was not changed`);
+    };
+    this.flat.clearAll();
+    const root0 = await this.runner.applyGenesis(this.genesis.evm.alloc);
+    const g = store.evmBlock(0n)!.header;
+    if (Buffer.compare(root0, g.stateRoot) !== 0) fail(0n, 'gives another state root from config/genesis.json');
+    let change = this.runner.genesisChange!;
+    store.transaction(() => this.flat.write(0, change));
+    this.trieDb.discard();
+    this.flat.applied(0, change);
+    let parent = g;
+    for (let h = 1n; h <= top; h++) {
+      const block = store.evmBlock(h)!;
+      const hd = block.header;
+      const txs = block.transactions.map((t) => decodeTx(t.raw, this.common));
+      const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
+      const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs);
+      if (exec.excluded.length > 0) fail(h, `no longer executes tx ${hex(exec.excluded[0]!.tx.hash)} (${exec.excluded[0]!.reason})`);
+      if (Buffer.compare(exec.stateRoot, hd.stateRoot) !== 0) fail(h, `replays to state root 0x${hex(exec.stateRoot)}, stored 0x${hex(hd.stateRoot)}`);
+      change = exec.flatChange!;
+      store.transaction(() => this.flat.write(Number(h), change));
+      this.trieDb.discard();
+      this.flat.applied(Number(h), change);
+      if (h % 1000n === 0n) this.log.info({ height: Number(h), of: Number(top) }, 'building the flat state layer');
+      parent = hd;
+    }
+    await this.runner.reset(this.latestRef());
+    this.log.info({ blocks: Number(top) + 1, ms: Date.now() - started }, 'flat state layer built');
   }
 
   /** miner_setEtherbase: blocks finalized from now on pay fees to `address`; kept across restarts. */
@@ -221,13 +268,20 @@ export class EvmApp implements Application {
       size: 0n,
     };
     header.size = ethBlockSize(this.common, header, []);
+    const genesisChange = this.runner.genesisChange!;
     this.store.transaction(() => {
       this.trieDb.flushInto(this.store);
+      this.flat.write(0, genesisChange);
       this.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
     });
     this.trieDb.afterCommit();
+    this.flat.applied(0, genesisChange);
     this.latest = header;
     return stateRoot;
+  }
+
+  private latestRef() {
+    return { height: this.latest.number, root: this.latest.stateRoot };
   }
 
   /** CometBFT's genesis must be the one this application was started with (same chain id, app_state). */
@@ -297,7 +351,7 @@ export class EvmApp implements Application {
         `max fee per gas less than block base fee: address ${checksumAddress(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
       );
     }
-    const acct = await this.checkRunner.account(this.latest.stateRoot, tx.from);
+    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
     const stateNonce = acct?.nonce ?? 0n;
     const balance = acct?.balance ?? 0n;
     if (tx.nonce < stateNonce) return checkErr(CheckCode.wrongSequence, 'nonce too low');
@@ -338,7 +392,7 @@ export class EvmApp implements Application {
     }
     const tx = d.evm;
     if (!this.pool.has(tx.hash)) return this.admit(d, native);
-    const acct = await this.checkRunner.account(this.latest.stateRoot, tx.from);
+    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
     let failure: CheckTxResult | undefined;
     if (tx.nonce < (acct?.nonce ?? 0n)) failure = checkErr(CheckCode.wrongSequence, 'nonce too low');
     else if ((acct?.balance ?? 0n) < tx.gasLimit * feeCap(tx) + tx.value) {
@@ -365,7 +419,7 @@ export class EvmApp implements Application {
       }
       decoded.push(d);
       if (d && !nonces.has(hexKey(d.evm.from))) {
-        nonces.set(hexKey(d.evm.from), (await this.checkRunner.account(this.latest.stateRoot, d.evm.from))?.nonce ?? 0n);
+        nonces.set(hexKey(d.evm.from), (await this.checkRunner.account(this.latestRef(), d.evm.from))?.nonce ?? 0n);
       }
     }
     return { decoded, nonces };
@@ -451,7 +505,7 @@ export class EvmApp implements Application {
       baseFee,
       mixHash: parent.hash,
     };
-    const exec: ExecutedBlock = await this.runner.executeBlock(parent.stateRoot, ctx, decoded);
+    const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded);
     const includedSet = new Set(exec.txs.map((t) => hexKey(t.tx.hash)));
     const header: EvmHeader = {
       number: req.height,
@@ -524,6 +578,7 @@ export class EvmApp implements Application {
       nativeHashes,
       newNonces,
       excluded: exec.excluded.map((x) => x.tx).filter((t) => !includedSet.has(hexKey(t.hash))),
+      flatChange: exec.flatChange!,
     };
     const events: AbciEvent[] = [
       { type: 'evm_fee_market', attributes: [attr('base_fee', baseFee.toString()), attr('mode', 'BeginBlock')] },
@@ -592,6 +647,7 @@ export class EvmApp implements Application {
     const p = this.pending;
     if (!p) throw new Error('commit without finalizeBlock');
     this.trieDb.flushInto(this.store);
+    this.flat.write(Number(p.block.header.number), p.flatChange);
     this.store.putBlock({
       height: p.block.header.number,
       hash: p.block.header.hash,
@@ -606,7 +662,9 @@ export class EvmApp implements Application {
     if (!p) return;
     this.pending = undefined;
     this.trieDb.afterCommit();
+    this.flat.applied(Number(p.block.header.number), p.flatChange);
     this.latest = p.block.header;
+    await this.runner.reset(this.latestRef());
     const dropped = this.pool.onCommit(p.newNonces);
     this.pool.drop(p.excluded);
     const removed = [...dropped, ...p.excluded].map((t) => t.hash);
@@ -616,7 +674,7 @@ export class EvmApp implements Application {
   async abortBlock(): Promise<void> {
     this.pending = undefined;
     this.trieDb.discard();
-    await this.runner.reset(this.latest.stateRoot);
+    await this.runner.reset(this.latestRef());
   }
 }
 

@@ -1,15 +1,17 @@
 /**
  * The read side of the chain, for the RPC thread: committed blocks, receipts and logs from the store,
- * state at any height from the archive trie, eth_call/estimateGas on a private EVM, pending txs from
+ * state at any height from the flat state layer (proofs from the archive trie), eth_call/estimateGas on
+ * the simulator, pending txs from
  * the pool mirror. Implements evmrpc's EvmBackend port (structurally; node/ wires it).
  */
 import type { Common } from '@ethereumjs/common';
-import { Address } from '@ethereumjs/util';
+import { Address, createAccountFromRLP, setLengthLeft, type Account } from '@ethereumjs/util';
 import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, type SimOverrides } from '../evm/executor.js';
+import { proofStateManager, type SimOverrides } from '../evm/executor.js';
 import { effectiveTip } from '../evm/tx.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
+import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
@@ -48,7 +50,9 @@ export class ChainReader {
 
   private constructor(
     private readonly store: Store,
-    private readonly runner: EvmRunner,
+    private readonly common: Common,
+    private readonly flat: FlatState,
+    private readonly trieDb: TrieDB,
     private readonly opts: ReaderOptions,
   ) {
     this.chainId = opts.chainId;
@@ -58,8 +62,7 @@ export class ChainReader {
 
   static async create(store: Store, opts: ReaderOptions): Promise<ChainReader> {
     const common: Common = makeCommon(opts.chainId, opts.hardfork);
-    const runner = await EvmRunner.create(common, new TrieDB(store), (n) => store.evmBlock(n)?.header.hash);
-    return new ChainReader(store, runner, opts);
+    return new ChainReader(store, common, new FlatState(store), new TrieDB(store), opts);
   }
 
   /** the chain thread committed `height` */
@@ -170,30 +173,42 @@ export class ChainReader {
     return b.header.stateRoot;
   }
 
-  balance(addr: Addr, n: bigint): Promise<bigint> {
-    return this.exclusive(async () => (await this.runner.account(this.root(n), addr))?.balance ?? 0n);
+  private account(addr: Addr, n: bigint): Account | undefined {
+    this.root(n);
+    const rlp = this.flat.account(addr, Number(n));
+    return rlp === undefined ? undefined : createAccountFromRLP(rlp);
   }
 
-  nonce(addr: Addr, n: bigint): Promise<bigint> {
-    return this.exclusive(async () => (await this.runner.account(this.root(n), addr))?.nonce ?? 0n);
+  async balance(addr: Addr, n: bigint): Promise<bigint> {
+    return this.account(addr, n)?.balance ?? 0n;
+  }
+
+  async nonce(addr: Addr, n: bigint): Promise<bigint> {
+    return this.account(addr, n)?.nonce ?? 0n;
   }
 
   async pendingNonce(addr: Addr): Promise<bigint> {
     return this.pool.pendingNonce(addr, await this.nonce(addr, this.latest));
   }
 
-  code(addr: Addr, n: bigint): Promise<Bytes> {
-    return this.exclusive(() => this.runner.code(this.root(n), addr));
+  async code(addr: Addr, n: bigint): Promise<Bytes> {
+    const acct = this.account(addr, n);
+    if (!acct || !acct.isContract()) return new Uint8Array();
+    return this.flat.code(acct.codeHash) ?? new Uint8Array();
   }
 
-  storageAt(addr: Addr, slot: Hash, n: bigint): Promise<Hash> {
-    return this.exclusive(() => this.runner.storage(this.root(n), addr, slot));
+  async storageAt(addr: Addr, slot: Hash, n: bigint): Promise<Hash> {
+    this.root(n);
+    if (this.flat.account(addr, Number(n)) === undefined) return new Uint8Array(32);
+    return setLengthLeft(this.flat.storage(addr, slot, Number(n)), 32);
   }
 
+  /** eth_getProof: Merkle proofs come from the archive trie at the block's root */
   proof(addr: Addr, slots: Hash[], n: bigint) {
     return this.exclusive(async () => {
-      await this.runner.setRoot(this.root(n));
-      const p = await getMerkleStateProof(this.runner.sm, new Address(addr), slots);
+      this.trieDb.rootMoved();
+      const sm = proofStateManager(this.common, this.trieDb, this.root(n));
+      const p = await getMerkleStateProof(sm, new Address(addr), slots);
       const b = (h: string) => Uint8Array.from(Buffer.from(h.slice(2), 'hex'));
       return {
         address: addr,

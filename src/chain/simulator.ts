@@ -9,12 +9,14 @@ import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
 import { checksumAddress } from '../config/devaccounts.js';
 import { keccak256, makeCommon } from '../evm/common.js';
+import type { FlatStateManager } from '../evm/flatstate.js';
 import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
 import { PrecheckError, callFees } from '../evm/precheck.js';
 import { AccessListTracer } from '../evm/tracing/accesslist.js';
 import { TraceHost } from '../evm/tracing/hook.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { TaskCancelled } from '../lib/slices.js';
+import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/chain.js';
@@ -66,29 +68,30 @@ const raisesGas = (e: unknown): boolean => e instanceof PrecheckError && (e.kind
  * node/callworker.ts); the EVMs share the store's trie-node cache.
  */
 export class Simulator {
-  private readonly idle: EvmRunner[] = [];
+  private readonly idle: EvmRunner<FlatStateManager>[] = [];
   /** watches a runner's EVM for eth_createAccessList (made at its first one) */
-  private readonly hosts = new WeakMap<EvmRunner, TraceHost>();
+  private readonly hosts = new WeakMap<EvmRunner<FlatStateManager>, TraceHost>();
 
   private constructor(
     private readonly store: Store,
     private readonly db: TrieDB,
+    private readonly flat: FlatState,
     private readonly opts: SimulatorOptions,
   ) {}
 
   static async create(store: Store, opts: SimulatorOptions): Promise<Simulator> {
-    const sim = new Simulator(store, new TrieDB(store), opts);
+    const sim = new Simulator(store, new TrieDB(store), new FlatState(store), opts);
     sim.idle.push(await sim.newRunner());
     return sim;
   }
 
-  private newRunner(): Promise<EvmRunner> {
+  private newRunner(): Promise<EvmRunner<FlatStateManager>> {
     const common = makeCommon(this.opts.chainId, this.opts.hardfork);
-    return EvmRunner.create(common, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+    return EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
   }
 
   /** fn on an EVM no other run is using */
-  private async withRunner<T>(fn: (runner: EvmRunner) => Promise<T>): Promise<T> {
+  private async withRunner<T>(fn: (runner: EvmRunner<FlatStateManager>) => Promise<T>): Promise<T> {
     const runner = this.idle.pop() ?? (await this.newRunner());
     try {
       return await fn(runner);
@@ -106,6 +109,10 @@ export class Simulator {
     const b = this.store.evmBlock(n);
     if (!b) throw new FerryError(ErrorCode.server, 'header not found');
     return b.header;
+  }
+
+  private stateRef(n: bigint) {
+    return { height: n, root: this.header(n).stateRoot };
   }
 
   private blockContext(n: bigint): BlockContext {
@@ -135,7 +142,7 @@ export class Simulator {
   /** eth_call; `gate` holds it to its deadline and its scheduler's turns (default: evm-timeout from now) */
   call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<Bytes> {
     return this.withRunner(async (runner) => {
-      const root = this.header(n).stateRoot;
+      const root = this.stateRef(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
       let res;
@@ -152,7 +159,7 @@ export class Simulator {
 
   estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<bigint> {
     return this.withRunner(async (runner) => {
-      const root = this.header(n).stateRoot;
+      const root = this.stateRef(n);
       const ctx = this.blockContext(n);
       let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
       // geth's estimator: the fee cap of the message (ToMessage); a priced call is capped by what the
@@ -225,7 +232,7 @@ export class Simulator {
     gate: RunGate = this.defaultGate(),
   ): Promise<AccessListResult> {
     return this.withRunner(async (runner) => {
-      const root = this.header(n).stateRoot;
+      const root = this.stateRef(n);
       const ctx = this.blockContext(n);
       const from = req.from ?? new Uint8Array(20);
       const override = overrides?.get('0x' + hexOf(from));

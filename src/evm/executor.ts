@@ -1,19 +1,25 @@
 /**
- * Runs EVM work with ethereumjs over the store's trie: genesis allocation, block execution (one
- * executor owned by the chain thread) and calls/estimates at any committed state root (readers).
+ * Runs EVM work with ethereumjs: genesis allocation, block execution (one executor owned by the chain
+ * thread) and calls/estimates at any committed state (readers). A flat runner (createFlat) reads state
+ * by key from the flat layer at a height and touches the trie only to compute each block's root; a
+ * Merkle runner (create) reads through the trie at a root (debug tracing replays on one).
  */
 import { createBlock, type Block } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
+import type { StateManagerInterface } from '@ethereumjs/common';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { Lru } from '../lib/lru.js';
+import type { FlatChange, FlatState } from '../store/flatstate.js';
 import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
 import { keccak256 } from './common.js';
+import { FlatStateManager } from './flatstate.js';
+import './jumpdests.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import { callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
 import type { DecodedTx } from './tx.js';
@@ -52,7 +58,18 @@ export interface ExecutedBlock {
   logsBloom: Uint8Array;
   transactionsRoot: Uint8Array;
   receiptsRoot: Uint8Array;
+  /** a flat runner's change set: the store writes it with the block (FlatState.write) */
+  flatChange?: FlatChange;
 }
+
+/** A committed state: its height (flat runners) and root (Merkle runners). */
+export interface StateRef {
+  height: bigint;
+  root: Uint8Array;
+}
+
+/** Where a runner reads: a root (Merkle runners only) or a committed state. */
+export type At = Uint8Array | StateRef;
 
 export interface GenesisAccount {
   balance: bigint;
@@ -90,6 +107,11 @@ export const BLOCK_CONTEXT_CACHE_SIZE = 16;
 const JUMP = 0x56;
 const JUMPI = 0x57;
 
+/** A state manager over the trie at `root`, for proofs (eth_getProof) and nothing else. */
+export function proofStateManager(common: Common, db: TrieDB, root: Uint8Array): MerkleStateManager {
+  return new MerkleStateManager({ trie: makeTrie(db, common, root), common });
+}
+
 /**
  * What a run is held to, checked at every JUMP/JUMPI (every loop passes one): its deadline, and a
  * hook of its scheduler (lib/slices.ts) that may park the run — the opcode then waits for the promise
@@ -102,7 +124,7 @@ export interface RunGate {
 }
 
 /** A VM over its own state manager. Not re-entrant: callers serialize its use. */
-export class EvmRunner {
+export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | FlatStateManager> {
   private current: RunGate | undefined;
   /** this runner's own copies of JUMP/JUMPI's opcode info: async only while a gate may park the run */
   private readonly jumpInfos: { isAsync: boolean }[] = [];
@@ -125,7 +147,7 @@ export class EvmRunner {
 
   private constructor(
     readonly vm: VM,
-    readonly sm: MerkleStateManager,
+    readonly sm: S,
     private readonly common: Common,
     private readonly db: TrieDB,
   ) {
@@ -151,8 +173,17 @@ export class EvmRunner {
     }
   }
 
-  static async create(common: Common, db: TrieDB, hashOf: BlockHashLookup, root?: Uint8Array): Promise<EvmRunner> {
+  static async create(common: Common, db: TrieDB, hashOf: BlockHashLookup, root?: Uint8Array): Promise<EvmRunner<MerkleStateManager>> {
     const sm = new MerkleStateManager({ trie: makeTrie(db, common, root), common, caches: new Caches() });
+    return EvmRunner.over(common, sm, db, hashOf);
+  }
+
+  /** A runner reading the flat layer; `db` receives the trie nodes of the blocks it executes. */
+  static async createFlat(common: Common, flat: FlatState, db: TrieDB, hashOf: BlockHashLookup): Promise<EvmRunner<FlatStateManager>> {
+    return EvmRunner.over(common, new FlatStateManager(flat), db, hashOf);
+  }
+
+  private static async over<T extends StateManagerInterface>(common: Common, sm: T, db: TrieDB, hashOf: BlockHashLookup): Promise<EvmRunner<T>> {
     const blockchain = {
       async getBlock(n: number) {
         const h = hashOf(BigInt(n));
@@ -165,7 +196,11 @@ export class EvmRunner {
       },
     };
     const vm = await createVM({ common, stateManager: sm, blockchain: blockchain as never });
-    return new EvmRunner(vm, sm, common, db);
+    return new EvmRunner<T>(vm, sm, common, db);
+  }
+
+  private get flat(): FlatStateManager | undefined {
+    return this.sm instanceof FlatStateManager ? this.sm : undefined;
   }
 
   /** block contexts are immutable per height: calls at the same height share one Block object */
@@ -209,15 +244,33 @@ export class EvmRunner {
   /** the root the state manager is on (tracked here: asking the state manager flushes its caches) */
   private root: Uint8Array | undefined;
 
-  async setRoot(root: Uint8Array): Promise<void> {
+  async setRoot(at: At): Promise<void> {
+    const flat = this.flat;
+    if (flat) {
+      if (at instanceof Uint8Array) throw new Error('a flat runner reads at a height');
+      if (flat.height !== Number(at.height) || flat.dirty > 0) flat.at(Number(at.height));
+      return;
+    }
+    const root = at instanceof Uint8Array ? at : at.root;
     if (this.root !== undefined && Buffer.compare(this.root, root) === 0) return;
     await this.sm.setStateRoot(root, true);
     this.db.rootMoved();
     this.root = root;
   }
 
+  /** the flat change set of the last applyGenesis (flat runners) */
+  genesisChange: FlatChange | undefined;
+
+  /** Flat runners: applies the journal to the trie at `parentRoot`; the trie nodes and code go to the TrieDB. */
+  private async commitFlat(flat: FlatStateManager, parentRoot: Uint8Array): Promise<{ root: Uint8Array; change: FlatChange }> {
+    const { root, change, codes } = await flat.commitToTrie(makeTrie(this.db, this.common, parentRoot));
+    for (const [k, code] of codes) await this.db.put(Buffer.from(k).toString('hex'), code);
+    return { root, change };
+  }
+
   /** Writes the genesis allocation into an empty state and returns the root. */
   async applyGenesis(alloc: Map<string, GenesisAccount>): Promise<Uint8Array> {
+    this.flat?.at(-1);
     for (const [addrHex, acc] of alloc) {
       const addr = new Address(Uint8Array.from(Buffer.from(addrHex.slice(2), 'hex')));
       await this.sm.putAccount(addr, new Account(acc.nonce, acc.balance));
@@ -230,13 +283,23 @@ export class EvmRunner {
     }
     await this.sm.checkpoint();
     await this.sm.commit();
+    const flat = this.flat;
+    if (flat) {
+      const { root, change } = await this.commitFlat(flat, EMPTY_TRIE_ROOT);
+      this.genesisChange = change;
+      return root;
+    }
     this.root = await this.sm.getStateRoot();
     return this.root;
   }
 
   /** Executes txs in order on `parentRoot`. Txs that cannot be applied are excluded, not fatal. */
-  async executeBlock(parentRoot: Uint8Array, ctx: BlockContext, txs: DecodedTx[]): Promise<ExecutedBlock> {
-    await this.setRoot(parentRoot);
+  async executeBlock(parent: At, ctx: BlockContext, txs: DecodedTx[]): Promise<ExecutedBlock> {
+    const flat = this.flat;
+    if (flat) {
+      if (parent instanceof Uint8Array) throw new Error('a flat runner executes on a committed state');
+      flat.at(Number(parent.height));
+    } else await this.setRoot(parent);
     const block = this.block(ctx);
     const out: ExecutedTx[] = [];
     const excluded: ExecutedBlock['excluded'] = [];
@@ -286,9 +349,16 @@ export class EvmRunner {
       throw e;
     }
     await this.sm.commit();
-    const stateRoot = await this.sm.getStateRoot();
-    this.root = stateRoot;
+    let stateRoot: Uint8Array;
+    let flatChange: FlatChange | undefined;
+    if (flat) {
+      ({ root: stateRoot, change: flatChange } = await this.commitFlat(flat, (parent as StateRef).root));
+    } else {
+      stateRoot = await this.sm.getStateRoot();
+      this.root = stateRoot;
+    }
     return {
+      flatChange,
       txs: out,
       excluded,
       gasUsed: cumulative,
@@ -300,7 +370,14 @@ export class EvmRunner {
   }
 
   /** Abandons the state of an unfinished block. */
-  async reset(root: Uint8Array): Promise<void> {
+  async reset(at: At): Promise<void> {
+    const flat = this.flat;
+    if (flat) {
+      if (at instanceof Uint8Array) throw new Error('a flat runner reads at a height');
+      flat.at(Number(at.height));
+      return;
+    }
+    const root = at instanceof Uint8Array ? at : at.root;
     this.sm.clearCaches();
     await this.sm.setStateRoot(root, true);
     this.db.rootMoved();
@@ -308,16 +385,16 @@ export class EvmRunner {
   }
 
   // ---- reads ----
-  async account(root: Uint8Array, addr: Uint8Array): Promise<Account | undefined> {
-    await this.setRoot(root);
+  async account(at: At, addr: Uint8Array): Promise<Account | undefined> {
+    await this.setRoot(at);
     return this.sm.getAccount(new Address(addr));
   }
-  async code(root: Uint8Array, addr: Uint8Array): Promise<Uint8Array> {
-    await this.setRoot(root);
+  async code(at: At, addr: Uint8Array): Promise<Uint8Array> {
+    await this.setRoot(at);
     return this.sm.getCode(new Address(addr));
   }
-  async storage(root: Uint8Array, addr: Uint8Array, slot: Uint8Array): Promise<Uint8Array> {
-    await this.setRoot(root);
+  async storage(at: At, addr: Uint8Array, slot: Uint8Array): Promise<Uint8Array> {
+    await this.setRoot(at);
     return setLengthLeft(await this.sm.getStorage(new Address(addr), slot), 32);
   }
 
@@ -326,7 +403,7 @@ export class EvmRunner {
    * state change is reverted afterwards. Returns the raw run result.
    */
   async simulate(
-    root: Uint8Array,
+    root: At,
     ctx: BlockContext,
     call: SimCall,
     overrides?: SimOverrides,
@@ -409,7 +486,7 @@ export type SimOverrides = Map<
   { balance?: bigint; nonce?: bigint; code?: Uint8Array; state?: Map<string, Uint8Array>; stateDiff?: Map<string, Uint8Array> }
 >;
 
-async function applyOverrides(sm: MerkleStateManager, overrides: SimOverrides): Promise<void> {
+async function applyOverrides(sm: StateManagerInterface, overrides: SimOverrides): Promise<void> {
   for (const [addrHex, o] of overrides) {
     const addr = new Address(Uint8Array.from(Buffer.from(addrHex.slice(2), 'hex')));
     const acct = (await sm.getAccount(addr)) ?? new Account();

@@ -38,6 +38,13 @@ export class Lru<K, V> {
     return v;
   }
 
+  delete(key: K): void {
+    const old = this.map.get(key);
+    if (old === undefined) return;
+    this.used -= this.weigh(key, old);
+    this.map.delete(key);
+  }
+
   clear(): void {
     this.map.clear();
     this.used = 0;
@@ -57,5 +64,83 @@ export class Lru<K, V> {
       this.map.delete(oldestKey);
       this.used -= this.weigh(oldestKey, oldestValue);
     }
+  }
+}
+
+/**
+ * An approximate LRU for hot read paths: two generations of Maps. A hit in the young generation costs
+ * one Map lookup (Lru.get re-inserts the key on every hit, several times dearer); a hit in the old one
+ * moves the entry to the young one. When the young generation's weight passes half the bound it
+ * becomes the old one and the previous old generation is dropped whole. Bounded like Lru: the sum of
+ * weights never passes `capacity` (an entry heavier than half of it stays alone in its generation).
+ */
+export class GenerationalCache<K, V> {
+  private young = new Map<K, V>();
+  private old = new Map<K, V>();
+  private youngWeight = 0;
+  private oldWeight = 0;
+
+  constructor(
+    readonly capacity: number,
+    private readonly weigh: (key: K, value: V) => number = () => 1,
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 2) throw new RangeError(`GenerationalCache: bad capacity ${capacity}`);
+  }
+
+  get size(): number {
+    return this.young.size + this.old.size;
+  }
+
+  get weight(): number {
+    return this.youngWeight + this.oldWeight;
+  }
+
+  get(key: K): V | undefined {
+    const v = this.young.get(key);
+    if (v !== undefined) return v;
+    const o = this.old.get(key);
+    if (o === undefined) return undefined;
+    this.old.delete(key);
+    this.oldWeight -= this.weigh(key, o);
+    this.put(key, o);
+    return o;
+  }
+
+  set(key: K, value: V): void {
+    this.delete(key);
+    this.put(key, value);
+  }
+
+  private put(key: K, value: V): void {
+    const w = this.weigh(key, value);
+    // each generation holds at most half the bound (a single larger entry stays alone in its generation)
+    if (this.young.size > 0 && this.youngWeight + w > this.capacity / 2) {
+      this.old = this.young;
+      this.oldWeight = this.youngWeight;
+      this.young = new Map();
+      this.youngWeight = 0;
+    }
+    this.young.set(key, value);
+    this.youngWeight += w;
+  }
+
+  delete(key: K): void {
+    const y = this.young.get(key);
+    if (y !== undefined) {
+      this.young.delete(key);
+      this.youngWeight -= this.weigh(key, y);
+    }
+    const o = this.old.get(key);
+    if (o !== undefined) {
+      this.old.delete(key);
+      this.oldWeight -= this.weigh(key, o);
+    }
+  }
+
+  clear(): void {
+    this.young = new Map();
+    this.old = new Map();
+    this.youngWeight = 0;
+    this.oldWeight = 0;
   }
 }

@@ -6,6 +6,7 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
+import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { checksumAddress } from '../../config/devaccounts.js';
 import type { BlockContext, EvmRunner, SimCall, SimOverrides } from '../executor.js';
 import type { DecodedTx } from '../tx.js';
@@ -78,7 +79,7 @@ export class TraceEngine {
   broken = false;
 
   constructor(
-    private readonly runner: EvmRunner,
+    private readonly runner: EvmRunner<MerkleStateManager>,
     readNode: NodeReader,
   ) {
     this.host = new TraceHost(runner.vm.evm as never);
