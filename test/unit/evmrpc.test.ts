@@ -1,7 +1,7 @@
 /**
  * Surface A method table (src/evmrpc/) over a fake in-memory EvmBackend, driven through the real
  * JSON-RPC dispatcher so codes and messages are what the wire sees. Results are validated against
- * the Ethereum execution-apis schemas (../shared/conformance/execution-apis) with ajv.
+ * the Ethereum execution-apis schemas (vendored in test/vendor/execution-apis) with ajv.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
