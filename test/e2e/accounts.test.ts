@@ -27,7 +27,7 @@ import { makeJwt, readJwtSecret } from '../../src/server/auth.js';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
 import { FERRY_BIN } from '../helpers/paths.js';
-import { call, rpc, sleep, waitFor, waitForReceipt, type RpcResponse } from '../helpers/rpc.js';
+import { call, rpc, waitFor, waitForReceipt, type RpcResponse } from '../helpers/rpc.js';
 
 const run = promisify(execFile);
 const ARGS = ['--json-rpc.api', 'eth,net,web3,personal,miner,txpool', '--consensus.timeout_commit', '200ms'];
@@ -246,7 +246,11 @@ describe("SPEC.md's account table over RPC", () => {
   it('unlocked → the duration elapses → locked', async () => {
     assert.equal(await priv('personal_unlockAccount', [acct, 'pa55', 1]), true);
     await call(node.url, 'eth_sign', [acct, message]);
-    await sleep(1500);
+    // the 1 s unlock runs out by itself: signing starts failing with the locked error
+    await waitFor('the unlock to expire', async () => {
+      const r = await rpc(node.url, 'eth_sign', [acct, message]);
+      return r.error === undefined ? undefined : r.error;
+    }, 10_000, 50);
     assert.equal(await publicError('eth_sign', [acct, message]), LOCKED);
   });
 
