@@ -3,6 +3,7 @@
  * change reverted. The node runs Simulators in worker threads (node/callpool.ts), so a heavy call never
  * stalls the RPC thread and calls use the spare core.
  */
+import { formatDuration } from '../config/duration.js';
 import { makeCommon } from '../evm/common.js';
 import { EvmRunner, EvmTimeoutError, simulationError, type BlockContext, type SimCall, type SimOverrides } from '../evm/executor.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
@@ -30,7 +31,7 @@ export interface SimulatorOptions {
 
 /** geth's texts for a simulation that could not run: timeout, or a pre-execution check. */
 function simulationFailure(e: unknown, timeoutMs: number): FerryError {
-  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
+  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${formatDuration(timeoutMs)})`);
   if (e instanceof FerryError) return e;
   const msg = e instanceof Error ? e.message.split(' (')[0]! : String(e);
   return new FerryError(ErrorCode.server, msg);

@@ -180,7 +180,7 @@ describe('config keys that change behaviour, through the real process', () => {
     assert.equal(flush.body.error?.code, -32603);
     assert.match(flush.body.error.data, /^unsafe_flush_mempool is not supported: the mempool belongs to the application/);
     assert.equal(Number((await comet(set, 'num_unconfirmed_txs')).body.result.n_txs), pooled, 'the mempool is untouched');
-    for (const route of ['dial_seeds?seeds=[]', 'dial_peers?peers=[]']) {
+    for (const route of ['dial_seeds?seeds=["a@127.0.0.1:26656"]', 'dial_peers?peers=["a@127.0.0.1:26656"]']) {
       assert.match((await comet(set, route)).body.error?.data ?? '', /there is no peer to dial/, route);
     }
     for (const route of ['unsafe_flush_mempool', 'dial_seeds', 'dial_peers']) assert.equal((await comet(plain, route)).status, 404, route);
