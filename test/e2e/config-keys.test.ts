@@ -23,6 +23,8 @@ const ALLOWED_ORIGIN = 'http://allowed.example';
 /** the node with every key under test set */
 const SET_ARGS = [
   '--consensus.timeout_commit', '300ms',
+  // long enough for the loop below to run out of gas on a loaded machine
+  '--json-rpc.evm-timeout', '60s',
   '--mempool.max_tx_bytes', '400',
   '--json-rpc.call-workers', '2',
   '--json-rpc.allow-unprotected-txs', 'true',
@@ -32,9 +34,9 @@ const SET_ARGS = [
   '--rpc.experimental_close_on_slow_client', 'true',
   '--rpc.experimental_websocket_write_buffer_size', '1',
 ];
-/** defaults, except the same small write buffer (closing is what differs) */
-const DEFAULT_ARGS = ['--consensus.timeout_commit', '300ms', '--rpc.experimental_websocket_write_buffer_size', '1'];
-/** a short evm-timeout (the default 5s would let the loop below run out of gas first) */
+/** defaults, except the same long evm-timeout and small write buffer (closing is what differs) */
+const DEFAULT_ARGS = ['--consensus.timeout_commit', '300ms', '--json-rpc.evm-timeout', '60s', '--rpc.experimental_websocket_write_buffer_size', '1'];
+/** a short evm-timeout: the loop below needs seconds */
 const SHORT_TIMEOUT_ARGS = ['--json-rpc.evm-timeout', '300ms'];
 
 /** A signed EIP-1559 transfer from dev account `i` with `data` of `dataBytes` bytes. */
@@ -113,8 +115,8 @@ describe('config keys that change behaviour, through the real process', () => {
   });
 
   /**
-   * Sends a looping eth_call (10M gas: seconds of work, ending out of gas), then a trivial one; the
-   * order their answers came in.
+   * Sends a looping eth_call (10M gas: seconds of work, ending out of gas within the 60s timeout),
+   * then a trivial one; the order their answers came in.
    */
   async function callOrder(url: string): Promise<string[]> {
     const order: string[] = [];
@@ -149,7 +151,7 @@ describe('config keys that change behaviour, through the real process', () => {
     assert.equal(await call(short.url, 'eth_call', [{ to: devWallet(9).address }, 'latest']), '0x');
     assert.deepEqual((await rpc(short.url, 'eth_estimateGas', loop)).error?.message, 'execution aborted (timeout = 300ms)');
     assert.equal(await call(short.url, 'eth_call', [{ to: devWallet(9).address }, 'latest']), '0x');
-    // without the key (5s) the same loop runs until it is out of gas
+    // with a longer deadline the same loop runs until it is out of gas
     assert.deepEqual((await rpc(plain.url, 'eth_call', loop)).error, { code: -32000, message: 'out of gas' });
   });
 
