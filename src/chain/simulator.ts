@@ -8,6 +8,7 @@ import { getActivePrecompiles } from '@ethereumjs/evm';
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
 import { checksumAddress } from '../config/devaccounts.js';
+import { formatDuration } from '../config/duration.js';
 import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
@@ -54,7 +55,7 @@ export const IDLE_RUNNERS_KEPT = 4;
  * answers -32603 "internal error" and logs it, so a library's message never reaches a client.
  */
 function simulationFailure(e: unknown, timeoutMs: number): FerryError {
-  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${timeoutMs / 1000}s)`);
+  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${formatDuration(timeoutMs)})`);
   if (e instanceof TaskCancelled) return new FerryError(ErrorCode.server, e.message);
   if (e instanceof FerryError) return e;
   throw e;

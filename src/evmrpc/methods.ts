@@ -9,6 +9,7 @@
  */
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { invalidParams, serverError } from '../lib/errors.js';
+import { formatDuration } from '../config/duration.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
 import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
 import type { EvmBlock, Hash } from '../types/chain.js';
@@ -69,24 +70,12 @@ export const PROTOCOL_VERSION = '0x41';
 const HEADER_NOT_FOUND = 'header not found';
 const HASH_HEADER_NOT_FOUND = 'header for hash not found';
 
-/** Go's time.Duration text for whole milliseconds: 500ms, 5s, 1.5s, 1m30s. */
-export function goDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = (ms % 60_000) / 1000;
-  let out = '';
-  if (h > 0) out += `${h}h`;
-  if (h > 0 || m > 0) out += `${m}m`;
-  return out + `${s}s`;
-}
-
 /** Settles like `p`, or rejects with geth's timeout error after `ms` (0 = no deadline). */
 export async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   if (ms <= 0) return p;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(serverError(`execution aborted (timeout = ${goDuration(ms)})`)), ms);
+    timer = setTimeout(() => reject(serverError(`execution aborted (timeout = ${formatDuration(ms)})`)), ms);
   });
   try {
     return await Promise.race([p, expired]);

@@ -10,6 +10,7 @@
  * RPC thread) or when cancelled, waiting or running.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { formatDuration } from '../config/duration.js';
 import { Simulator, type SimulatorOptions } from '../chain/simulator.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { SliceScheduler, type Task } from '../lib/slices.js';
@@ -42,7 +43,7 @@ function reply(id: number, e: unknown): void {
 }
 
 function timeoutError(): FerryError {
-  return new FerryError(ErrorCode.server, `execution aborted (timeout = ${opts.evmTimeoutMs / 1000}s)`);
+  return new FerryError(ErrorCode.server, `execution aborted (timeout = ${formatDuration(opts.evmTimeoutMs)})`);
 }
 
 async function run(r: Running): Promise<void> {

@@ -2,7 +2,7 @@
  * Conformance: every method of Surface A's eth/web3/net table (src/evmrpc/methods.ts), called on a
  * real node with history (an ERC-20 deployed from Solidity, transfers of each tx type, a reverted
  * tx), and every result validated against the execution-apis result schema of its method
- * (../shared/conformance/execution-apis, strict where the schema forbids extra fields).
+ * (test/vendor/execution-apis, strict where the schema forbids extra fields).
  *
  * Methods execution-apis does not define (web3_*, net_peerCount/listening, eth_protocolVersion,
  * the uncle and proof-of-work methods) are checked against geth's result type, written here with

@@ -73,6 +73,10 @@ describe('ethers v6 against ferry', () => {
     deployBlock = receipt.blockNumber;
     tokenAddress = await deployed.getAddress();
     token = new Contract(tokenAddress, compiled.abi, owner);
+    // the fixture the log and proof tests read: 1000 tokens to alice (no test sends her any)
+    const tx = await token.getFunction('transfer')(alice, 1000n);
+    transferReceipt = (await tx.wait())!;
+    assert.equal(transferReceipt.status, 1);
   });
 
   after(async () => {
@@ -88,34 +92,37 @@ describe('ethers v6 against ferry', () => {
     assert.equal(await token.getFunction('symbol')(), 'FRY');
     assert.equal(await token.getFunction('decimals')(), 18n);
     assert.equal(await token.getFunction('totalSupply')(), SUPPLY);
-    assert.equal(await token.getFunction('balanceOf')(owner.address), SUPPLY);
+    assert.equal(await token.getFunction('balanceOf')(owner.address, { blockTag: deployBlock }), SUPPLY);
   });
 
   it('transfers tokens and ETH; balances read at old blocks', async () => {
-    const tx = await token.getFunction('transfer')(alice, 1000n);
-    transferReceipt = (await tx.wait())!;
-    assert.equal(transferReceipt.status, 1);
-    const [log] = transferReceipt.logs;
+    // recipients of its own, so no other test's transfers show in the balances
+    const carol = Wallet.createRandom().address;
+    const dave = Wallet.createRandom().address;
+    const tx = await token.getFunction('transfer')(carol, 700n);
+    const receipt = (await tx.wait())!;
+    assert.equal(receipt.status, 1);
+    const [log] = receipt.logs;
     assert.ok(log, 'transfer emitted a log');
     const parsed = token.interface.parseLog(log)!;
     assert.equal(parsed.name, 'Transfer');
-    assert.deepEqual([...parsed.args], [owner.address, alice, 1000n]);
+    assert.deepEqual([...parsed.args], [owner.address, carol, 700n]);
 
-    const n = transferReceipt.blockNumber;
+    const n = receipt.blockNumber;
     const balanceOf = token.getFunction('balanceOf');
-    assert.equal(await balanceOf(alice, { blockTag: n - 1 }), 0n);
-    assert.equal(await balanceOf(alice, { blockTag: n }), 1000n);
-    assert.equal(await balanceOf(owner.address, { blockTag: n - 1 }), SUPPLY);
-    assert.equal(await balanceOf(owner.address, { blockTag: n }), SUPPLY - 1000n);
+    assert.equal(await balanceOf(carol, { blockTag: n - 1 }), 0n);
+    assert.equal(await balanceOf(carol, { blockTag: n }), 700n);
+    const ownerBefore = await balanceOf(owner.address, { blockTag: n - 1 });
+    assert.equal(await balanceOf(owner.address, { blockTag: n }), ownerBefore - 700n);
 
     const value = parseEther('1.5');
-    const ethTx = await owner.sendTransaction({ to: bob, value });
+    const ethTx = await owner.sendTransaction({ to: dave, value });
     const r = (await ethTx.wait())!;
     assert.equal(r.status, 1);
     const m = r.blockNumber;
-    assert.equal(await provider.getBalance(bob, m - 1), DEV_BALANCE);
-    assert.equal(await provider.getBalance(bob, m), DEV_BALANCE + value);
-    assert.equal(await provider.getBalance(bob, r.blockHash), DEV_BALANCE + value, 'block hash as block tag (EIP-1898)');
+    assert.equal(await provider.getBalance(dave, m - 1), 0n);
+    assert.equal(await provider.getBalance(dave, m), value);
+    assert.equal(await provider.getBalance(dave, r.blockHash), value, 'block hash as block tag (EIP-1898)');
     assert.equal(await provider.getBalance(bob, 0), DEV_BALANCE, 'genesis balance');
     const spent = (await provider.getBalance(owner.address, m - 1)) - (await provider.getBalance(owner.address, m));
     assert.equal(spent, value + r.gasUsed * r.gasPrice, 'sender pays value + gasUsed * effectiveGasPrice');
@@ -123,8 +130,7 @@ describe('ethers v6 against ferry', () => {
   });
 
   it('reads Transfer logs with eth_getLogs (getLogs, queryFilter, blockHash filter)', async () => {
-    assert.ok(transferReceipt, 'needs the transfer test');
-    const logs = await provider.getLogs({ address: tokenAddress, topics: [TRANSFER_TOPIC], fromBlock: deployBlock, toBlock: 'latest' });
+    const logs = await provider.getLogs({ address: tokenAddress, topics: [TRANSFER_TOPIC], fromBlock: deployBlock, toBlock: transferReceipt.blockNumber });
     assert.equal(logs.length, 2, 'mint + transfer');
     const [mint, xfer] = logs;
     assert.equal(mint!.blockNumber, deployBlock);
@@ -252,7 +258,6 @@ describe('ethers v6 against ferry', () => {
   });
 
   it('eth_getProof verifies against the block stateRoot (account and storage)', async () => {
-    assert.ok(transferReceipt, 'needs the transfer test');
     const n = transferReceipt.blockNumber;
     const block = await call(node.url, 'eth_getBlockByNumber', [toHex(n), false]);
     const parent = await call(node.url, 'eth_getBlockByNumber', [toHex(n - 1), false]);
@@ -322,11 +327,13 @@ describe('ethers v6 against ferry', () => {
       const base = (await slowProvider.getBlock('latest'))!.baseFeePerGas!;
       const tip = 1n * GWEI;
       const fee = base * 2n + tip;
-      const sign = (value: bigint, pct: bigint) =>
+      // the three compete for nonce+1 behind a gap at `nonce`: none can be mined until the filler
+      // comes, so the pool is looked at with no block able to interfere
+      const sign = (value: bigint, pct: bigint, n = nonce + 1) =>
         sender.signTransaction({
           type: 2,
           chainId: EVM_CHAIN_ID,
-          nonce,
+          nonce: n,
           to: bob,
           value,
           gasLimit: 21_000n,
@@ -335,9 +342,6 @@ describe('ethers v6 against ferry', () => {
         });
       const [first, cheap, replacement] = await Promise.all([sign(1n, 100n), sign(3n, 105n), sign(2n, 120n)]);
 
-      // send right after a block so all three land in the same pending window
-      const h = await slowProvider.getBlockNumber();
-      await waitFor('a new block', async () => ((await slowProvider.getBlockNumber()) > h ? true : null), 10_000, 20);
       const a = await rpc(slow.url, 'eth_sendRawTransaction', [first]);
       const c = await rpc(slow.url, 'eth_sendRawTransaction', [cheap]);
       const b = await rpc(slow.url, 'eth_sendRawTransaction', [replacement]);
@@ -347,26 +351,28 @@ describe('ethers v6 against ferry', () => {
       assert.deepEqual(c.error, { code: -32000, message: 'replacement transaction underpriced' }, 'a bump under 10% is refused');
       assert.equal(b.result, replacementHash);
 
-      // still in the same block window: the pool holds the replacement, not the first
+      // the pool holds the replacement, not the first
       const pendingB = await call(slow.url, 'eth_getTransactionByHash', [replacementHash]);
       const pendingA = await call(slow.url, 'eth_getTransactionByHash', [firstHash]);
-      const pendingNonce = await slowProvider.getTransactionCount(sender.address, 'pending');
-      const minedNonce = await slowProvider.getTransactionCount(sender.address, 'latest');
-      assert.equal(minedNonce, nonce, 'no block came in between (2 s blocks)');
       assert.ok(pendingB, 'the pending replacement is visible');
       assert.equal(pendingB.blockHash, null, 'pending tx has no blockHash');
       assert.equal(pendingB.blockNumber, null);
       assert.equal(pendingA, null, 'the replaced tx left the pool');
-      assert.equal(pendingNonce, nonce + 1, 'pending nonce counts the replacement once');
+      assert.equal(await slowProvider.getTransactionCount(sender.address, 'latest'), nonce, 'nothing mined behind the gap');
+
+      // the filler (value 0) closes the gap: the pending nonce counts it and the replacement once
+      const filler = await call(slow.url, 'eth_sendRawTransaction', [await sign(0n, 200n, nonce)]);
+      assert.equal(await slowProvider.getTransactionCount(sender.address, 'pending'), nonce + 2, 'pending nonce counts the replacement once');
+      assert.equal((await waitFor('filler receipt', () => slowProvider.getTransactionReceipt(filler), 20_000)).status, 1);
 
       const receipt = await waitFor('replacement receipt', () => slowProvider.getTransactionReceipt(replacementHash), 20_000);
       assert.equal(receipt.status, 1);
       assert.equal(await slowProvider.getTransactionReceipt(firstHash), null, 'the replaced tx has no receipt');
       assert.equal(await slowProvider.getTransaction(firstHash), null, 'the replaced tx is gone');
-      assert.equal(await slowProvider.getTransactionCount(sender.address, 'latest'), nonce + 1);
+      assert.equal(await slowProvider.getTransactionCount(sender.address, receipt.blockNumber), nonce + 2);
       const got = await slowProvider.getBalance(bob, receipt.blockNumber);
       const had = await slowProvider.getBalance(bob, receipt.blockNumber - 1);
-      assert.equal(got - had, 2n, 'the replacement value was paid');
+      assert.equal(got - had, 2n, 'the replacement value was paid (the filler paid 0)');
     });
   });
 });

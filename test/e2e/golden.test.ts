@@ -5,14 +5,20 @@
  *
  * Case fields: name; request (JSON value) or rawRequest (string); httpMethod (default POST);
  * contentType (default application/json, null = no header); status (default 200);
- * response (exact JSON) or responseText (exact trimmed text).
+ * response (exact JSON) or responseText (exact trimmed text); setup (requests sent first, each of
+ * which must answer without a JSON-RPC error: the state the case reads, made by the case itself).
+ *
+ * Each case is a test of its own on a node shared with the file's other cases (and with other files
+ * of the same `args`), so a case must not read what another case did. A file whose cases are the
+ * steps of one story about state (a mempool filling up, a tx replaced) says `"scenario": true`: it
+ * gets a fresh node of its own and runs as ONE test, its steps in order.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { nodePool, type FerryNode } from '../helpers/node.js';
+import { nodePool, startFerry, type FerryNode } from '../helpers/node.js';
 import { GOLDEN_DIR } from '../helpers/paths.js';
 
 interface GoldenCase {
@@ -24,11 +30,14 @@ interface GoldenCase {
   status?: number;
   response?: unknown;
   responseText?: string;
+  setup?: unknown[];
 }
 
 interface GoldenFile {
   description: string;
   args?: string[];
+  /** the cases are ordered steps of one story: own node, one test */
+  scenario?: boolean;
   cases: GoldenCase[];
 }
 
@@ -118,14 +127,45 @@ after(async () => {
   for (const code of await stopAll()) assert.equal(code, 0);
 });
 
+/** Sends a case's setup requests; each must be answered without an error. */
+async function setUp(url: string, c: GoldenCase): Promise<void> {
+  for (const request of c.setup ?? []) {
+    const got = await send(url, { request });
+    assert.equal(got.status, 200, `${c.name}: setup ${JSON.stringify(request)}`);
+    const body = JSON.parse(got.text) as { error?: unknown };
+    assert.equal(body.error, undefined, `${c.name}: setup ${JSON.stringify(request)} failed: ${got.text}`);
+  }
+}
+
 for (const { file, golden } of goldenFiles) {
+  if (golden.scenario) {
+    describe(`golden ${file} (one scenario, own node)`, () => {
+      let node: FerryNode;
+      before(async () => {
+        node = await startFerry({ args: golden.args ?? [] });
+      });
+      after(async () => {
+        if (node) assert.equal(await node.stop(), 0);
+      });
+      it(`${golden.cases.length} steps in order: ${golden.cases.map((c) => c.name).join('; ')}`, async () => {
+        for (const c of golden.cases) {
+          await setUp(node.url, c);
+          check(c, await send(node.url, c));
+        }
+      });
+    });
+    continue;
+  }
   describe(`golden ${file}`, () => {
     let node: FerryNode;
     before(async () => {
       node = await nodeFor(golden.args);
     });
     for (const c of golden.cases) {
-      it(c.name, async () => check(c, await send(node.url, c)));
+      it(c.name, async () => {
+        await setUp(node.url, c);
+        check(c, await send(node.url, c));
+      });
     }
   });
 }

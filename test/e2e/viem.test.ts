@@ -24,7 +24,7 @@ import {
   type TransactionReceipt,
   type WalletClient,
 } from 'viem';
-import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { devKeys, DEV_BALANCE } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
 import { EMPTY_CODE_HASH, verifyAccountProof, verifyStorageProof } from '../helpers/proof.js';
@@ -78,6 +78,10 @@ describe('viem against ferry', () => {
     assert.ok(receipt.contractAddress, 'contractAddress in the receipt');
     token = receipt.contractAddress;
     deployBlock = receipt.blockNumber;
+    // the fixture the log and proof tests read: 777 tokens to alice (no test sends her any)
+    const transfer = await wallet.writeContract({ address: token, abi, functionName: 'transfer', args: [alice, 777n], account: owner, chain });
+    transferReceipt = await pub.waitForTransactionReceipt({ hash: transfer, pollingInterval: POLL_MS });
+    assert.equal(transferReceipt.status, 'success');
   });
 
   after(async () => {
@@ -92,20 +96,21 @@ describe('viem against ferry', () => {
   });
 
   it('writeContract transfer; readContract at blockNumber', async () => {
-    const hash = await wallet.writeContract({ address: token, abi, functionName: 'transfer', args: [alice, 777n], account: owner, chain: wallet.chain });
-    transferReceipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: POLL_MS });
-    assert.equal(transferReceipt.status, 'success');
-    const n = transferReceipt.blockNumber;
-    const read = (who: Address, blockNumber: bigint) => pub.readContract({ address: token, abi, functionName: 'balanceOf', args: [who], blockNumber });
-    assert.equal(await read(alice, n - 1n), 0n);
-    assert.equal(await read(alice, n), 777n);
-    assert.equal(await read(owner.address, n - 1n), SUPPLY);
-    assert.equal(await read(owner.address, n), SUPPLY - 777n);
-    assert.equal(await pub.getBalance({ address: alice, blockNumber: n }), DEV_BALANCE);
+    // a recipient of its own, so no other test's transfers show in the balances
+    const carol = privateKeyToAccount(generatePrivateKey()).address;
+    const hash = await wallet.writeContract({ address: token, abi, functionName: 'transfer', args: [carol, 555n], account: owner, chain: wallet.chain });
+    const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: POLL_MS });
+    assert.equal(receipt.status, 'success');
+    const n = receipt.blockNumber;
+    const read = async (who: Address, blockNumber: bigint) => (await pub.readContract({ address: token, abi, functionName: 'balanceOf', args: [who], blockNumber })) as bigint;
+    assert.equal(await read(carol, n - 1n), 0n);
+    assert.equal(await read(carol, n), 555n);
+    assert.equal(await read(owner.address, n), (await read(owner.address, n - 1n)) - 555n);
+    assert.equal(await read(owner.address, deployBlock), SUPPLY);
+    assert.equal(await pub.getBalance({ address: carol, blockNumber: n }), 0n);
   });
 
   it('getLogs and getContractEvents', async () => {
-    assert.ok(transferReceipt, 'needs the transfer test');
     const logs = await pub.getLogs({ address: token, event: TRANSFER_EVENT, args: { to: alice }, fromBlock: deployBlock, toBlock: 'latest' });
     assert.equal(logs.length, 1);
     const [log] = logs;
@@ -116,7 +121,7 @@ describe('viem against ferry', () => {
     assert.equal(log!.args.value, 777n);
     assert.equal(log!.removed, false);
 
-    const events = await pub.getContractEvents({ address: token, abi, eventName: 'Transfer', fromBlock: deployBlock });
+    const events = await pub.getContractEvents({ address: token, abi, eventName: 'Transfer', fromBlock: deployBlock, toBlock: transferReceipt.blockNumber });
     assert.equal(events.length, 2, 'mint + transfer');
     assert.equal((events[0] as any).args.from, '0x0000000000000000000000000000000000000000');
     assert.equal((events[0] as any).args.value, SUPPLY);
@@ -210,7 +215,6 @@ describe('viem against ferry', () => {
   });
 
   it('getProof verifies against the block stateRoot', async () => {
-    assert.ok(transferReceipt, 'needs the transfer test');
     const blockNumber = transferReceipt.blockNumber;
     const block = await pub.getBlock({ blockNumber });
     const key = balanceKey(alice);

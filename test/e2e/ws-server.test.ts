@@ -17,7 +17,6 @@ import { silentLogger } from '../../src/lib/log.js';
 import { originAllowed, startWsServer, type WsServerHandle } from '../../src/server/ws.js';
 import type { EvmBlock, EvmLog, EvmReceipt } from '../../src/types/chain.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
 
 /** A committed block n with `logs` log entries from address 0xaa…. */
@@ -227,7 +226,16 @@ describe('WebSocket listener keep-alive', () => {
     const live = await open(true);
     const closed = new Promise<number>((r) => deaf.once('close', (code) => r(code)));
     assert.equal(await closed, 1006, 'terminated without a close frame');
-    await sleep(400);
+    // three more pings to the live one: three more chances for the server to cut it
+    await new Promise<void>((resolve) => {
+      let pings = 0;
+      const onPing = () => {
+        if (++pings < 3) return;
+        live.off('ping', onPing);
+        resolve();
+      };
+      live.on('ping', onPing);
+    });
     assert.equal(live.readyState, WebSocket.OPEN);
     assert.equal(server.connections(), 1);
     const echo = new Promise<string>((r) => live.once('message', (d) => r(String(d))));

@@ -40,6 +40,9 @@ describe('viem: watchBlocks / watchContractEvent / watchPendingTransactions over
   let token: Address;
   /** methods viem sent over http() */
   const httpMethods = new Set<string>();
+  /** methods of those the node has answered, by request id while in flight */
+  const httpAnswered = new Set<string>();
+  const httpInFlight = new Map<unknown, string>();
   const accounts = devKeys().map((k) => privateKeyToAccount(k as Hex));
   const owner = accounts[0]!;
   const recipients = [accounts[6]!.address, accounts[7]!.address, accounts[8]!.address];
@@ -57,7 +60,18 @@ describe('viem: watchBlocks / watchContractEvent / watchPendingTransactions over
     const httpTransport = http(node.url, {
       onFetchRequest: async (req) => {
         const body = await req.clone().json();
-        for (const m of Array.isArray(body) ? body : [body]) httpMethods.add(m.method);
+        for (const m of Array.isArray(body) ? body : [body]) {
+          httpMethods.add(m.method);
+          httpInFlight.set(m.id, m.method);
+        }
+      },
+      onFetchResponse: async (res) => {
+        const body = await res.clone().json();
+        for (const m of Array.isArray(body) ? body : [body]) {
+          const method = httpInFlight.get(m.id);
+          httpInFlight.delete(m.id);
+          if (method !== undefined && m.result !== undefined) httpAnswered.add(method);
+        }
       },
     });
     httpClient = createPublicClient({ chain, transport: httpTransport, pollingInterval: POLL_MS, cacheTime: 0 });
@@ -73,6 +87,19 @@ describe('viem: watchBlocks / watchContractEvent / watchPendingTransactions over
     rpcClient?.close();
     if (node) assert.equal(await node.stop(), 0);
   });
+
+  /**
+   * Waits until the watcher just started on `client` is live at the node: its eth_subscribe `kind`
+   * answered (webSocket()), or its `filterMethod` answered (http()).
+   */
+  async function installed(client: PublicClient, kind: string, filterMethod: string): Promise<void> {
+    if (client === wsClient) {
+      const rpcClient = (await (wsClient.transport as any).getRpcClient()) as { subscriptions: Map<string, { body: { params?: unknown[] } }> };
+      await waitFor(`eth_subscribe ${kind}`, async () => ([...rpcClient.subscriptions.values()].some((s) => s.body.params?.[0] === kind) ? true : null), 10_000, 20);
+    } else {
+      await waitFor(`${filterMethod} answered`, async () => (httpAnswered.has(filterMethod) ? true : null), 10_000, 20);
+    }
+  }
 
   /** Watches `n` blocks; checks them against eth_getBlockByNumber over raw HTTP. */
   async function checkBlocks(client: PublicClient, opts: { emitMissed?: boolean }): Promise<void> {
@@ -111,11 +138,12 @@ describe('viem: watchBlocks / watchContractEvent / watchPendingTransactions over
 
   async function checkEvents(client: PublicClient, tag: bigint): Promise<void> {
     const logs: Log[] = [];
+    httpAnswered.clear();
     const unwatch = client.watchContractEvent({
       address: token, abi: [TRANSFER], eventName: 'Transfer', onLogs: (l) => logs.push(...l), onError: (e) => assert.fail(e),
     });
-    // let the watcher install its subscription or filter before anything happens
-    await new Promise((r) => setTimeout(r, 300));
+    // the watcher's subscription or filter is live before anything happens
+    await installed(client, 'logs', 'eth_newFilter');
     const receipts = await transfers(tag);
     await waitFor('three Transfer logs', async () => (logs.length >= 3 ? true : null), 30_000, 20);
     unwatch();
@@ -130,8 +158,9 @@ describe('viem: watchBlocks / watchContractEvent / watchPendingTransactions over
 
   async function checkPending(client: PublicClient, sender: number): Promise<void> {
     const seen: string[] = [];
+    httpAnswered.clear();
     const unwatch = client.watchPendingTransactions({ onTransactions: (h) => seen.push(...h), onError: (e) => assert.fail(e) });
-    await new Promise((r) => setTimeout(r, 300));
+    await installed(client, 'newPendingTransactions', 'eth_newPendingTransactionFilter');
     const from = accounts[sender]!;
     const nonce = Number(await call(node.url, 'eth_getTransactionCount', [from.address, 'pending']));
     const sign = (n: number) =>

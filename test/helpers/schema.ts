@@ -1,5 +1,5 @@
 /**
- * The Ethereum execution-apis OpenRPC definitions (../shared/conformance/execution-apis/src/) as
+ * The Ethereum execution-apis OpenRPC definitions (vendored in test/vendor/execution-apis/src/, see its README) as
  * JSON-schema validators (ajv): a method's result schema, or a named component schema.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from './paths.js';
 
-export const SPEC_DIR = join(REPO_ROOT, '..', 'shared', 'conformance', 'execution-apis', 'src');
+export const SPEC_DIR = join(REPO_ROOT, 'test', 'vendor', 'execution-apis', 'src');
 const SCHEMAS_DIR = 'schemas';
 
 export interface SpecMethod {

@@ -197,7 +197,7 @@ describe('timestamps', () => {
   });
 });
 
-// The vectors of /work/shared/reference/cometbft-rpc.md §5/§9: one validator with seed
+// Reference vectors computed by CometBFT v0.38's hashing rules (types/block.go, types/vote.go): one validator with seed
 // sha256("validator-seed"), chain "test-chain", block 1 empty, block 2 holds "name=satoshi".
 const CHAIN_ID = 'test-chain';
 const validatorKey = ed25519KeyFromSeed(sha('validator-seed'));

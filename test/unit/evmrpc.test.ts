@@ -1,7 +1,7 @@
 /**
  * Surface A method table (src/evmrpc/) over a fake in-memory EvmBackend, driven through the real
  * JSON-RPC dispatcher so codes and messages are what the wire sees. Results are validated against
- * the Ethereum execution-apis schemas (../shared/conformance/execution-apis) with ajv.
+ * the Ethereum execution-apis schemas (vendored in test/vendor/execution-apis) with ajv.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -18,7 +18,8 @@ import type {
   LogQuery,
   StateOverrides,
 } from '../../src/evmrpc/backend.js';
-import { createEvmMethods, goDuration, type EvmMethodsInfo } from '../../src/evmrpc/methods.js';
+import { createEvmMethods, type EvmMethodsInfo } from '../../src/evmrpc/methods.js';
+import { formatDuration as goDuration } from '../../src/config/duration.js';
 import { checksumAddress, EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
 import { Lru } from '../../src/lib/lru.js';
 import type { Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../../src/types/chain.js';

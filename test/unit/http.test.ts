@@ -13,9 +13,19 @@ const TOKEN = 'secret-token';
 const table: MethodTable = {
   eth_blockNumber: { params: [], handler: () => '0x2a' },
   eth_double: { params: [quantity], handler: ([n]: [bigint]) => '0x' + (n * 2n).toString(16) },
-  eth_slow: { params: [], handler: () => new Promise((r) => setTimeout(() => r('done'), 150)) },
+  eth_slow: {
+    params: [],
+    handler: () => {
+      for (const f of slowStarted.splice(0)) f();
+      return new Promise((r) => setTimeout(() => r('done'), 150));
+    },
+  },
   personal_listAccounts: { params: [], private: true, handler: () => [] },
 };
+
+/** called when the next eth_slow starts running */
+const slowStarted: (() => void)[] = [];
+const nextSlowStart = (): Promise<void> => new Promise((r) => slowStarted.push(r));
 
 const logged: unknown[][] = [];
 const log = { warn: (...a: unknown[]) => logged.push(a), error: (...a: unknown[]) => logged.push(a) };
@@ -274,8 +284,9 @@ describe('http server: lifecycle and limits', () => {
 
   it('close() lets a running request finish', async () => {
     const s = await start();
+    const started = nextSlowStart();
     const running = send(s.port, { body: call(9, 'eth_slow') });
-    await new Promise((r) => setTimeout(r, 50));
+    await started;
     await s.close();
     const r = await running;
     assert.equal(r.body, '{"jsonrpc":"2.0","id":9,"result":"done"}');
@@ -292,8 +303,14 @@ describe('http server: lifecycle and limits', () => {
       await assert.rejects(send(s.port, { body: call(2, 'eth_blockNumber') }), /ECONNRESET|socket hang up/);
       assert.ok(logged.some((a) => String(a[1]).includes('connection limit')));
       first.destroy();
-      await new Promise((r) => setTimeout(r, 50));
-      assert.equal((await send(s.port, { body: call(3, 'eth_blockNumber') })).status, 200);
+      // the slot frees once the server has seen the close: retry until then
+      for (;;) {
+        const r = await send(s.port, { body: call(3, 'eth_blockNumber') }).catch(() => undefined);
+        if (r !== undefined) {
+          assert.equal(r.status, 200);
+          break;
+        }
+      }
     } finally {
       await s.close();
     }

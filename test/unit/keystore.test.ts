@@ -33,7 +33,6 @@ const KEY_HEX = 'ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff8
 const KEY_ADDRESS = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const hex = (b: Uint8Array) => '0x' + Buffer.from(b).toString('hex');
 const bytes = (h: string) => new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -201,27 +200,33 @@ describe('KeyStore: account states (SPEC.md)', () => {
     ks.lock(new Uint8Array(20));
   });
 
-  it('unlocked → duration elapses → locked', async () => {
+  it('unlocked → duration elapses → locked', async (t) => {
+    // the clock is the test's: the 1 s passes when the test says so
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
     const ks = new KeyStore(tempDir(), { scrypt: FAST });
     const a = await ks.importKey(bytes(KEY_HEX), 'pw');
     await ks.unlock(a, 'pw', 1);
     assert.equal(ks.isUnlocked(a), true);
-    await sleep(1300);
+    t.mock.timers.tick(999);
+    assert.equal(ks.isUnlocked(a), true, 'still unlocked just before the second is up');
+    t.mock.timers.tick(301);
     assert.equal(ks.isUnlocked(a), false);
     await assert.rejects(ks.sign(a, hash), { message: KeystoreErrors.locked });
   });
 
-  it('re-unlocking restarts a timed unlock; an unlock without expiry stays so', async () => {
+  it('re-unlocking restarts a timed unlock; an unlock without expiry stays so', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
     const ks = new KeyStore(tempDir(), { scrypt: FAST });
     const a = await ks.importKey(bytes(KEY_HEX), 'pw');
     await ks.unlock(a, 'pw', 1);
     await ks.unlock(a, 'pw', 3);
-    await sleep(1300);
+    t.mock.timers.tick(1300);
     assert.equal(ks.isUnlocked(a), true, 'the second unlock replaced the 1 s timer');
-    ks.lock(a);
+    t.mock.timers.tick(2000);
+    assert.equal(ks.isUnlocked(a), false, 'and its own 3 s ran out');
     await ks.unlock(a, 'pw', 0);
     await ks.unlock(a, 'pw', 1);
-    await sleep(1300);
+    t.mock.timers.tick(1300);
     assert.equal(ks.isUnlocked(a), true, 'no expiry stays no expiry (geth)');
     ks.close();
     assert.equal(ks.isUnlocked(a), false, 'close (node exit) locks everything');

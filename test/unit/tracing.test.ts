@@ -12,7 +12,7 @@ import { JsTracer, JS_TRACER_MEMORY_LIMIT } from '../../src/evm/tracing/js/host.
 import { LEGACY_TRACERS } from '../../src/evm/tracing/js/legacy.js';
 import { opName } from '../../src/evm/tracing/opcodes.js';
 import { StructLogger } from '../../src/evm/tracing/structlog.js';
-import { SyncState, trieGet } from '../../src/evm/tracing/syncstate.js';
+import { trieGet, type SyncState } from '../../src/evm/tracing/syncstate.js';
 import { TraceError, TraceTimeout, type Step } from '../../src/evm/tracing/types.js';
 import { createDebugMethods, type DebugBackend } from '../../src/evmrpc/debug.js';
 import { FerryError } from '../../src/lib/errors.js';
@@ -109,7 +109,6 @@ describe('synchronous trie walk', () => {
     const root = trie.root();
     for (const [k, v] of entries) assert.deepEqual(trieGet(read, root, keccak256(k)), v);
     assert.equal(trieGet(read, root, keccak256(Uint8Array.of(1, 2, 3))), undefined);
-    assert.ok(new SyncState({} as never, read) instanceof SyncState);
   });
 });
 
@@ -188,9 +187,7 @@ describe('QuickJS sandbox', () => {
   });
 
   it('stops endless loops at the deadline', async () => {
-    const started = Date.now();
     await assert.rejects(make('{setup: function () { for (;;) {} }, fault: function () {}, result: function () {}}', Date.now() + 300), TraceTimeout);
-    assert.ok(Date.now() - started < 5000);
     const t = await make('{step: function () { for (;;) {} }, fault: function () {}, result: function () {}}', Date.now() + 300);
     t.onTxStart(env);
     assert.throws(() => t.onStep(step()), TraceTimeout);
@@ -211,11 +208,27 @@ describe('QuickJS sandbox', () => {
     assert.equal(r, 'undefined undefined undefined undefined undefined undefined undefined undefined undefined');
   });
 
-  it('compiles every bundled legacy tracer', async () => {
-    for (const [name, code] of Object.entries(LEGACY_TRACERS)) {
-      const t = await make(code);
-      assert.ok(t instanceof JsTracer, name);
-    }
+  it('runs every bundled legacy tracer on one call with one PUSH1 step', async () => {
+    const results: Record<string, any> = {};
+    // prestateTracerLegacy reads the state of the step's contract, which this fake step lacks: it is
+    // checked against the native prestateTracer end to end (test/e2e/debug.test.ts)
+    for (const [name, code] of Object.entries(LEGACY_TRACERS)) if (name !== 'prestateTracerLegacy') results[name] = await runResult(code);
+    assert.equal(results.opcountTracer, 1);
+    assert.deepEqual(results.noopTracerLegacy, {});
+    assert.deepEqual(results.unigramTracer, { PUSH1: 1 });
+    assert.deepEqual(results.bigramTracer, {}, 'one step makes no bigram');
+    assert.deepEqual(results.trigramTracer, {}, 'one step makes no trigram');
+    // selector a9059cbb with 1 byte of arguments after it
+    assert.deepEqual(results['4byteTracerLegacy'], { '0xa9059cbb-1': 1 });
+    assert.equal(results.callTracerLegacy.type, 'CALL');
+    assert.equal(results.callTracerLegacy.from, '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266');
+    assert.equal(results.callTracerLegacy.to, '0x' + '11'.repeat(20));
+    assert.equal(results.callTracerLegacy.input, '0xa9059cbb01');
+    assert.equal(results.evmdisTracer.length, 1);
+    assert.equal(results.evmdisTracer[0].op, 0x60);
+    assert.equal(results.evmdisTracer[0].len, 2);
+    assert.ok((await make(LEGACY_TRACERS.prestateTracerLegacy!)) instanceof JsTracer);
+    assert.deepEqual(Object.keys(results).length, Object.keys(LEGACY_TRACERS).length - 1);
   });
 });
 
