@@ -36,8 +36,8 @@ const SET_ARGS = [
 ];
 /** defaults, except the same long evm-timeout and small write buffer (closing is what differs) */
 const DEFAULT_ARGS = ['--consensus.timeout_commit', '300ms', '--json-rpc.evm-timeout', '60s', '--rpc.experimental_websocket_write_buffer_size', '1'];
-/** a short evm-timeout: the loop below needs seconds */
-const SHORT_TIMEOUT_ARGS = ['--json-rpc.evm-timeout', '300ms'];
+/** a short evm-timeout (the loop below needs seconds), on one call worker */
+const SHORT_TIMEOUT_ARGS = ['--json-rpc.evm-timeout', '300ms', '--json-rpc.call-workers', '1'];
 
 /** A signed EIP-1559 transfer from dev account `i` with `data` of `dataBytes` bytes. */
 async function transfer(i: number, nonce: number, dataBytes = 0): Promise<string> {
@@ -115,32 +115,36 @@ describe('config keys that change behaviour, through the real process', () => {
   });
 
   /**
-   * Sends a looping eth_call (10M gas: seconds of work, ending out of gas within the 60s timeout),
-   * then a trivial one; the order their answers came in.
+   * One batch of `n` looping eth_calls (200k gas each: they end out of gas quickly). The batch's items
+   * are handed to the call pool in one tick, before any can finish, so the pool holds them all at once;
+   * the number refused as busy shows how many calls the node's workers can hold (256 per worker).
    */
-  async function callOrder(url: string): Promise<string[]> {
-    const order: string[] = [];
-    const loop = rpc(url, 'eth_call', [{ to: LOOP_ADDR, gas: '0x989680' }, 'latest', { [LOOP_ADDR]: { code: LOOP_CODE } }]).then((r) => {
-      order.push('loop');
-      return r;
-    });
-    // the loop is being run (its request is in) before the quick call is sent
-    await new Promise((r) => setTimeout(r, 0));
-    const quick = rpc(url, 'eth_call', [{ to: devWallet(9).address }, 'latest']).then((r) => {
-      order.push('quick');
-      return r;
-    });
-    const [l, q] = await Promise.all([loop, quick]);
-    assert.deepEqual(l.error, { code: -32000, message: 'out of gas' });
-    assert.equal(q.result, '0x');
-    return order;
+  async function busyRefusals(url: string, n: number): Promise<number> {
+    const batch = Array.from({ length: n }, (_, id) => ({
+      jsonrpc: '2.0', id, method: 'eth_call',
+      params: [{ to: LOOP_ADDR, gas: '0x30d40' }, 'latest', { [LOOP_ADDR]: { code: LOOP_CODE } }],
+    }));
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch) });
+    const answers = (await res.json()) as { id: number; error?: { message: string } }[];
+    assert.equal(answers.length, n);
+    const busy = answers.filter((a) => a.error?.message === 'too many concurrent calls, try again later').length;
+    // every other call ran: out of gas (or the short node's deadline), never anything else
+    for (const a of answers) {
+      assert.ok(a.error, `a loop cannot succeed: ${JSON.stringify(a)}`);
+      assert.match(a.error.message, /^(out of gas|too many concurrent calls, try again later|execution aborted \(timeout = 300ms\))$/);
+    }
+    return busy;
   }
 
-  it('json-rpc.call-workers = 2: a quick eth_call is answered while another worker runs a long one; with 1 it waits', async () => {
-    // warm both workers' state, then race
-    await call(set.url, 'eth_call', [{ to: devWallet(9).address }, 'latest']);
-    assert.deepEqual(await callOrder(set.url), ['quick', 'loop']);
-    assert.deepEqual(await callOrder(plain.url), ['loop', 'quick']);
+  it('json-rpc.call-workers: each worker holds 256 calls, so 2 workers take 512 at once and 1 takes 256', async () => {
+    // time-slicing answers a quick call beside a long one whatever the number of workers (see
+    // defects-callpool.test.ts); what the key changes is how many threads, and so how many calls, run
+    assert.equal(await busyRefusals(set.url, 513), 1);
+    assert.equal(await busyRefusals(short.url, 257), 1);
+    assert.equal(await busyRefusals(short.url, 256), 0);
+    // both serve on afterwards
+    assert.equal(await call(set.url, 'eth_call', [{ to: devWallet(9).address }, 'latest']), '0x');
+    assert.equal(await call(short.url, 'eth_call', [{ to: devWallet(9).address }, 'latest']), '0x');
   });
 
   it('json-rpc.evm-timeout: a looping contract is cut at the deadline with geth\'s error, and the node serves on', async () => {
