@@ -92,10 +92,12 @@ function banner(home: string, genesis: Genesis, endpoints: { jsonRpc?: string; w
   return lines.join('\n') + '\n';
 }
 
-async function start(cmd: Command): Promise<void> {
+/** `ferry start` (`--dev`: the dev preset) and `ferry dev` (always the preset). */
+async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void> {
   const home = resolveHome(cmd.opts().home);
   const { created } = ensureHome(home);
-  const opts = loadOptions(home, configFlags(cmd));
+  const dev = preset.dev === true || cmd.opts<{ dev?: boolean }>().dev === true;
+  const opts = loadOptions(home, configFlags(cmd), { dev });
   const genesis = parseGenesis(readFileSync(homePaths(home).genesis, 'utf8'));
   const log: Logger = createLogger({ level: opts.logLevel });
   if (created) log.info({ home }, 'created a new dev home');
@@ -213,8 +215,19 @@ function buildProgram(): Command {
     .command('start')
     .description('run the node (creates a dev home first when the home is empty)')
     .addOption(homeOption());
+  startCmd.option('--dev', 'the dev preset (as `ferry dev`; see docs/dev-mode.md)');
   addConfigOptions(startCmd);
   startCmd.action((_opts, cmd: Command) => start(cmd));
+
+  const devCmd = program
+    .command('dev')
+    .description(
+      'run a dev node: `ferry start` with the dev preset (docs/dev-mode.md): a block as soon as a transaction arrives, ' +
+        'every namespace including evm/anvil/hardhat, the dev accounts unlocked, CORS from any origin; every `start` flag applies on top',
+    )
+    .addOption(homeOption());
+  addConfigOptions(devCmd);
+  devCmd.action((_opts, cmd: Command) => start(cmd, { dev: true }));
 
   const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');
   keys

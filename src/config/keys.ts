@@ -272,6 +272,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     (o) => String(o.jsonRpc.traceResultMaxSize), 'maximum bytes of one debug_trace* result; a bigger one is answered with an error (0 = unlimited)'),
   def(APP, JR, 'enable-profiling', readBool, (o, v) => (o.jsonRpc.enableProfiling = v), (o) => String(o.jsonRpc.enableProfiling),
     'serve the debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...; files under <home>/profiles/); needs "debug" in api'),
+  def(APP, JR, 'enable-unsafe-cors', readBool, (o, v) => (o.jsonRpc.enableUnsafeCors = v), (o) => String(o.jsonRpc.enableUnsafeCors),
+    'answer browser requests from any origin: CORS headers on HTTP, any Origin on WebSocket (ws-origins ignored); on with `ferry dev`'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),

@@ -4,7 +4,9 @@ import { availableParallelism } from 'node:os';
  * config.toml keys. Precedence: flag > file > default (see load.ts).
  */
 
-export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'miner', 'txpool', 'personal'] as const;
+export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'miner', 'txpool', 'personal', 'evm', 'anvil', 'hardhat'] as const;
+/** the dev-node namespaces (docs/dev-mode.md): opt-in, on with `ferry dev` */
+export const DEV_NAMESPACES: readonly Namespace[] = ['evm', 'anvil', 'hardhat'];
 export type Namespace = (typeof NAMESPACES)[number];
 
 export interface JsonRpcOptions {
@@ -51,6 +53,8 @@ export interface JsonRpcOptions {
   traceResultMaxSize: number;
   /** debug profiling methods (debug_startCPUProfile, debug_writeMemProfile, ...) are served */
   enableProfiling: boolean;
+  /** CORS for any origin on the HTTP listener and any Origin on the WebSocket one (Ethermint's name) */
+  enableUnsafeCors: boolean;
 }
 
 export interface ConsensusOptions {
@@ -113,6 +117,8 @@ export interface NodeOptions {
   rpc: RpcOptions;
   consensus: ConsensusOptions;
   mempool: MempoolOptions;
+  /** the dev preset (`ferry dev`, `ferry start --dev`): the dev accounts are unlocked, blocks on demand (docs/dev-mode.md) */
+  dev: boolean;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */
@@ -147,6 +153,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   traceTimeoutCapMs: 60_000,
   traceResultMaxSize: 25_000_000,
   enableProfiling: false,
+  enableUnsafeCors: false,
 };
 
 export const DEFAULT_CONSENSUS: ConsensusOptions = {

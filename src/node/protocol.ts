@@ -21,7 +21,26 @@ export type ToChain =
   | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean }
   /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
   | { type: 'setCoinbase'; id: number; address: Uint8Array }
+  /** the dev controls (evm_*, anvil_*, hardhat_*): answered with a `devReply` */
+  | { type: 'dev'; id: number; op: DevOp }
   | { type: 'stop' };
+
+/** A dev control for the chain thread (docs/dev-mode.md); seconds and wei as bigint. */
+export type DevOp =
+  | { op: 'mine'; blocks: bigint; interval?: bigint; timestamp?: bigint }
+  | { op: 'increaseTime'; seconds: bigint }
+  | { op: 'setNextTimestamp'; seconds: bigint }
+  | { op: 'setAutomine'; enabled: boolean }
+  /** seconds; 0 = interval mining off */
+  | { op: 'setInterval'; seconds: bigint }
+  | { op: 'setBlockGasLimit'; gas: bigint }
+  | { op: 'setNextBaseFee'; fee: bigint }
+  /** no hashes: every pool tx */
+  | { op: 'dropTxs'; hashes?: Uint8Array[] }
+  | { op: 'status' };
+
+/** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
+export type DevErrorKind = 'timestamp' | 'internal';
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
@@ -31,5 +50,6 @@ export type FromChain =
   | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult }
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
+  | { type: 'devReply'; id: number; result?: unknown; error?: { kind: DevErrorKind; message: string } }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };
