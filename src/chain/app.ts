@@ -3,6 +3,7 @@
  * with the EVM (FinalizeBlock), persists them (Commit, inside the engine's block transaction) and
  * emits the Evmos-compatible per-tx and per-block events.
  */
+import { attachConsoleLog } from '../evm/consolelog.js';
 import { createBlockHeader } from '@ethereumjs/block';
 import { Address } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
@@ -123,6 +124,8 @@ export class EvmApp implements Application {
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
     const runner = await EvmRunner.create(common, trieDb, hashOf);
     const checkRunner = await EvmRunner.create(common, trieDb.view(), hashOf);
+    const consoleLog = log.child({ module: 'console' });
+    attachConsoleLog(runner.vm.evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));
     const app = new EvmApp(store, genesis, trieDb, runner, checkRunner, opts, log, events);
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
