@@ -119,6 +119,11 @@ const NO_PARAMS: readonly ParamCodec[] = [];
 
 export function createDevMethods(backend: EvmBackend, dev: DevControls, info: DevInfo): MethodTable {
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
+  /** the latest block: its number and header (absent only before the first block is readable) */
+  const latest = () => {
+    const n = backend.latestNumber();
+    return { n, header: backend.blockByNumber(n)?.header };
+  };
 
   const mine = spec([optionalCount, optionalSeconds], async ([blocks, interval]: [bigint | undefined, bigint | undefined]) => {
     await dev.mine(checkBlocks(blocks ?? 1n), interval);
@@ -150,8 +155,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
       throw invalidParams(`${method} is not supported when EIP-1559 is active`);
     });
   const metadata = spec(NO_PARAMS, () => {
-    const n = backend.latestNumber();
-    const block = backend.blockByNumber(n);
+    const { n, header } = latest();
     return {
       clientVersion: info.clientSemver,
       clientSemver: info.clientSemver,
@@ -159,7 +163,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
       chainId: Number(backend.chainId),
       instanceId,
       latestBlockNumber: Number(n),
-      latestBlockHash: block ? hexData(block.header.hash) : null,
+      latestBlockHash: header ? hexData(header.hash) : null,
       forkedNetwork: null,
       snapshots: {},
     };
@@ -201,12 +205,11 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     hardhat_setMinGasPrice: minGasPrice('hardhat_setMinGasPrice'),
     anvil_nodeInfo: spec(NO_PARAMS, async () => {
       const s = await dev.status();
-      const n = backend.latestNumber();
-      const block = backend.blockByNumber(n);
+      const { n, header } = latest();
       return {
         currentBlockNumber: hexQuantity(n),
-        currentBlockTimestamp: Number(block?.header.timestamp ?? 0n),
-        currentBlockHash: block ? hexData(block.header.hash) : null,
+        currentBlockTimestamp: Number(header?.timestamp ?? 0n),
+        currentBlockHash: header ? hexData(header.hash) : null,
         hardFork: info.hardfork,
         transactionOrder: 'fees',
         environment: {
