@@ -100,10 +100,12 @@ function banner(
   return lines.join('\n') + '\n';
 }
 
-async function start(cmd: Command): Promise<void> {
+/** `ferry start` (`--dev`: the dev preset) and `ferry dev` (always the preset). */
+async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void> {
   const home = resolveHome(cmd.opts().home);
   const { created } = ensureHome(home);
-  const opts = loadOptions(home, configFlags(cmd));
+  const dev = preset.dev === true || cmd.opts<{ dev?: boolean }>().dev === true;
+  const opts = loadOptions(home, configFlags(cmd), { dev });
   opts.jsonRpc.enableMetrics = cmd.opts<{ metrics?: boolean }>().metrics === true;
   const genesis = parseGenesis(readFileSync(homePaths(home).genesis, 'utf8'));
   const log: Logger = createLogger({ level: opts.logLevel });
@@ -250,6 +252,7 @@ function buildProgram(): Command {
     .command('start')
     .description('run the node (creates a dev home first when the home is empty)')
     .addOption(homeOption());
+  startCmd.option('--dev', 'the dev preset (as `ferry dev`; see docs/dev-mode.md)');
   addConfigOptions(startCmd);
   startCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   startCmd.action((_opts, cmd: Command) => start(cmd));
@@ -264,6 +267,17 @@ function buildProgram(): Command {
     .option('--base-port <port>', 'first port; node i uses base + 10 i + {0 p2p, 1 CometBFT RPC, 2 ABCI, 3 JSON-RPC, 4 WebSocket} (default: 26600)')
     .option('--timeout-commit <duration>', "CometBFT's consensus.timeout_commit (default: 500ms)")
     .action((_opts, cmd: Command) => testnet(cmd));
+
+  const devCmd = program
+    .command('dev')
+    .description(
+      'run a dev node: `ferry start` with the dev preset (docs/dev-mode.md): a block as soon as a transaction arrives, ' +
+        'every namespace including evm/anvil/hardhat, the dev accounts unlocked, CORS from any origin; every `start` flag applies on top',
+    )
+    .addOption(homeOption());
+  addConfigOptions(devCmd);
+  devCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
+  devCmd.action((_opts, cmd: Command) => start(cmd, { dev: true }));
 
   const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');
   keys

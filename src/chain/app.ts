@@ -3,6 +3,7 @@
  * with the EVM (FinalizeBlock), persists them (Commit, inside the engine's block transaction) and
  * emits the Evmos-compatible per-tx and per-block events.
  */
+import { attachConsoleLog } from '../evm/consolelog.js';
 import { createBlockHeader } from '@ethereumjs/block';
 import { Address } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
@@ -124,6 +125,9 @@ export class EvmApp implements Application {
   private proposed = new Map<Uint8Array, DecodedTx>();
   /** fee recipient of new blocks (miner_setEtherbase) */
   private coinbase: Uint8Array;
+  /** dev controls (docs/dev-mode.md): the gas limit of new blocks, and the base fee of the next one only */
+  private blockGasLimit: bigint;
+  private baseFeeOverride: bigint | undefined;
 
   private constructor(
     private readonly store: Store,
@@ -138,6 +142,7 @@ export class EvmApp implements Application {
   ) {
     this.common = runner.vm.common;
     this.coinbase = loadCoinbase(store, genesis.evm.coinbase);
+    this.blockGasLimit = genesis.maxGas;
     this.pool = new TxPool({
       size: opts.mempool.size,
       priceBumpPercent: opts.mempool.priceBumpPercent,
@@ -152,6 +157,8 @@ export class EvmApp implements Application {
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
     const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
+    const consoleLog = log.child({ module: 'console' });
+    attachConsoleLog(runner.vm.evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));
     const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
@@ -209,6 +216,32 @@ export class EvmApp implements Application {
   /** the chain's trie node cache reads, hits and misses since start (metrics) */
   trieCacheStats(): { hits: number; misses: number } {
     return this.trieDb.cacheStats();
+  }
+
+  /** evm_setBlockGasLimit: the gas limit of the blocks made from now on (not persisted). */
+  setBlockGasLimit(gas: bigint): void {
+    this.blockGasLimit = gas;
+  }
+
+  blockGasLimitOf(): bigint {
+    return this.blockGasLimit;
+  }
+
+  /** anvil_setNextBlockBaseFeePerGas: the base fee of the next block only. */
+  setNextBaseFee(fee: bigint): void {
+    this.baseFeeOverride = fee;
+  }
+
+  /** anvil_dropTransaction / anvil_dropAllTransactions: removes pool txs (all when `hashes` is undefined); returns the hashes removed. */
+  dropTxs(hashes: Uint8Array[] | undefined): Uint8Array[] {
+    const { pending, queued } = this.pool.content();
+    const all = [...pending, ...queued].map((e) => e.decoded.evm);
+    const want = hashes === undefined ? undefined : new Set(hashes.map((h) => hexKey(h)));
+    const victims = want === undefined ? all : all.filter((t) => want.has(hexKey(t.hash)));
+    this.pool.drop(victims);
+    const removed = victims.map((t) => t.hash);
+    if (removed.length > 0) this.events.onPoolChange({ added: [], removed });
+    return removed;
   }
 
   latestHeader(): EvmHeader {
@@ -305,6 +338,7 @@ export class EvmApp implements Application {
   }
 
   nextBaseFee(): bigint {
+    if (this.baseFeeOverride !== undefined) return this.baseFeeOverride;
     return this.latest.number === 0n ? this.latest.baseFeePerGas : nextBaseFee(this.latest);
   }
 
@@ -337,7 +371,7 @@ export class EvmApp implements Application {
     const tx = d.evm;
     if (native.length > this.opts.mempool.maxTxBytes) return checkErr(CheckCode.txDecode, 'oversized data');
     if (this.pool.has(tx.hash)) return checkErr(CheckCode.inMempoolCache, 'already known');
-    if (tx.gasLimit > this.genesis.maxGas) return checkErr(CheckCode.outOfGas, 'exceeds block gas limit');
+    if (tx.gasLimit > this.blockGasLimit) return checkErr(CheckCode.outOfGas, 'exceeds block gas limit');
     const intrinsic = d.tx.getIntrinsicGas();
     if (tx.gasLimit < intrinsic) return checkErr(CheckCode.outOfGas, 'intrinsic gas too low');
     if (feeCap(tx) < this.opts.minGasPrice) return checkErr(CheckCode.insufficientFee, 'transaction underpriced');
@@ -467,7 +501,7 @@ export class EvmApp implements Application {
   }
 
   prepareProposal(req: { height: bigint; timeMs: number; maxTxBytes: number }): Uint8Array[] {
-    const entries = this.pool.select(this.nextBaseFee(), this.genesis.maxGas, req.maxTxBytes);
+    const entries = this.pool.select(this.nextBaseFee(), this.blockGasLimit, req.maxTxBytes);
     this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
     return entries.map((e) => e.native);
   }
@@ -501,7 +535,7 @@ export class EvmApp implements Application {
       number: req.height,
       timestamp: BigInt(Math.floor(req.timeMs / 1000)),
       coinbase: this.opts.coinbaseFromProposer ? req.proposerAddress : this.coinbase,
-      gasLimit: this.genesis.maxGas,
+      gasLimit: this.blockGasLimit,
       baseFee,
       mixHash: parent.hash,
     };
@@ -516,7 +550,7 @@ export class EvmApp implements Application {
       receiptsRoot: exec.receiptsRoot,
       logsBloom: exec.logsBloom,
       miner: ctx.coinbase,
-      gasLimit: this.genesis.maxGas,
+      gasLimit: ctx.gasLimit,
       gasUsed: exec.gasUsed,
       timestamp: ctx.timestamp,
       extraData: new Uint8Array(),
@@ -665,6 +699,7 @@ export class EvmApp implements Application {
     this.flat.applied(Number(p.block.header.number), p.flatChange);
     this.latest = p.block.header;
     await this.runner.reset(this.latestRef());
+    this.baseFeeOverride = undefined;
     const dropped = this.pool.onCommit(p.newNonces);
     this.pool.drop(p.excluded);
     const removed = [...dropped, ...p.excluded].map((t) => t.hash);

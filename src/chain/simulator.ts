@@ -4,6 +4,7 @@
  * stalls the RPC thread and calls use the spare core; each worker time-slices its calls
  * (node/callworker.ts), so a long one never holds up the others.
  */
+import { attachConsoleLog } from '../evm/consolelog.js';
 import { getActivePrecompiles } from '@ethereumjs/evm';
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
@@ -78,17 +79,21 @@ export class Simulator {
     private readonly db: TrieDB,
     private readonly flat: FlatState,
     private readonly opts: SimulatorOptions,
+    private readonly onConsoleLog?: (line: string) => void,
   ) {}
 
-  static async create(store: Store, opts: SimulatorOptions): Promise<Simulator> {
-    const sim = new Simulator(store, new TrieDB(store), new FlatState(store), opts);
+  /** `onConsoleLog`: each Solidity console.log of the calls (evm/consolelog.ts) */
+  static async create(store: Store, opts: SimulatorOptions, onConsoleLog?: (line: string) => void): Promise<Simulator> {
+    const sim = new Simulator(store, new TrieDB(store), new FlatState(store), opts, onConsoleLog);
     sim.idle.push(await sim.newRunner());
     return sim;
   }
 
-  private newRunner(): Promise<EvmRunner<FlatStateManager>> {
+  private async newRunner(): Promise<EvmRunner<FlatStateManager>> {
     const common = makeCommon(this.opts.chainId, this.opts.hardfork);
-    return EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+    const runner = await EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+    if (this.onConsoleLog) attachConsoleLog(runner.vm.evm as never, this.onConsoleLog);
+    return runner;
   }
 
   /** fn on an EVM no other run is using */

@@ -314,6 +314,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'listen address (host:port) of the JSON-RPC metrics server (Prometheus text at /debug/metrics/prometheus); it runs only with the --metrics flag'),
   def(APP, JR, 'node-page', readBool, (o, v) => (o.jsonRpc.nodePage = v), (o) => String(o.jsonRpc.nodePage),
     'serve the node page (a live block explorer) at GET /explorer on the JSON-RPC HTTP listener'),
+  def(APP, JR, 'enable-unsafe-cors', readBool, (o, v) => (o.jsonRpc.enableUnsafeCors = v), (o) => String(o.jsonRpc.enableUnsafeCors),
+    'answer browser requests from any origin: CORS headers on HTTP, any Origin on WebSocket (ws-origins ignored); on with `ferry dev`'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),

@@ -16,6 +16,7 @@ import {
   DEFAULT_MEMPOOL,
   DEFAULT_MINIMUM_GAS_PRICE,
   DEFAULT_RPC,
+  NAMESPACES,
   type NodeOptions,
 } from './options.js';
 
@@ -42,7 +43,27 @@ export function defaultOptions(home: string): NodeOptions {
     mempool: { ...DEFAULT_MEMPOOL },
     abci: { ...DEFAULT_ABCI },
     instrumentation: { ...DEFAULT_INSTRUMENTATION },
+    dev: false,
   };
+}
+
+/** The JSON-RPC listeners of the dev preset (loopback: the private namespaces are served without a token there). */
+export const DEV_JSON_RPC_ADDRESS = '127.0.0.1:8545';
+export const DEV_WS_ADDRESS = '127.0.0.1:8546';
+
+/**
+ * The dev preset (docs/dev-mode.md), over the files and under the flags: every namespace, blocks as
+ * soon as a tx arrives and no timer (automine), CORS from any origin, private namespaces without a
+ * token on loopback listeners, and the dev accounts unlocked.
+ */
+function applyDevPreset(opts: NodeOptions): void {
+  opts.dev = true;
+  opts.jsonRpc.api = [...NAMESPACES];
+  opts.jsonRpc.address = DEV_JSON_RPC_ADDRESS;
+  opts.jsonRpc.wsAddress = DEV_WS_ADDRESS;
+  opts.jsonRpc.privateApiAuth = false;
+  opts.jsonRpc.enableUnsafeCors = true;
+  opts.consensus.blockOnTx = true;
 }
 
 /**
@@ -51,12 +72,13 @@ export function defaultOptions(home: string): NodeOptions {
  * `'consensus.timeout_commit'`, `'log_level'`); values are strings as typed, booleans, or numbers;
  * undefined values are skipped. An unknown flag key is an error.
  */
-export function loadOptions(home: string, flags: Record<string, unknown>): NodeOptions {
+export function loadOptions(home: string, flags: Record<string, unknown>, preset: { dev?: boolean } = {}): NodeOptions {
   const opts = defaultOptions(home);
   for (const file of FILES) {
     const path = join(home, CONFIG_DIR, file);
     if (existsSync(path)) applyFile(opts, file, path);
   }
+  if (preset.dev === true) applyDevPreset(opts);
   for (const [name, raw] of Object.entries(flags)) {
     if (raw === undefined) continue;
     const key = KEYS_BY_NAME.get(name);

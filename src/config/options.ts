@@ -4,7 +4,9 @@ import { availableParallelism } from 'node:os';
  * config.toml keys. Precedence: flag > file > default (see load.ts).
  */
 
-export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'miner', 'txpool', 'personal'] as const;
+export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'miner', 'txpool', 'personal', 'evm', 'anvil', 'hardhat'] as const;
+/** the dev-node namespaces (docs/dev-mode.md): opt-in, on with `ferry dev` */
+export const DEV_NAMESPACES: readonly Namespace[] = ['evm', 'anvil', 'hardhat'];
 export type Namespace = (typeof NAMESPACES)[number];
 
 export interface JsonRpcOptions {
@@ -57,6 +59,8 @@ export interface JsonRpcOptions {
   enableMetrics: boolean;
   /** serve the node page at GET /explorer on the JSON-RPC HTTP listener */
   nodePage: boolean;
+  /** CORS for any origin on the HTTP listener and any Origin on the WebSocket one (Ethermint's name) */
+  enableUnsafeCors: boolean;
 }
 
 /** CometBFT v0.38 config.toml `[instrumentation]` */
@@ -143,6 +147,8 @@ export interface NodeOptions {
   mempool: MempoolOptions;
   abci: AbciOptions;
   instrumentation: InstrumentationOptions;
+  /** the dev preset (`ferry dev`, `ferry start --dev`): the dev accounts are unlocked, blocks on demand (docs/dev-mode.md) */
+  dev: boolean;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */
@@ -180,6 +186,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   metricsAddress: '127.0.0.1:6065',
   enableMetrics: false,
   nodePage: true,
+  enableUnsafeCors: false,
 };
 
 /** CometBFT v0.38 `DefaultInstrumentationConfig` values. */

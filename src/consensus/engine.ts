@@ -50,6 +50,8 @@ export interface EngineOptions {
   appVersion: bigint;
   timeoutCommitMs: number;
   blockOnTx: boolean;
+  /** the dev preset: no timer at start (automine alone, docs/dev-mode.md) */
+  noTimer?: boolean;
   /** false: a height waits until the mempool has a tx (CometBFT's create_empty_blocks = false) */
   createEmptyBlocks: boolean;
 }
@@ -87,6 +89,21 @@ export function applyValidatorUpdates(set: readonly Validator[], updates: readon
 /** Delay before a block in block-on-tx mode, so a burst of txs lands in one block. */
 export const BLOCK_ON_TX_DELAY_MS = 5;
 
+/** How blocks are made (docs/dev-mode.md): as soon as a tx arrives, on a timer, or only when asked (both off). */
+export interface MiningMode {
+  automine: boolean;
+  /** milliseconds between blocks; null = no timer */
+  intervalMs: number | null;
+}
+
+/** A dev time request that would make time go backwards (Anvil's message). */
+export class TimestampError extends Error {
+  constructor(seconds: bigint) {
+    super(`Timestamp error: ${seconds} is lower than previous block's timestamp`);
+    this.name = 'TimestampError';
+  }
+}
+
 export class Engine {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
@@ -95,6 +112,15 @@ export class Engine {
   private appHash: Uint8Array = new Uint8Array();
   private readonly consensusHash: Uint8Array;
   private readonly index: EventIndex;
+  private mode: MiningMode;
+  /** dev time controls: added to the wall clock for vote times (evm_increaseTime, evm_setNextBlockTimestamp) */
+  private clockOffsetMs = 0;
+  /** evm_increaseTime since the last block: added to that block's time */
+  private pendingIncreaseMs = 0;
+  /** total of evm_increaseTime, seconds (its answer, as Anvil) */
+  private increasedSeconds = 0n;
+  /** evm_setNextBlockTimestamp: the time of the next block, milliseconds */
+  private nextTimeMs: number | undefined;
 
   constructor(
     private readonly store: Store,
@@ -105,6 +131,7 @@ export class Engine {
   ) {
     this.index = new EventIndex(store.db, { writer: true });
     this.consensusHash = consensusParamsHash({ maxBytes: opts.maxBytes, maxGas: opts.maxGas });
+    this.mode = { automine: opts.blockOnTx, intervalMs: opts.noTimer === true ? null : opts.timeoutCommitMs };
   }
 
   get height(): bigint {
@@ -126,29 +153,116 @@ export class Engine {
       this.appHash = genesisAppHash;
     }
     this.log.info({ height: Number(this.height) }, 'consensus engine started');
-    this.schedule(this.last ? this.opts.timeoutCommitMs : 0);
+    if (!this.last) this.schedule(0);
+    else this.scheduleNext();
   }
 
   /** Called when a tx entered the mempool. */
   txAvailable(): void {
     if (this.inFlight || this.stopped) return;
-    if (this.opts.blockOnTx) this.schedule(BLOCK_ON_TX_DELAY_MS);
-    else if (!this.opts.createEmptyBlocks && !this.timer) this.schedule(this.opts.timeoutCommitMs);
+    if (this.mode.automine) this.schedule(BLOCK_ON_TX_DELAY_MS);
+    else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
+  }
+
+  /** The timer after a block, by the mining mode; none in the manual mode. */
+  private scheduleNext(): void {
+    if (this.mode.automine && this.app.pendingCount() > 0) this.schedule(BLOCK_ON_TX_DELAY_MS);
+    else if (this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
+    else this.clearTimer();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.clearTimer();
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.inFlight = this.produce()
+      this.inFlight = this.produce(false)
         .catch((e) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'block production failed'))
         .finally(() => {
           this.inFlight = undefined;
-          if (this.opts.blockOnTx && this.app.pendingCount() > 0) this.schedule(BLOCK_ON_TX_DELAY_MS);
-          else this.schedule(this.opts.timeoutCommitMs);
+          this.scheduleNext();
         });
     }, ms);
+  }
+
+  // --- dev controls (docs/dev-mode.md) -------------------------------------------------------
+
+  miningMode(): MiningMode {
+    return { ...this.mode };
+  }
+
+  /** Switches the mining mode; the timer restarts by the new mode. */
+  setMiningMode(mode: MiningMode): void {
+    this.mode = { ...mode };
+    if (this.inFlight || this.stopped) return; // the block in flight reschedules by the new mode
+    this.scheduleNext();
+  }
+
+  /** The time of the last block, milliseconds (genesis time before the first block). */
+  private lastTimeMs(): number {
+    return this.last ? timestampToMillis(this.last.block.header.time) : this.opts.genesisTimeMs;
+  }
+
+  /** evm_setNextBlockTimestamp: refused below the last block's second (time never goes backwards). */
+  setNextTimestamp(seconds: bigint): void {
+    if (seconds * 1000n < BigInt(Math.floor(this.lastTimeMs() / 1000) * 1000)) throw new TimestampError(seconds);
+    this.nextTimeMs = Number(seconds) * 1000;
+  }
+
+  /** evm_increaseTime: moves the clock forward; the next block's time grows by `seconds`. Returns the total, seconds. */
+  increaseTime(seconds: bigint): bigint {
+    const ms = Number(seconds) * 1000;
+    this.clockOffsetMs += ms;
+    this.pendingIncreaseMs += ms;
+    this.increasedSeconds += seconds;
+    return this.increasedSeconds;
+  }
+
+  /**
+   * evm_mine / anvil_mine: makes `blocks` blocks now, with or without txs. `timestamp` (seconds) is
+   * the first one's time; `intervalSec` spaces the following ones. Resolves when the last is committed.
+   */
+  async mine(blocks: bigint, intervalSec?: bigint, timestamp?: bigint): Promise<void> {
+    if (timestamp !== undefined) this.setNextTimestamp(timestamp);
+    for (let i = 0n; i < blocks; i++) {
+      while (this.inFlight) await this.inFlight;
+      if (this.stopped) return;
+      this.clearTimer();
+      if (i > 0n && intervalSec !== undefined && intervalSec > 0n) {
+        this.nextTimeMs = this.lastTimeMs() + Number(intervalSec) * 1000;
+      }
+      const run = this.produce(true);
+      this.inFlight = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        await run;
+      } finally {
+        this.inFlight = undefined;
+      }
+    }
+    this.scheduleNext();
+  }
+
+  /** The wall clock moved by the dev time controls. */
+  private clock(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  /** The next block's time: BFT time (the last commit's vote time) unless a dev time control asks otherwise. */
+  private nextBlockTime(last: CometBlockRecord | undefined): number {
+    if (!last) return this.opts.genesisTimeMs;
+    const bftTime = timestampToMillis(last.commit.signatures.find((s) => s.blockIdFlag === BlockIDFlag.commit)!.timestamp);
+    const floor = timestampToMillis(last.block.header.time) + 1;
+    if (this.nextTimeMs !== undefined) return Math.max(this.nextTimeMs, floor);
+    if (this.pendingIncreaseMs !== 0) return Math.max(bftTime + this.pendingIncreaseMs, floor);
+    return bftTime;
   }
 
   /** Stops making blocks; the block in flight finishes (atomically) first. */
@@ -159,15 +273,14 @@ export class Engine {
     await this.inFlight;
   }
 
-  private async produce(): Promise<void> {
+  /** `force`: a block even without txs (evm_mine). */
+  private async produce(force: boolean): Promise<void> {
     if (this.stopped) return;
     // without empty blocks the height waits for a tx; txAvailable() schedules it (the initial height is always made)
-    if (!this.opts.createEmptyBlocks && this.last && this.app.pendingCount() === 0) return;
+    if (!force && !this.opts.createEmptyBlocks && this.last && this.app.pendingCount() === 0) return;
     const height = this.height + 1n;
     const last = this.last;
-    const timeMs = last
-      ? timestampToMillis(last.commit.signatures.find((s) => s.blockIdFlag === BlockIDFlag.commit)!.timestamp)
-      : this.opts.genesisTimeMs;
+    const timeMs = this.nextBlockTime(last);
     // the sets of this height and the next: updates returned at H-1 show in next_validators_hash of H
     const validators = last?.nextValidators ?? sortValidators(this.opts.validators);
     const nextValidators = last
@@ -227,7 +340,7 @@ export class Engine {
       throw e;
     }
     // precommit: vote time is max(now, block time + 1ms), as CometBFT's voteTime
-    const voteMs = Math.max(Date.now(), timeMs + 1);
+    const voteMs = Math.max(this.clock(), timeMs + 1);
     const sig = signCommit(this.opts.chainId, height, 0, blockId, timestampFromMillis(voteMs), this.opts.validatorKey.privKey);
     const signatures = validators.map((_, i) => (i === ownIndex ? sig : commitSigAbsent()));
     const commit: Commit = { height, round: 0, blockId, signatures };
@@ -250,6 +363,10 @@ export class Engine {
     }
     this.last = rec;
     this.appHash = results.appHash;
+    // the dev time controls are used: later blocks go on from this one's time
+    if (this.nextTimeMs !== undefined) this.clockOffsetMs = timeMs - Date.now();
+    this.nextTimeMs = undefined;
+    this.pendingIncreaseMs = 0;
     await this.app.afterCommit();
     this.hooks.onCommitted(height, rec, { prepareMs, executeMs, commitMs: performance.now() - commitStart });
     this.hooks.onRoundStep?.({ type: 'NewRoundStep', height: height + 1n, round: 0, step: 'RoundStepNewHeight' });
@@ -257,7 +374,7 @@ export class Engine {
 
   /** This validator's signed prevote for `blockId` (published as a Vote event; a commit carries precommits only). */
   private prevote(height: bigint, blockId: BlockID, timeMs: number, index: number): VoteEventData {
-    const timestamp = timestampFromMillis(Math.max(Date.now(), timeMs + 1));
+    const timestamp = timestampFromMillis(Math.max(this.clock(), timeMs + 1));
     const bytes = voteSignBytes(this.opts.chainId, { type: SignedMsgType.prevote, height, round: 0, blockId, timestamp });
     return {
       type: SignedMsgType.prevote,

@@ -24,6 +24,7 @@ import {
   encodeSignature,
   parseTypedData,
   personalMessageHash,
+  signHash,
   signTransaction,
   typedDataHash,
   type KeyStore,
@@ -94,24 +95,37 @@ class KeyedLock {
 /** Signing and sending with node-held keys; shared by the eth_* and personal_* tables. */
 export class AccountSigner {
   private readonly sendLock = new KeyedLock();
+  /** always-unlocked keys held in memory (the dev accounts of `ferry dev`), by hex address */
+  private readonly memoryKeys: Map<string, { address: Address; privateKey: Uint8Array }>;
 
   constructor(
     private readonly backend: EvmBackend,
     readonly keystore: KeyStore,
-  ) {}
+    memoryKeys: readonly { address: Address; privateKey: Uint8Array }[] = [],
+  ) {
+    this.memoryKeys = new Map(memoryKeys.map((k) => [hexKey(k.address), k]));
+  }
 
-  /** Addresses of the key store, as eth_accounts lists them. */
+  /** Addresses of the in-memory keys, then of the key store, as eth_accounts lists them. */
   accounts(): string[] {
-    return this.keystore.accounts().map((a) => hexData(a.address));
+    const out = [...this.memoryKeys.values()].map((k) => hexData(k.address));
+    for (const a of this.keystore.accounts()) if (!this.memoryKeys.has(hexKey(a.address))) out.push(hexData(a.address));
+    return out;
+  }
+
+  /** Signs with an in-memory key (no passphrase needed), else with the key store. */
+  private sign(from: Address, digest: Uint8Array, passphrase?: string) {
+    const key = passphrase === undefined ? this.memoryKeys.get(hexKey(from))?.privateKey : undefined;
+    return key !== undefined ? signHash(digest, key) : this.keystore.sign(from, digest, passphrase);
   }
 
   /** 65-byte EIP-191 signature (eth_sign, personal_sign). */
   async signMessage(from: Address, message: Uint8Array, passphrase?: string): Promise<string> {
-    return hexData(encodeSignature(await this.keystore.sign(from, personalMessageHash(message), passphrase)));
+    return hexData(encodeSignature(await this.sign(from, personalMessageHash(message), passphrase)));
   }
 
   async signTypedData(from: Address, td: TypedData): Promise<string> {
-    return hexData(encodeSignature(await this.keystore.sign(from, typedDataHash(td))));
+    return hexData(encodeSignature(await this.sign(from, typedDataHash(td))));
   }
 
   /** The sender, required. */
@@ -169,7 +183,7 @@ export class AccountSigner {
     const from = this.fromOf(args);
     this.checkSigner(from, passphrase);
     const fields = await this.fill(args);
-    const { raw } = await signTransaction(fields, (h) => this.keystore.sign(from, h, passphrase));
+    const { raw } = await signTransaction(fields, async (h) => this.sign(from, h, passphrase));
     return raw;
   }
 
@@ -185,7 +199,7 @@ export class AccountSigner {
 
   /** Fails fast (before any nonce or fee lookup) when the account cannot sign. */
   private checkSigner(from: Address, passphrase: string | undefined): void {
-    if (passphrase === undefined && this.keystore.isUnlocked(from)) return;
+    if (passphrase === undefined && (this.memoryKeys.has(hexKey(from)) || this.keystore.isUnlocked(from))) return;
     if (!this.keystore.find(from)) throw serverError(KeystoreErrors.unknownAccount);
     if (passphrase === undefined) throw serverError(KeystoreErrors.locked);
   }

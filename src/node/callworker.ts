@@ -15,12 +15,14 @@ import { Simulator, type SimulatorOptions } from '../chain/simulator.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { SliceScheduler, type Task } from '../lib/slices.js';
 import { Store } from '../store/store.js';
+import { createLogger } from '../lib/log.js';
 import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallCancel, type CallJob, type CallReply } from './callpool.js';
 
 const { dbPath, opts } = workerData as { dbPath: string; opts: SimulatorOptions };
 const port = parentPort!;
 const store = new Store(dbPath, { reader: true });
-const sim = await Simulator.create(store, opts);
+const consoleLog = createLogger({ level: 'info' }).child({ module: 'console' });
+const sim = await Simulator.create(store, opts, (line) => consoleLog.info({ source: 'call' }, `console.log: ${line}`));
 const sched = new SliceScheduler();
 
 interface Running {

@@ -11,14 +11,14 @@ import { wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
 import { feeCap } from '../evm/tx.js';
 import type { AbciQueryResponse } from '../types/cometbft.js';
-import { Engine } from '../consensus/engine.js';
+import { Engine, TimestampError } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
-import type { ChainWorkerData, FromChain, ToChain } from './protocol.js';
+import type { ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
 
 const data = workerData as ChainWorkerData;
 const port = parentPort!;
@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       appVersion: 1n,
       timeoutCommitMs: opts.consensus.timeoutCommitMs,
       blockOnTx: opts.consensus.blockOnTx,
+      noTimer: opts.dev,
       createEmptyBlocks: opts.consensus.createEmptyBlocks,
     },
     log,
@@ -134,6 +135,37 @@ async function main(): Promise<void> {
       },
     },
   );
+  const eng = engine;
+  /** The dev controls (docs/dev-mode.md): mining and time in the engine, pool and block fields in the app. */
+  async function devControl(op: DevOp): Promise<unknown> {
+    switch (op.op) {
+      case 'mine':
+        return eng.mine(op.blocks, op.interval, op.timestamp);
+      case 'increaseTime':
+        return eng.increaseTime(op.seconds);
+      case 'setNextTimestamp':
+        return eng.setNextTimestamp(op.seconds);
+      case 'setAutomine': {
+        const mode = eng.miningMode();
+        // as Anvil: turning automine off leaves interval mining as it is; on, it replaces it
+        if (op.enabled) eng.setMiningMode({ automine: true, intervalMs: null });
+        else if (mode.automine) eng.setMiningMode({ automine: false, intervalMs: mode.intervalMs });
+        return undefined;
+      }
+      case 'setInterval':
+        return eng.setMiningMode({ automine: false, intervalMs: op.seconds === 0n ? null : Number(op.seconds) * 1000 });
+      case 'setBlockGasLimit':
+        return app.setBlockGasLimit(op.gas);
+      case 'setNextBaseFee':
+        return app.setNextBaseFee(op.fee);
+      case 'dropTxs':
+        return app.dropTxs(op.hashes);
+      case 'status': {
+        const mode = eng.miningMode();
+        return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee() };
+      }
+    }
+  }
   await engine.start();
   send({ type: 'ready', height: engine.height });
 
@@ -150,6 +182,17 @@ async function main(): Promise<void> {
     const txBytes = m.type === 'submit' ? m.raw.length : m.type === 'submitNative' && m.dryRun !== true ? m.tx.length : undefined;
     const reply = (code: number, logText: string, hash?: Uint8Array) =>
       send({ type: 'reply', id: m.id, code, log: logText, hash, checkSeconds: (performance.now() - started) / 1000, txBytes });
+    if (m.type === 'dev') {
+      devControl(m.op).then(
+        (result) => send({ type: 'devReply', id: m.id, result }),
+        (e: unknown) => {
+          if (e instanceof TimestampError) return send({ type: 'devReply', id: m.id, error: { kind: 'timestamp', message: e.message } });
+          log.error({ err: e instanceof Error ? e.stack : String(e), op: m.op.op }, 'dev control failed');
+          send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: e instanceof Error ? e.message : String(e) } });
+        },
+      );
+      return;
+    }
     if (m.type === 'setCoinbase') {
       app.setCoinbase(m.address);
       return reply(0, '');
@@ -219,6 +262,10 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     const reply = (code: number, logText: string, hash?: Uint8Array) => send({ type: 'reply', id: m.id, code, log: logText, hash });
     if (m.type === 'setCoinbase') {
       return reply(1, 'miner_setEtherbase is unavailable under CometBFT: every block pays its proposer');
+    }
+    if (m.type === 'dev') {
+      // blocks, time and the pool belong to CometBFT in this mode (docs/dev-mode.md)
+      return send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'dev controls are unavailable under CometBFT' } });
     }
     const run = async () => {
       if (m.type === 'submit') {

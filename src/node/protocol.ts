@@ -25,7 +25,26 @@ export type ToChain =
   | { type: 'setCoinbase'; id: number; address: Uint8Array }
   /** the answer to a chain-thread `query` (ABCI mode) */
   | { type: 'queryReply'; id: number; res: AbciQueryResponse }
+  /** the dev controls (evm_*, anvil_*, hardhat_*): answered with a `devReply` */
+  | { type: 'dev'; id: number; op: DevOp }
   | { type: 'stop' };
+
+/** A dev control for the chain thread (docs/dev-mode.md); seconds and wei as bigint. */
+export type DevOp =
+  | { op: 'mine'; blocks: bigint; interval?: bigint; timestamp?: bigint }
+  | { op: 'increaseTime'; seconds: bigint }
+  | { op: 'setNextTimestamp'; seconds: bigint }
+  | { op: 'setAutomine'; enabled: boolean }
+  /** seconds; 0 = interval mining off */
+  | { op: 'setInterval'; seconds: bigint }
+  | { op: 'setBlockGasLimit'; gas: bigint }
+  | { op: 'setNextBaseFee'; fee: bigint }
+  /** no hashes: every pool tx */
+  | { op: 'dropTxs'; hashes?: Uint8Array[] }
+  | { op: 'status' };
+
+/** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
+export type DevErrorKind = 'timestamp' | 'internal';
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
@@ -44,5 +63,6 @@ export type FromChain =
   | { type: 'roundStep'; event: RoundStepEvent }
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */
   | { type: 'query'; id: number; req: AbciQueryRequest }
+  | { type: 'devReply'; id: number; result?: unknown; error?: { kind: DevErrorKind; message: string } }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };

@@ -22,6 +22,10 @@ import { createRawDebugMethods } from '../evmrpc/rawdebug.js';
 import { makeCommon } from '../evm/common.js';
 import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
+import { createDevMethods, type DevControls } from '../evmrpc/devmethods.js';
+import { devAccounts } from '../config/devaccounts.js';
+import { invalidParams } from '../lib/errors.js';
+import { COMMIT } from '../config/version.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
 import { KeyStore } from '../keystore/index.js';
@@ -35,7 +39,7 @@ import { startWsServer, type WsServerHandle } from '../server/ws.js';
 import { Store } from '../store/store.js';
 import { CallPool } from './callpool.js';
 import { homePaths, writeMinimumGasPrice } from './home.js';
-import type { ChainWorkerData, FromChain, ToChain } from './protocol.js';
+import type { ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
 import { APP_VERSION } from '../chain/app.js';
 import { abciQuery } from '../chain/query.js';
 import { parseLaddr, formatHostPort } from '../config/address.js';
@@ -90,6 +94,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   let reader: ChainReader | undefined;
   let nextId = 1;
   const waiting = new Map<number, (r: { code: number; log: string; hash?: Uint8Array }) => void>();
+  const devWaiting = new Map<number, (r: Extract<FromChain, { type: 'devReply' }>) => void>();
   let onStopped: (() => void) | undefined;
   let closing = false;
   // Surface B: the native mempool mirror and the consensus-step feed (set once the server starts)
@@ -114,6 +119,10 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         case 'reply':
           waiting.get(m.id)?.(m);
           waiting.delete(m.id);
+          break;
+        case 'devReply':
+          devWaiting.get(m.id)?.(m);
+          devWaiting.delete(m.id);
           break;
         case 'roundStep':
           reader?.events.consensus.emit({ type: m.event.type, height: m.event.height, round: m.event.round, data: m.event });
@@ -183,7 +192,36 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       }),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
-  const signer = new AccountSigner(reader, keystore);
+  // the dev preset: the dev accounts sign without a passphrase and are listed first by eth_accounts
+  const signer = new AccountSigner(reader, keystore, opts.dev ? devAccounts() : []);
+  /** a dev control on the chain thread (docs/dev-mode.md); a backwards time is the client's error */
+  const devControl = <T>(op: DevOp) =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      devWaiting.set(id, (r) => {
+        if (r.error === undefined) return resolve(r.result as T);
+        reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
+      });
+      post({ type: 'dev', id, op });
+    });
+  const setEtherbase = async (address: Uint8Array) => {
+    const r = await ask((id) => ({ type: 'setCoinbase', id, address }));
+    if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
+    reader!.setCoinbase(address);
+    log.info({ address: '0x' + Buffer.from(address).toString('hex') }, 'new blocks pay fees to this address');
+  };
+  const devControls: DevControls = {
+    mine: (blocks, interval, timestamp) => devControl({ op: 'mine', blocks, interval, timestamp }),
+    increaseTime: (seconds) => devControl({ op: 'increaseTime', seconds }),
+    setNextTimestamp: (seconds) => devControl({ op: 'setNextTimestamp', seconds }),
+    setAutomine: (enabled) => devControl({ op: 'setAutomine', enabled }),
+    setIntervalMining: (seconds) => devControl({ op: 'setInterval', seconds }),
+    setBlockGasLimit: (gas) => devControl({ op: 'setBlockGasLimit', gas }),
+    setNextBaseFee: (fee) => devControl({ op: 'setNextBaseFee', fee }),
+    dropTxs: (hashes) => devControl({ op: 'dropTxs', hashes }),
+    setCoinbase: setEtherbase,
+    status: () => devControl({ op: 'status' }),
+  };
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
@@ -257,12 +295,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       createAccountMethods(signer),
       createPersonalMethods(signer),
       createMinerMethods({
-        setEtherbase: async (address) => {
-          const r = await ask((id) => ({ type: 'setCoinbase', id, address }));
-          if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
-          reader!.setCoinbase(address);
-          log.info({ address: '0x' + Buffer.from(address).toString('hex') }, 'miner_setEtherbase: new blocks pay fees to this address');
-        },
+        setEtherbase,
         setGasPrice: (price) => {
           writeMinimumGasPrice(opts.home, price);
           if (opts.minimumGasPriceFromFlag) {
@@ -272,6 +305,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           }
         },
       }),
+      createDevMethods(reader, devControls, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: genesis.evm.hardfork }),
       createTxPoolMethods({ poolContent: () => reader!.pool.content((a) => reader!.nonce(a, reader!.latestNumber())) }),
       createDebugMethods(
         {
@@ -317,6 +351,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         rpcRequests: () => observe.rpcRequests(),
         store,
       }),
+      cors: opts.jsonRpc.enableUnsafeCors ? ['*'] : undefined,
       log: log.child({ module: 'http' }) as never,
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
@@ -332,7 +367,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         maxConnections: opts.jsonRpc.wsMaxConnections,
         maxQueueBytes: opts.jsonRpc.wsMaxQueueBytes,
       },
-      origins: opts.jsonRpc.wsOrigins,
+      origins: opts.jsonRpc.enableUnsafeCors ? ['*'] : opts.jsonRpc.wsOrigins,
       authenticate,
       log: log.child({ module: 'ws' }) as never,
     });

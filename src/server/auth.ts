@@ -27,7 +27,7 @@ export const MAX_TOKEN_LENGTH = 4096;
 /** the config key that turns token checks off (loopback listeners only) */
 export const PRIVATE_AUTH_KEY = 'json-rpc.private-api-auth';
 /** namespaces that need a token */
-export const PRIVATE_NAMESPACES: readonly string[] = ['personal', 'miner'];
+export const PRIVATE_NAMESPACES: readonly string[] = ['personal', 'miner', 'evm', 'anvil', 'hardhat'];
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const BASE64URL = /^[A-Za-z0-9_-]*$/;

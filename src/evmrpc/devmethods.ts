@@ -1,0 +1,228 @@
+/**
+ * The dev-node namespaces `evm`, `anvil` and `hardhat` (docs/dev-mode.md): mining on demand, the
+ * mining mode, block time, the next block's gas limit, base fee and fee recipient, and pool drops.
+ * Parameter forms and answers follow Anvil (foundry `crates/anvil/src/eth/api.rs`), which also
+ * serves the hardhat_* names; a `hardhat_*` method answers as Anvil answers it. Every method is
+ * private (a token unless `json-rpc.private-api-auth` is off on loopback, as under `ferry dev`).
+ *
+ * Numbers (seconds, counts, wei) are accepted as a JSON number or a hex quantity, as Anvil's serde
+ * forms take both. Blocks stay real CometBFT blocks made by the chain thread's engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { invalidParams } from '../lib/errors.js';
+import { address, bool, hash } from '../jsonrpc/codecs.js';
+import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import type { Address, Hash } from '../types/chain.js';
+import type { EvmBackend } from './backend.js';
+import { jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
+
+/** anvil_mine / hardhat_mine: the most blocks one call makes (each is a signed CometBFT block, written to disk) */
+export const MAX_MINE_BLOCKS = 10_000n;
+const UINT64_MAX = (1n << 64n) - 1n;
+
+/** The chain thread's dev state. */
+export interface DevStatus {
+  automine: boolean;
+  /** milliseconds; 0 = no interval mining */
+  intervalMs: number;
+  blockGasLimit: bigint;
+  nextBaseFee: bigint;
+}
+
+/** What the dev methods change; node/ wires it to the chain thread. A backwards time rejects with invalidParams. */
+export interface DevControls {
+  mine(blocks: bigint, intervalSec?: bigint, timestamp?: bigint): Promise<void>;
+  /** resolves to the total increase, seconds */
+  increaseTime(seconds: bigint): Promise<bigint>;
+  setNextTimestamp(seconds: bigint): Promise<void>;
+  setAutomine(enabled: boolean): Promise<void>;
+  /** 0 = interval mining off */
+  setIntervalMining(seconds: bigint): Promise<void>;
+  setBlockGasLimit(gas: bigint): Promise<void>;
+  setNextBaseFee(fee: bigint): Promise<void>;
+  /** undefined: every pool tx; resolves to the hashes dropped */
+  dropTxs(hashes: Hash[] | undefined): Promise<Hash[]>;
+  setCoinbase(address: Address): Promise<void>;
+  status(): Promise<DevStatus>;
+}
+
+export interface DevInfo {
+  clientVersion: string;
+  /** e.g. `ferry/0.1.0` */
+  clientSemver: string;
+  commit: string;
+  hardfork: string;
+}
+
+/** A JSON number or a hex quantity, at most `max` (Anvil's U256 / u64 params). */
+function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint | undefined> {
+  return {
+    name,
+    optional,
+    decode(v, i) {
+      if (v === undefined || v === null) {
+        if (optional) return undefined;
+        throw invalidParams(`missing value for required argument ${i}`);
+      }
+      let n: bigint;
+      if (typeof v === 'number') {
+        if (!Number.isSafeInteger(v) || v < 0) throw invalidParams(`invalid argument ${i}: ${name} must be a non-negative integer`);
+        n = BigInt(v);
+      } else if (typeof v === 'string') {
+        n = parseQuantity(v, i);
+      } else {
+        throw typeMismatch(i, jsonKind(v), 'uint64');
+      }
+      if (n > max) throw invalidParams(`invalid argument ${i}: ${name} ${n} is too large (at most ${max})`);
+      return n;
+    },
+  };
+}
+
+const seconds = numeric('seconds', UINT64_MAX) as ParamCodec<bigint>;
+const optionalCount = numeric('blocks', UINT64_MAX, true);
+const optionalSeconds = numeric('seconds', UINT64_MAX, true);
+const wei = numeric('wei', (1n << 256n) - 1n) as ParamCodec<bigint>;
+
+interface MineOptions {
+  timestamp?: bigint;
+  blocks?: bigint;
+}
+
+/** evm_mine's one optional param: a timestamp, or Anvil's `{ timestamp?, blocks? }` object. */
+const mineOptions: ParamCodec<MineOptions> = {
+  name: 'mine options',
+  optional: true,
+  decode(v, i) {
+    if (v === undefined || v === null) return {};
+    if (typeof v === 'object' && !Array.isArray(v)) {
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        if (k !== 'timestamp' && k !== 'blocks') throw invalidParams(`invalid argument ${i}: unknown field ${JSON.stringify(k)}, expected timestamp or blocks`);
+      }
+      return { timestamp: optionalSeconds.decode(o.timestamp, i), blocks: optionalCount.decode(o.blocks, i) };
+    }
+    return { timestamp: seconds.decode(v, i) };
+  },
+};
+
+function checkBlocks(blocks: bigint): bigint {
+  if (blocks > MAX_MINE_BLOCKS) throw invalidParams(`cannot mine more than ${MAX_MINE_BLOCKS} blocks in one call (asked ${blocks})`);
+  return blocks;
+}
+
+function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
+  return { params, private: true, handler };
+}
+
+const NO_PARAMS: readonly ParamCodec[] = [];
+
+export function createDevMethods(backend: EvmBackend, dev: DevControls, info: DevInfo): MethodTable {
+  const instanceId = hexData(new Uint8Array(randomBytes(32)));
+  /** the latest block: its number and header (absent only before the first block is readable) */
+  const latest = () => {
+    const n = backend.latestNumber();
+    return { n, header: backend.blockByNumber(n)?.header };
+  };
+
+  const mine = spec([optionalCount, optionalSeconds], async ([blocks, interval]: [bigint | undefined, bigint | undefined]) => {
+    await dev.mine(checkBlocks(blocks ?? 1n), interval);
+    return null;
+  });
+  const setAutomine = spec([bool], async ([on]: [boolean]) => {
+    await dev.setAutomine(on);
+    return null;
+  });
+  const getAutomine = spec(NO_PARAMS, async () => (await dev.status()).automine);
+  const setIntervalMining = spec([seconds], async ([s]: [bigint]) => {
+    await dev.setIntervalMining(s);
+    return null;
+  });
+  const dropTransaction = spec([hash], async ([h]: [Hash]) => {
+    const dropped = await dev.dropTxs([h]);
+    return dropped.length > 0 ? hexData(dropped[0]!) : null;
+  });
+  const setNextBaseFee = spec([wei], async ([fee]: [bigint]) => {
+    await dev.setNextBaseFee(fee);
+    return null;
+  });
+  const setCoinbase = spec([address], async ([a]: [Address]) => {
+    await dev.setCoinbase(a);
+    return null;
+  });
+  const minGasPrice = (method: string) =>
+    spec([wei], () => {
+      throw invalidParams(`${method} is not supported when EIP-1559 is active`);
+    });
+  const metadata = spec(NO_PARAMS, () => {
+    const { n, header } = latest();
+    return {
+      clientVersion: info.clientSemver,
+      clientSemver: info.clientSemver,
+      clientCommitSha: info.commit,
+      chainId: Number(backend.chainId),
+      instanceId,
+      latestBlockNumber: Number(n),
+      latestBlockHash: header ? hexData(header.hash) : null,
+      forkedNetwork: null,
+      snapshots: {},
+    };
+  });
+
+  const table: Record<string, MethodSpec> = {
+    evm_mine: spec([mineOptions], async ([o]: [MineOptions]) => {
+      await dev.mine(checkBlocks(o.blocks ?? 1n), undefined, o.timestamp);
+      return '0x0';
+    }),
+    anvil_mine: mine,
+    hardhat_mine: mine,
+    evm_increaseTime: spec([seconds], async ([s]: [bigint]) => Number(await dev.increaseTime(s))),
+    evm_setNextBlockTimestamp: spec([seconds], async ([s]: [bigint]) => {
+      await dev.setNextTimestamp(s);
+      return null;
+    }),
+    evm_setBlockGasLimit: spec([numeric('gas limit', UINT64_MAX)], async ([gas]: [bigint]) => {
+      await dev.setBlockGasLimit(gas);
+      return true;
+    }),
+    evm_setAutomine: setAutomine,
+    anvil_setAutomine: setAutomine,
+    anvil_getAutomine: getAutomine,
+    hardhat_getAutomine: getAutomine,
+    evm_setIntervalMining: setIntervalMining,
+    anvil_setIntervalMining: setIntervalMining,
+    anvil_dropTransaction: dropTransaction,
+    hardhat_dropTransaction: dropTransaction,
+    anvil_dropAllTransactions: spec(NO_PARAMS, async () => {
+      await dev.dropTxs(undefined);
+      return null;
+    }),
+    anvil_setNextBlockBaseFeePerGas: setNextBaseFee,
+    hardhat_setNextBlockBaseFeePerGas: setNextBaseFee,
+    anvil_setCoinbase: setCoinbase,
+    hardhat_setCoinbase: setCoinbase,
+    anvil_setMinGasPrice: minGasPrice('anvil_setMinGasPrice'),
+    hardhat_setMinGasPrice: minGasPrice('hardhat_setMinGasPrice'),
+    anvil_nodeInfo: spec(NO_PARAMS, async () => {
+      const s = await dev.status();
+      const { n, header } = latest();
+      return {
+        currentBlockNumber: hexQuantity(n),
+        currentBlockTimestamp: Number(header?.timestamp ?? 0n),
+        currentBlockHash: header ? hexData(header.hash) : null,
+        hardFork: info.hardfork,
+        transactionOrder: 'fees',
+        environment: {
+          baseFee: hexQuantity(s.nextBaseFee),
+          chainId: Number(backend.chainId),
+          gasLimit: hexQuantity(s.blockGasLimit),
+          gasPrice: hexQuantity(backend.gasPrice()),
+        },
+        forkConfig: { forkUrl: null, forkBlockNumber: null, forkRetryBackoff: null },
+      };
+    }),
+    anvil_metadata: metadata,
+    hardhat_metadata: metadata,
+  };
+  return Object.freeze(table);
+}
