@@ -139,9 +139,10 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   try {
     node = await runNode(opts, genesis, log);
   } catch (e) {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    throw e;
+    // a start-up failure (a port in use, a bad store) ends the process even though threads it started
+    // are still alive: nothing was committed by this run that an abrupt end could lose
+    fail(e);
+    process.exit(EXIT_ERROR);
   }
   if (stopping) return shutdown(node);
   process.stdout.write(banner(home, genesis, node.endpoints));

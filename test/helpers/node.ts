@@ -126,7 +126,25 @@ function anvilArgs(port: number, args: string[]): string[] {
   return out;
 }
 
+/** Start attempts when a port picked free was taken by another process before ferry bound it. */
+const PORT_RACE_ATTEMPTS = 3;
+
 export async function startFerry(opts: StartOptions = {}): Promise<FerryNode> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startFerryOnce(opts);
+    } catch (e) {
+      // freePort() closes its probe before ferry binds: on a busy machine another process can take the
+      // port in between; ferry then exits at start-up naming EADDRINUSE, and a retry picks new ports
+      if (attempt < PORT_RACE_ATTEMPTS && e instanceof PortRaceError) continue;
+      throw e;
+    }
+  }
+}
+
+class PortRaceError extends Error {}
+
+async function startFerryOnce(opts: StartOptions): Promise<FerryNode> {
   let home = opts.home;
   if (home === undefined) {
     home = mkdtempSync(join(tmpdir(), 'ferry-e2e-'));
@@ -204,7 +222,9 @@ export async function startFerry(opts: StartOptions = {}): Promise<FerryNode> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (exited !== undefined) {
-      throw new Error(`ferry exited with code ${exited} before it was ready\n${node.logTail()}`);
+      const tailText = node.logTail();
+      const Err = !anvil && tailText.includes('EADDRINUSE') ? PortRaceError : Error;
+      throw new Err(`ferry exited with code ${exited} before it was ready\n${tailText}`);
     }
     if (await probe(url)) return node;
     if (Date.now() > deadline) {
