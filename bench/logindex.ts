@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { ChainReader } from '../src/chain/reader.js';
 import { findLogs } from '../src/evmrpc/methods.js';
 import { Store } from '../src/store/store.js';
+import { FlatState } from '../src/store/flatstate.js';
 import type { EvmHeader, EvmLog, EvmReceipt } from '../src/types/chain.js';
 
 export const LOGINDEX_TARGET_MS = 20;
@@ -102,6 +103,8 @@ export async function runLogIndexBench(total: number, keep?: string): Promise<Lo
     let fillSeconds = 0;
     if (!existsSync(path)) {
       const writer = new Store(path);
+      // the chain thread's FlatState creates the flat state tables the reader opens
+      new FlatState(writer);
       // only the fill: a crash here loses nothing of value, and fsync per block would dominate the run
       writer.db.pragma('synchronous = OFF');
       const t0 = performance.now();
