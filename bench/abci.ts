@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Wallet } from 'ethers';
-import { CometNet, findCometbft, rpc } from '../test/helpers/cometnet.js';
+import { CometNet, ferryNodeArgs, findCometbft, rpc } from '../test/helpers/cometnet.js';
 import { devKeys } from '../test/helpers/accounts.js';
 import { FERRY_BIN } from '../test/helpers/paths.js';
 import { freePort } from '../test/helpers/node.js';
@@ -58,7 +58,7 @@ async function measure(setup: string, url: string, txs: string[]): Promise<Row> 
 async function embedded(timeoutCommit: string, txs: string[]): Promise<Row> {
   const home = mkdtempSync(join(tmpdir(), 'ferry-bench-abci-'));
   const [http, ws, comet] = [await freePort(), await freePort(), await freePort()];
-  const proc = spawn(process.execPath, [FERRY_BIN, 'start', '--home', home, '--json-rpc.address', `127.0.0.1:${http}`, '--json-rpc.ws-address', `127.0.0.1:${ws}`, '--rpc.laddr', `tcp://127.0.0.1:${comet}`, '--consensus.timeout_commit', timeoutCommit], { stdio: 'ignore' });
+  const proc = spawn(process.execPath, [...ferryNodeArgs(), FERRY_BIN, 'start', '--home', home, '--json-rpc.address', `127.0.0.1:${http}`, '--json-rpc.ws-address', `127.0.0.1:${ws}`, '--rpc.laddr', `tcp://127.0.0.1:${comet}`, '--consensus.timeout_commit', timeoutCommit], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${http}`;
   try {
     for (;;) {

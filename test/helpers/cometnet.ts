@@ -13,6 +13,11 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { FERRY_BIN } from './paths.js';
 
+/** Extra Node options for the ferry processes (bench: `FERRY_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR'`). */
+export function ferryNodeArgs(): string[] {
+  return (process.env.FERRY_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+}
+
 const PORTS_PER_NODE = 10;
 const START_TIMEOUT_MS = 90_000;
 const POLL_MS = 100;
@@ -155,7 +160,7 @@ export class NetNode {
     cometBin: string,
     registry: Set<ChildProcess>,
   ) {
-    this.ferry = new Proc(`${name} ferry`, join(dir, `${name}-ferry.log`), process.execPath, [FERRY_BIN, 'start', '--home', ferryHome], registry);
+    this.ferry = new Proc(`${name} ferry`, join(dir, `${name}-ferry.log`), process.execPath, [...ferryNodeArgs(), FERRY_BIN, 'start', '--home', ferryHome], registry);
     this.comet = new Proc(`${name} cometbft`, join(dir, `${name}-cometbft.log`), cometBin, ['start', '--home', cometHome], registry);
   }
 
