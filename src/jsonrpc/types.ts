@@ -54,8 +54,32 @@ export interface MethodSpec {
   readonly params: readonly ParamCodec[];
   /** `private` methods need CallContext.authenticated */
   readonly private?: boolean;
-  /** result is JSON-ready (hex already applied by the surface's format layer) */
-  handler(args: any[], ctx: CallContext): unknown | Promise<unknown>;
+  /**
+   * result is JSON-ready (hex already applied by the surface's format layer). Declare methods with
+   * `method(params, handler)` so the handler is typed from its codecs; the core only ever calls it
+   * with the tuple those codecs decoded.
+   */
+  handler(args: readonly unknown[], ctx: CallContext): unknown | Promise<unknown>;
+}
+
+/** The tuple a list of codecs decodes to, e.g. `[Uint8Array, BlockSelector | undefined]`. */
+export type Decoded<P extends readonly ParamCodec[]> = { -readonly [I in keyof P]: P[I] extends ParamCodec<infer T> ? T : never };
+
+/**
+ * Declares a method as (param codecs, handler): the handler receives the decoded, typed tuple, with
+ * no casts between the codec and the handler.
+ */
+export function method<const P extends readonly ParamCodec[], R>(
+  params: P,
+  handler: (args: Decoded<P>, ctx: CallContext) => R,
+  opts: { private?: boolean } = {},
+): MethodSpec {
+  return {
+    params,
+    ...(opts.private ? { private: true } : {}),
+    // the core decodes args with exactly these codecs, in order (jsonrpc/core.ts, cometrpc/envelope.ts)
+    handler: handler as (args: readonly unknown[], ctx: CallContext) => R,
+  };
 }
 
 /** wire name ("eth_getBalance") -> spec */
