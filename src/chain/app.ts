@@ -303,7 +303,7 @@ export class EvmApp implements Application {
     header.size = ethBlockSize(this.common, header, []);
     const genesisChange = this.runner.genesisChange!;
     this.store.transaction(() => {
-      this.trieDb.flushInto(this.store);
+      this.trieDb.flushInto(this.store, stateRoot);
       this.flat.write(0, genesisChange);
       this.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
     });
@@ -680,7 +680,7 @@ export class EvmApp implements Application {
   commit(): void {
     const p = this.pending;
     if (!p) throw new Error('commit without finalizeBlock');
-    this.trieDb.flushInto(this.store);
+    this.trieDb.flushInto(this.store, p.block.header.stateRoot);
     this.flat.write(Number(p.block.header.number), p.flatChange);
     this.store.putBlock({
       height: p.block.header.number,
