@@ -18,7 +18,7 @@ import type { FlatChange, FlatState } from '../store/flatstate.js';
 import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
 import { keccak256 } from './common.js';
-import { FlatStateManager } from './flatstate.js';
+import { FlatStateManager, genesisState, type GenesisAccount } from './flatstate.js';
 import './jumpdests.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import { callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
@@ -71,12 +71,7 @@ export interface StateRef {
 /** Where a runner reads: a root (Merkle runners only) or a committed state. */
 export type At = Uint8Array | StateRef;
 
-export interface GenesisAccount {
-  balance: bigint;
-  nonce: bigint;
-  code?: Uint8Array;
-  storage?: Map<string, Uint8Array>;
-}
+export type { GenesisAccount } from './flatstate.js';
 
 export type BlockHashLookup = (n: bigint) => Uint8Array | undefined;
 
@@ -270,7 +265,15 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
 
   /** Writes the genesis allocation into an empty state and returns the root. */
   async applyGenesis(alloc: Map<string, GenesisAccount>): Promise<Uint8Array> {
-    this.flat?.at(-1);
+    const flat = this.flat;
+    if (flat) {
+      flat.at(-1);
+      const nodes: [Uint8Array, Uint8Array][] = [];
+      const { root, change, codes } = genesisState(alloc, (h, enc) => nodes.push([h, enc]));
+      for (const [k, v] of [...nodes, ...codes]) await this.db.put(Buffer.from(k).toString('hex'), v);
+      this.genesisChange = change;
+      return root;
+    }
     for (const [addrHex, acc] of alloc) {
       const addr = new Address(Uint8Array.from(Buffer.from(addrHex.slice(2), 'hex')));
       await this.sm.putAccount(addr, new Account(acc.nonce, acc.balance));
@@ -283,12 +286,6 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     }
     await this.sm.checkpoint();
     await this.sm.commit();
-    const flat = this.flat;
-    if (flat) {
-      const { root, change } = await this.commitFlat(flat, EMPTY_TRIE_ROOT);
-      this.genesisChange = change;
-      return root;
-    }
     this.root = await this.sm.getStateRoot();
     return this.root;
   }

@@ -1,15 +1,18 @@
 /**
- * Root of an Ethereum ordered trie (transactionsRoot, receiptsRoot): keys rlp(index), built in one
- * pass over the sorted keys so every node is encoded and hashed exactly once (ethereumjs' MPT rehashes
- * the path on every put, which dominated block time).
+ * Merkle-Patricia tries built in one pass over sorted keys, so every node is encoded and hashed
+ * exactly once (ethereumjs' MPT rehashes and rewrites the path on every put, which dominated block
+ * time and genesis): the ordered tries of a block (transactionsRoot, receiptsRoot: keys rlp(index)),
+ * and whole secure tries (keys already hashed) with their nodes handed to a sink — the genesis state.
  */
 import { RLP, type Input } from '@ethereumjs/rlp';
 import { keccak256 } from './common.js';
 
-type Nibbles = number[];
+type Nibbles = ArrayLike<number> & { slice(start?: number, end?: number): ArrayLike<number> };
+/** receives each node stored by hash: its hash and its encoding */
+export type NodeSink = (hash: Uint8Array, encoded: Uint8Array) => void;
 
-function toNibbles(b: Uint8Array): Nibbles {
-  const out: number[] = new Array(b.length * 2);
+function toNibbles(b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(b.length * 2);
   for (let i = 0; i < b.length; i++) {
     out[2 * i] = b[i]! >> 4;
     out[2 * i + 1] = b[i]! & 15;
@@ -18,7 +21,7 @@ function toNibbles(b: Uint8Array): Nibbles {
 }
 
 /** hex-prefix encoding of a nibble path (Yellow Paper appendix C) */
-function hexPrefix(path: Nibbles, leaf: boolean): Uint8Array {
+function hexPrefix(path: ArrayLike<number>, leaf: boolean): Uint8Array {
   const odd = path.length % 2 === 1;
   const flag = (leaf ? 2 : 0) + (odd ? 1 : 0);
   const out = new Uint8Array(Math.floor(path.length / 2) + 1);
@@ -32,12 +35,15 @@ function hexPrefix(path: Nibbles, leaf: boolean): Uint8Array {
 }
 
 /** A node as the parent embeds it: the raw list when its encoding is < 32 bytes, else its hash. */
-function ref(node: Input[]): Input {
+function ref(node: Input[], sink?: NodeSink): Input {
   const enc = RLP.encode(node);
-  return enc.length < 32 ? node : keccak256(enc);
+  if (enc.length < 32) return node;
+  const h = keccak256(enc);
+  sink?.(h, enc);
+  return h;
 }
 
-function build(items: { key: Nibbles; value: Uint8Array }[], depth: number): Input[] {
+function build(items: { key: Nibbles; value: Uint8Array }[], depth: number, sink?: NodeSink): Input[] {
   if (items.length === 1) return [hexPrefix(items[0]!.key.slice(depth), true), items[0]!.value];
   // longest common prefix beyond depth
   let common = 0;
@@ -48,14 +54,14 @@ function build(items: { key: Nibbles; value: Uint8Array }[], depth: number): Inp
     for (const it of items) if (it.key.length <= d || it.key[d] !== first[d]) break outer;
     common++;
   }
-  if (common > 0) return [hexPrefix(first.slice(depth, depth + common), false), ref(build(items, depth + common))];
+  if (common > 0) return [hexPrefix(first.slice(depth, depth + common), false), ref(build(items, depth + common, sink), sink)];
   const branch: Input[] = new Array(17).fill(new Uint8Array());
   const groups: { key: Nibbles; value: Uint8Array }[][] = Array.from({ length: 16 }, () => []);
   for (const it of items) {
     if (it.key.length === depth) branch[16] = it.value;
     else groups[it.key[depth]!]!.push(it);
   }
-  for (let n = 0; n < 16; n++) if (groups[n]!.length > 0) branch[n] = ref(build(groups[n]!, depth + 1));
+  for (let n = 0; n < 16; n++) if (groups[n]!.length > 0) branch[n] = ref(build(groups[n]!, depth + 1, sink), sink);
   return branch;
 }
 
@@ -70,4 +76,20 @@ export function orderedTrieRoot(values: Uint8Array[]): Uint8Array {
       return a.key.length - b.key.length;
     });
   return keccak256(RLP.encode(build(items, 0)));
+}
+
+const EMPTY_TRIE_ROOT = keccak256(RLP.encode(new Uint8Array()));
+
+/**
+ * Root of a trie holding `value` at each (distinct, already hashed) `key`, e.g. keccak(address) →
+ * account RLP; every node stored by hash, the root included, goes to `sink`. The empty trie stores
+ * nothing.
+ */
+export function hashedTrieRoot(entries: { key: Uint8Array; value: Uint8Array }[], sink: NodeSink): Uint8Array {
+  if (entries.length === 0) return EMPTY_TRIE_ROOT;
+  const items = entries.map((e) => ({ key: toNibbles(e.key), value: e.value })).sort((a, b) => Buffer.compare(a.key, b.key));
+  const enc = RLP.encode(build(items, 0, sink));
+  const root = keccak256(enc);
+  sink(root, enc);
+  return root;
 }
