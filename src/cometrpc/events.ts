@@ -32,6 +32,8 @@ import { createHash } from 'node:crypto';
 /** CometBFT's maxQueryLength (subscribe and tx_search) */
 export const MAX_QUERY_LENGTH = 512;
 export const EVENT_TYPE_KEY = 'tm.event';
+/** the height key of a Tx event */
+export const TX_HEIGHT_KEY = 'tx.height';
 /** how a block event's phase is marked (Cosmos SDK ≥ 0.50 on CometBFT 0.38), and the key forms it enables */
 export const MODE_ATTRIBUTE = 'mode';
 export const PHASE_PREFIX: Readonly<Record<string, string>> = { BeginBlock: 'begin_block', EndBlock: 'end_block' };
@@ -289,7 +291,7 @@ export class EventBus {
         const map = new Map<string, string[]>([
           [EVENT_TYPE_KEY, ['Tx']],
           ['tx.hash', [hexUpper(txHashOf(tx))]],
-          ['tx.height', [height.toString()]],
+          [TX_HEIGHT_KEY, [height.toString()]],
         ]);
         stringifyEvents(result.events, map);
         const data = () => ({ type: 'tendermint/event/Tx', value: { TxResult: txResultEventJson(height, i, tx, result) } });

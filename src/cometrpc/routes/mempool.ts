@@ -4,7 +4,7 @@
  */
 import { domainError, unsupported } from '../../lib/errors.js';
 import type { ExecTxResult, MempoolView, TxChecker, TxIndex } from '../backend.js';
-import { txHashOf, type BusEvent, type EventBus, type Subscription } from '../events.js';
+import { TX_HEIGHT_KEY, txHashOf, type BusEvent, type EventBus, type Subscription } from '../events.js';
 import { EMPTY_EXEC_TX_RESULT, base64, checkTxJson, execTxResultJson, hexUpper, type ExecTxResultJson } from '../format.js';
 import { bytesParam, intParam } from '../params.js';
 import { route, type CometContext, type CometRoute } from '../route.js';
@@ -107,9 +107,9 @@ export function mempoolRoutes(checker: TxChecker, pool: MempoolView, txs: TxInde
         });
         try {
           const ev = await Promise.race([wait.done, timeout]);
-          const v = ev.value() as { TxResult: { height: string } };
+          const height = ev.eventMap.get(TX_HEIGHT_KEY)?.[0] ?? '0';
           const result: ExecTxResult = txs.tx(hash)?.result ?? EMPTY_EXEC_TX_RESULT;
-          return { check_tx: checkTxJson(check), tx_result: execTxResultJson(result), hash: hexUpper(hash), height: v.TxResult.height };
+          return { check_tx: checkTxJson(check), tx_result: execTxResultJson(result), hash: hexUpper(hash), height };
         } finally {
           clearTimeout(timer);
         }
