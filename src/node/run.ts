@@ -48,7 +48,7 @@ import type { CheckTxResult } from '../consensus/abci.js';
 import { nodeId, readNodeKey, readValidatorKey } from '../consensus/cometbft/index.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import { ConsensusReader, NativeMempool } from '../consensus/reader.js';
-import type { AppQuery, ConsensusBackend, NodeInfo, TxChecker } from '../cometrpc/backend.js';
+import type { AppQuery, ConsensusBackend, NodeInfo } from '../cometrpc/backend.js';
 import { COMETBFT_VERSION, MONIKER } from '../cometrpc/format.js';
 import { CometService } from '../cometrpc/service.js';
 import { startCometServer } from '../server/comet.js';
@@ -435,27 +435,23 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     initialHeight: genesis.initialHeight,
   });
   const validatorKey = readValidatorKey(readFileSync(d.paths.privValidatorKey, 'utf8'));
-  const node: NodeInfo = {
-    identity: {
-      nodeId: nodeId(readNodeKey(readFileSync(d.paths.nodeKey, 'utf8'))),
-      moniker: MONIKER,
-      network: genesis.chainId,
-      version: COMETBFT_VERSION,
-      listenAddr: opts.rpc.laddr,
-      rpcAddress: opts.rpc.laddr,
-      appVersion: APP_VERSION,
-      validator: { address: validatorKey.address, pubKey: validatorKey.pubKey },
-    },
-    genesisJson: JSON.stringify(JSON.parse(readFileSync(d.paths.genesis, 'utf8'))),
-    blockParams: () => ({ maxBytes: genesis.maxBytes, maxGas: genesis.maxGas }),
+  const genesisJson = JSON.stringify(JSON.parse(readFileSync(d.paths.genesis, 'utf8')));
+  const identity = {
+    nodeId: nodeId(readNodeKey(readFileSync(d.paths.nodeKey, 'utf8'))),
+    moniker: MONIKER,
+    network: genesis.chainId,
+    version: COMETBFT_VERSION,
+    listenAddr: opts.rpc.laddr,
+    rpcAddress: opts.rpc.laddr,
+    appVersion: APP_VERSION,
+    validator: { address: validatorKey.address, pubKey: validatorKey.pubKey },
   };
-  const checker: TxChecker = {
-    async checkTx(tx, submit) {
-      const r = (await d.ask((id) => ({ type: 'submitNative', id, tx, dryRun: !submit }))) as { code: number; log: string; check?: CheckTxResult };
-      const c = r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
-      return { ...c, info: '' };
-    },
+  const checkTx = async (tx: Uint8Array, submit: boolean) => {
+    const r = (await d.ask((id) => ({ type: 'submitNative', id, tx, dryRun: !submit }))) as { code: number; log: string; check?: CheckTxResult };
+    const c = r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
+    return { ...c, info: '' };
   };
+  const node: NodeInfo = { identity, genesisJson, blockParams: () => ({ maxBytes: genesis.maxBytes, maxGas: genesis.maxGas }) };
   const app: AppQuery = {
     abciInfo: () => {
       const h = reader.latestNumber();
@@ -464,7 +460,7 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     abciQuery: (req) => abciQuery(reader, req),
   };
   // the consensus reader is the block store and the tx index; the native mempool mirror is the pool
-  const backend: ConsensusBackend = { blocks: consensus, txs: consensus, mempool: d.nativePool, checker, app, node };
+  const backend: ConsensusBackend = { blocks: consensus, txs: consensus, mempool: d.nativePool, checker: { checkTx }, app, node };
   const service = new CometService(
     backend,
     {
