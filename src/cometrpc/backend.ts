@@ -74,17 +74,15 @@ export interface TxPosition {
   idx: number;
 }
 
-/** The mempool as unconfirmed_txs sees it. */
+/** The mempool as unconfirmed_txs sees it (consensus/reader.ts NativeMempool). */
 export interface MempoolView {
   readonly size: number;
   readonly totalBytes: number;
   txs(limit: number): Uint8Array[];
 }
 
-export interface ConsensusBackend {
-  identity(): NodeIdentity;
-  /** the genesis document as CometBFT serializes it (compact JSON) */
-  genesisJson(): string;
+/** Committed blocks, commits and validator sets (consensus/reader.ts ConsensusReader). */
+export interface BlockStore {
   /** latest committed height (0 before the first block) */
   latestHeight(): bigint;
   /** lowest height the store has */
@@ -93,16 +91,47 @@ export interface ConsensusBackend {
   heightByHash(hash: Uint8Array): bigint | undefined;
   /** the set of `height` (≤ latest + 1), in canonical order */
   validators(height: bigint): Validator[] | undefined;
-  blockParams(height: bigint): BlockParams;
+}
+
+/** The tx and block index with the kv indexer's search (consensus/reader.ts ConsensusReader). */
+export interface TxIndex {
   tx(hash: Uint8Array): TxRecord | undefined;
   txAt(height: bigint, index: number): TxRecord | undefined;
   txProof(height: bigint, index: number): TxProof | undefined;
-  /** throws a FerryError (the route error text) for searches it refuses */
+  /** throws a DomainError (invalidArgument, limitExceeded) for searches it refuses */
   searchTxs(q: Query): TxPosition[];
   searchBlocks(q: Query): number[];
-  /** CheckTx; `submit` adds the tx to the mempool when it passes */
+}
+
+/** The application's CheckTx (over the chain thread). */
+export interface TxChecker {
+  /** `submit` adds the tx to the mempool when it passes */
   checkTx(tx: Uint8Array, submit: boolean): Promise<CheckTxResult>;
-  mempool(): MempoolView;
+}
+
+/** The application's Info and Query (abci_info, abci_query). */
+export interface AppQuery {
   abciInfo(): InfoResponse;
   abciQuery(req: AbciQueryRequest): Promise<AbciQueryResponse>;
+}
+
+/** This node as status, genesis and consensus_params describe it. */
+export interface NodeInfo {
+  readonly identity: NodeIdentity;
+  /** the genesis document as CometBFT serializes it (compact JSON) */
+  readonly genesisJson: string;
+  blockParams(height: bigint): BlockParams;
+}
+
+/**
+ * Everything Surface B reads and acts through, one narrow port each: node/ hands in the objects
+ * that implement them (the consensus reader serves `blocks` and `txs`).
+ */
+export interface ConsensusBackend {
+  readonly blocks: BlockStore;
+  readonly txs: TxIndex;
+  readonly mempool: MempoolView;
+  readonly checker: TxChecker;
+  readonly app: AppQuery;
+  readonly node: NodeInfo;
 }

@@ -1,7 +1,8 @@
 /**
  * CometBFT's JSON-RPC envelope on top of the route table (rpc/jsonrpc/server + types): the three
  * transports' request forms and CometBFT's envelope texts and codes, which differ from geth's (so
- * Surface B does not use jsonrpc/core.ts's dispatcher, only its MethodTable contract and error map):
+ * Surface B does not use jsonrpc/core.ts's dispatcher, only its MethodTable contract; the codes,
+ * texts and the map from DomainError kinds are Surface B's own, in errors.ts):
  *
  * - URI (`GET /route?arg=v`): id -1; param errors -32602 "Invalid params" (HTTP 500), route errors
  *   -32603 "Internal error" (HTTP 500), a WebSocket-only route 404 -32601.
@@ -15,11 +16,10 @@
  *
  * Errors keep `data` (the Go error text) and omit it when empty.
  */
-import { ErrorCode, FerryError } from '../lib/errors.js';
 import { jsonText, nestingTooDeep } from '../lib/jsontext.js';
-import { toJsonRpcError } from '../jsonrpc/errors.js';
+import { CometCode, ErrorText, cometError, methodNotFoundError, paramErrorAnswer, type CometWireError } from './errors.js';
 import { ParamError, goJsonError } from './params.js';
-import type { CometContext, CometRoute, RouteTable } from './routes.js';
+import type { CometContext, CometRoute, RouteTable } from './route.js';
 import type { CometHttpResponse } from '../jsonrpc/transport.js';
 
 export const JSONRPC_VERSION = '2.0';
@@ -30,15 +30,6 @@ export const URI_REQUEST_ID = -1;
  * CometBFT's request parsing inherits); deeper is a parse error.
  */
 export const MAX_NESTING_DEPTH = 10_000;
-
-export const ErrorText = {
-  parse: 'Parse error. Invalid JSON',
-  invalidRequest: 'Invalid Request',
-  methodNotFound: 'Method not found',
-  invalidParams: 'Invalid params',
-  internal: 'Internal error',
-  server: 'Server error',
-} as const;
 
 /** encoding/json's text for a request that is not an object (Go names the anonymous request struct) */
 const NOT_A_REQUEST_TYPE =
@@ -52,7 +43,7 @@ export type TransportContext = Omit<CometContext, 'requestId'>;
 export interface EnvelopeOptions {
   /** max_request_batch_size; 0 = unlimited */
   maxBatch: number;
-  /** a thrown value that is not a FerryError (a bug) */
+  /** a thrown value that is not a DomainError (a bug) */
   onInternalError(err: unknown, method: string): void;
 }
 
@@ -118,6 +109,9 @@ export function errorText(id: Id | undefined, code: number, message: string, dat
   return `{"jsonrpc":"${JSONRPC_VERSION}",${idPart(id)}"error":${JSON.stringify(error)}}`;
 }
 
+/** an answer carrying a mapped error */
+export const wireErrorText = (id: Id | undefined, e: CometWireError): string => errorText(id, e.code, e.message, e.data);
+
 export function successText(id: Id | undefined, resultJson: string): string {
   return `{"jsonrpc":"${JSONRPC_VERSION}",${idPart(id)}"result":${resultJson}}`;
 }
@@ -176,21 +170,15 @@ export class CometEnvelope {
       args = argsOf();
     } catch (e) {
       if (!(e instanceof ParamError)) throw e;
-      const prefix = transport === 'uri' ? 'error converting http params to arguments: ' : 'error converting json params to arguments: ';
-      const [code, msg] = transport === 'ws' ? [ErrorCode.internal, ErrorText.internal] : [ErrorCode.invalidParams, ErrorText.invalidParams];
-      return { text: errorText(id, code, msg, prefix + e.message), cacheable: false, failed: true };
+      return { text: wireErrorText(id, paramErrorAnswer(transport, e)), cacheable: false, failed: true };
     }
     try {
-      const result = await route.handler(args, { ...ctx, requestId: id ?? URI_REQUEST_ID } as CometContext);
+      const callCtx: CometContext = { ...ctx, requestId: id ?? URI_REQUEST_ID };
+      const result = await route.handler(args, callCtx);
       return { text: successText(id, JSON.stringify(result === undefined ? null : result)), cacheable: this.cacheable(route, args), failed: false };
     } catch (e) {
-      let bug = false;
-      const mapped = toJsonRpcError(e, (err) => {
-        bug = true;
-        this.opts.onInternalError(err, name);
-      });
-      const data = bug ? mapped.message : e instanceof FerryError ? e.message : mapped.message;
-      return { text: errorText(id, ErrorCode.internal, ErrorText.internal, data), cacheable: false, failed: true };
+      const wire = cometError(e, (err) => this.opts.onInternalError(err, name));
+      return { text: wireErrorText(id, wire), cacheable: false, failed: true };
     }
   }
 
@@ -199,7 +187,7 @@ export class CometEnvelope {
     const json = 'application/json';
     const p = parseRequestText(body, 'unexpected end of JSON input');
     if (!p.ok) {
-      return { status: 500, contentType: json, body: errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${p.detail}`), cacheable: false };
+      return { status: 500, contentType: json, body: errorText(undefined, CometCode.parse, ErrorText.parse, `error unmarshaling request: ${p.detail}`), cacheable: false };
     }
     const parsed = p.value;
     let requests: Request[];
@@ -207,10 +195,10 @@ export class CometEnvelope {
       requests = Array.isArray(parsed) ? parsed.map(toRequest) : [toRequest(parsed)];
     } catch (e) {
       const message = Array.isArray(parsed) ? `json: cannot unmarshal array into Go value of type ${NOT_A_REQUEST_TYPE}` : (e as Error).message;
-      return { status: 500, contentType: json, body: errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${message}`), cacheable: false };
+      return { status: 500, contentType: json, body: errorText(undefined, CometCode.parse, ErrorText.parse, `error unmarshaling request: ${message}`), cacheable: false };
     }
     if (Array.isArray(parsed) && this.opts.maxBatch > 0 && requests.length > this.opts.maxBatch) {
-      const text = errorText(undefined, ErrorCode.invalidRequest, ErrorText.invalidRequest, `batch request exceeds maximum (${this.opts.maxBatch}) allowed number of requests`);
+      const text = errorText(undefined, CometCode.invalidRequest, ErrorText.invalidRequest, `batch request exceeds maximum (${this.opts.maxBatch}) allowed number of requests`);
       return { status: 200, contentType: json, body: text, cacheable: false };
     }
     const answers: string[] = [];
@@ -219,7 +207,7 @@ export class CometEnvelope {
       if (r.id === undefined) continue;
       const route = this.route(r.method);
       if (!route || route.wsOnly) {
-        answers.push(errorText(r.id, ErrorCode.methodNotFound, ErrorText.methodNotFound));
+        answers.push(wireErrorText(r.id, methodNotFoundError(r.method)));
         cacheable = false;
         continue;
       }
@@ -238,7 +226,7 @@ export class CometEnvelope {
     if (!route) return undefined;
     const json = 'application/json';
     if (route.wsOnly) {
-      return { status: 404, contentType: json, body: errorText(URI_REQUEST_ID, ErrorCode.methodNotFound, ErrorText.methodNotFound), cacheable: false };
+      return { status: 404, contentType: json, body: wireErrorText(URI_REQUEST_ID, methodNotFoundError(name)), cacheable: false };
     }
     const out = await this.call(
       'uri',
@@ -260,18 +248,18 @@ export class CometEnvelope {
     const p = parseRequestText(text, 'unexpected EOF');
     if (!p.ok) {
       const detail = text.trim() === '' ? 'EOF' : p.detail;
-      return errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${detail}`);
+      return errorText(undefined, CometCode.parse, ErrorText.parse, `error unmarshaling request: ${detail}`);
     }
     let r: Request;
     try {
       r = toRequest(p.value);
     } catch (e) {
       if (!(e instanceof RequestError)) throw e;
-      return errorText(undefined, ErrorCode.parse, ErrorText.parse, `error unmarshaling request: ${(e as Error).message}`);
+      return errorText(undefined, CometCode.parse, ErrorText.parse, `error unmarshaling request: ${(e as Error).message}`);
     }
     if (r.id === undefined) return undefined;
     const route = this.route(r.method);
-    if (!route) return errorText(r.id, ErrorCode.methodNotFound, ErrorText.methodNotFound);
+    if (!route) return wireErrorText(r.id, methodNotFoundError(r.method));
     return (await this.call('ws', r.id, r.method, route, () => this.jsonArgs(route, r.params), ctx)).text;
   }
 
@@ -290,5 +278,5 @@ export class CometEnvelope {
 
 /** The -32000 notification that ends a subscription (id = the subscribe request's). */
 export function cancellationText(id: unknown, reason: string): string {
-  return errorText(id as Id, ErrorCode.server, ErrorText.server, `subscription was canceled (reason: ${reason})`);
+  return errorText(id as Id, CometCode.server, ErrorText.server, `subscription was canceled (reason: ${reason})`);
 }

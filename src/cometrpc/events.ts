@@ -12,9 +12,9 @@
  * only when some subscription could want them; their JSON is serialized once and shared by every
  * subscriber. Delivery is the sink's business (a WebSocket session bounds it per subscription).
  */
-import { compileQuery, queryString, Token, type CompiledQuery, type EventMap } from '../eventquery/index.js';
-import { ErrorCode, FerryError } from '../lib/errors.js';
-import type { AbciEvent, CometBlockRecord, ConsensusBackend, RoundStepEvent } from './backend.js';
+import { QuerySyntaxError, compileQuery, queryString, Token, type CompiledQuery, type EventMap } from '../eventquery/index.js';
+import { invalidArgument, invalidRequest, limitExceeded, notFound } from '../lib/errors.js';
+import type { AbciEvent, BlockStore, CometBlockRecord, RoundStepEvent } from './backend.js';
 import {
   blockIdJson,
   blockJson,
@@ -32,6 +32,8 @@ import { createHash } from 'node:crypto';
 /** CometBFT's maxQueryLength (subscribe and tx_search) */
 export const MAX_QUERY_LENGTH = 512;
 export const EVENT_TYPE_KEY = 'tm.event';
+/** the height key of a Tx event */
+export const TX_HEIGHT_KEY = 'tx.height';
 /** how a block event's phase is marked (Cosmos SDK ≥ 0.50 on CometBFT 0.38), and the key forms it enables */
 export const MODE_ATTRIBUTE = 'mode';
 export const PHASE_PREFIX: Readonly<Record<string, string>> = { BeginBlock: 'begin_block', EndBlock: 'end_block' };
@@ -84,8 +86,6 @@ export interface Subscription {
   cancelled?(reason: string): void;
 }
 
-const routeError = (message: string): FerryError => new FerryError(ErrorCode.internal, message);
-
 /** `type.key → values` of ABCI events (validateAndStringifyEvents: empty types/keys skipped). */
 export function stringifyEvents(events: readonly AbciEvent[], into = new Map<string, string[]>()): Map<string, string[]> {
   for (const e of events) {
@@ -125,6 +125,16 @@ function requiredEventType(q: CompiledQuery): string | undefined {
   return c?.arg?.text;
 }
 
+/** a subscription's query, parsed (CometBFT's "failed to parse query: …") */
+function parsed(queryText: string): CompiledQuery {
+  try {
+    return compileQuery(queryText);
+  } catch (e) {
+    if (e instanceof QuerySyntaxError) throw invalidArgument(`failed to parse query: ${e.message}`);
+    throw e;
+  }
+}
+
 export function txHashOf(tx: Uint8Array): Uint8Array {
   return createHash('sha256').update(tx).digest();
 }
@@ -136,7 +146,7 @@ export class EventBus {
   private lastPublished: bigint;
 
   constructor(
-    private readonly backend: ConsensusBackend,
+    private readonly backend: BlockStore,
     private readonly limits: EventLimits,
   ) {
     this.lastPublished = backend.latestHeight();
@@ -150,23 +160,18 @@ export class EventBus {
     return this.clients.get(clientId)?.size ?? 0;
   }
 
-  /** Checks CometBFT's limits and parses; throws the route error texts. */
+  /** Checks CometBFT's limits and parses; throws DomainErrors with CometBFT's texts. */
   prepare(clientId: string, queryText: string): { query: CompiledQuery; key: string; eventType: string | undefined } {
     if (this.numClients() >= this.limits.maxClients && !this.clients.has(clientId)) {
-      throw routeError(`max_subscription_clients ${this.limits.maxClients} reached`);
+      throw limitExceeded(`max_subscription_clients ${this.limits.maxClients} reached`);
     }
     if (this.numClientSubscriptions(clientId) >= this.limits.maxPerClient) {
-      throw routeError(`max_subscriptions_per_client ${this.limits.maxPerClient} reached`);
+      throw limitExceeded(`max_subscriptions_per_client ${this.limits.maxPerClient} reached`);
     }
-    if (queryText.length > MAX_QUERY_LENGTH) throw routeError('maximum query length exceeded');
-    let query: CompiledQuery;
-    try {
-      query = compileQuery(queryText);
-    } catch (e) {
-      throw routeError(`failed to parse query: ${(e as Error).message}`);
-    }
+    if (queryText.length > MAX_QUERY_LENGTH) throw limitExceeded('maximum query length exceeded');
+    const query = parsed(queryText);
     const key = queryString(query.query);
-    if (this.clients.get(clientId)?.has(key)) throw routeError('already subscribed');
+    if (this.clients.get(clientId)?.has(key)) throw invalidRequest('already subscribed');
     return { query, key, eventType: requiredEventType(query) };
   }
 
@@ -191,20 +196,15 @@ export class EventBus {
 
   /** unsubscribe: the query is parsed and normalised; throws CometBFT's texts */
   unsubscribe(clientId: string, queryText: string): void {
-    let key: string;
-    try {
-      key = queryString(compileQuery(queryText).query);
-    } catch (e) {
-      throw routeError(`failed to parse query: ${(e as Error).message}`);
-    }
+    const key = queryString(parsed(queryText).query);
     const sub = this.clients.get(clientId)?.get(key);
-    if (!sub) throw routeError('subscription not found');
+    if (!sub) throw notFound('subscription not found');
     this.drop(sub);
   }
 
   unsubscribeAll(clientId: string): void {
     const subs = this.clients.get(clientId);
-    if (!subs) throw routeError('subscription not found');
+    if (!subs) throw notFound('subscription not found');
     for (const s of [...subs.values()]) this.drop(s);
   }
 
@@ -291,7 +291,7 @@ export class EventBus {
         const map = new Map<string, string[]>([
           [EVENT_TYPE_KEY, ['Tx']],
           ['tx.hash', [hexUpper(txHashOf(tx))]],
-          ['tx.height', [height.toString()]],
+          [TX_HEIGHT_KEY, [height.toString()]],
         ]);
         stringifyEvents(result.events, map);
         const data = () => ({ type: 'tendermint/event/Tx', value: { TxResult: txResultEventJson(height, i, tx, result) } });

@@ -32,6 +32,53 @@ import { BlockIDFlag } from '../types/cometbft.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
+// ---- the JSON shapes of the values routes answer with (CometBFT's field names and order) --------
+
+/** crypto.PubKey under libs/json */
+export type PubKeyJson = { type: string; value: string };
+/** types.Validator */
+export type ValidatorJson = { address: string; pub_key: PubKeyJson; voting_power: string; proposer_priority: string };
+/** coretypes.ResultBlock */
+export type ResultBlockJson = { block_id: Json; block: Json };
+/** types.BlockMeta */
+export type BlockMetaJson = { block_id: Json; block_size: string; header: Json; num_txs: string };
+/** abci.ExecTxResult / abci.ResponseCheckTx (jsonpb) */
+export type ExecTxResultJson = {
+  code: number;
+  data: string | null;
+  log: string;
+  info: string;
+  gas_wanted: string;
+  gas_used: string;
+  events: Json[];
+  codespace: string;
+};
+/** coretypes.ResultBlockResults */
+export type BlockResultsJson = {
+  height: string;
+  txs_results: ExecTxResultJson[] | null;
+  finalize_block_events: Json[] | null;
+  validator_updates: Json[] | null;
+  consensus_param_updates: null;
+  app_hash: string;
+};
+/** coretypes.ResultTx (`proof` only when asked for) */
+export type ResultTxJson = { hash: string; height: string; index: number; tx_result: ExecTxResultJson; tx: string; proof?: Json };
+/** abci.ResponseInfo under libs/json (zero fields omitted) */
+export type InfoJson = { data?: string; version?: string; app_version?: string; last_block_height?: string; last_block_app_hash?: string };
+/** abci.ResponseQuery (jsonpb) */
+export type QueryJson = {
+  code: number;
+  log: string;
+  info: string;
+  index: string;
+  key: string | null;
+  value: string | null;
+  proofOps: { ops: { type: string; key: string | null; data: string | null }[] } | null;
+  height: string;
+  codespace: string;
+};
+
 /**
  * The CometBFT version `status` reports: a 0.38 release, so CosmJS's connectComet picks its
  * Comet38Client (it routes on the `0.38.` prefix).
@@ -194,17 +241,17 @@ export function blockJson(b: Block): Json {
 }
 
 /** ResultBlock: `{block_id, block}` */
-export function resultBlockJson(rec: CometBlockRecord | undefined): Json {
+export function resultBlockJson(rec: CometBlockRecord | undefined): ResultBlockJson {
   if (!rec) return { block_id: ZERO_BLOCK_ID, block: null };
   return { block_id: blockIdJson(rec.blockId), block: blockJson(rec.block) };
 }
 
 /** types.BlockMeta */
-export function blockMetaJson(rec: CometBlockRecord): Json {
+export function blockMetaJson(rec: CometBlockRecord): BlockMetaJson {
   return { block_id: blockIdJson(rec.blockId), block_size: str(rec.size), header: headerJson(rec.block.header), num_txs: str(rec.block.data.txs.length) };
 }
 
-export function pubKeyJson(pubKey: Uint8Array): Json {
+export function pubKeyJson(pubKey: Uint8Array): PubKeyJson {
   return { type: PUBKEY_ED25519, value: base64(pubKey) };
 }
 
@@ -212,7 +259,7 @@ export function pubKeyJson(pubKey: Uint8Array): Json {
  * types.Validator. ferry does not run CometBFT's proposer rotation (it proposes every block), so
  * proposer_priority is reported as 0, which is what a one-validator set has.
  */
-export function validatorJson(v: Validator): Json {
+export function validatorJson(v: Validator): ValidatorJson {
   return { address: hexUpper(v.address), pub_key: pubKeyJson(v.pubKey), voting_power: str(v.votingPower), proposer_priority: '0' };
 }
 
@@ -235,7 +282,7 @@ export function eventJson(e: AbciEvent): Json {
 }
 
 /** abci.ExecTxResult (jsonpb) */
-export function execTxResultJson(r: ExecTxResult): Json {
+export function execTxResultJson(r: ExecTxResult): ExecTxResultJson {
   return {
     code: r.code,
     data: pbBytes(r.data),
@@ -249,7 +296,7 @@ export function execTxResultJson(r: ExecTxResult): Json {
 }
 
 /** abci.ResponseCheckTx (jsonpb) */
-export const checkTxJson: (r: CheckTxResult) => Json = execTxResultJson;
+export const checkTxJson: (r: CheckTxResult) => ExecTxResultJson = execTxResultJson;
 
 /** the ExecTxResult{} of a tx that never executed */
 export const EMPTY_EXEC_TX_RESULT: ExecTxResult = Object.freeze({
@@ -269,7 +316,7 @@ export function validatorUpdateJson(u: ValidatorUpdate): Json {
 }
 
 /** ResultBlockResults */
-export function blockResultsJson(height: bigint, r: FinalizeBlockResponse): Json {
+export function blockResultsJson(height: bigint, r: FinalizeBlockResponse): BlockResultsJson {
   const updates = r.validatorUpdates ?? [];
   return {
     height: str(height),
@@ -302,8 +349,8 @@ export function txProofJson(p: TxProof): Json {
 }
 
 /** ResultTx */
-export function resultTxJson(t: TxRecord, proof: TxProof | undefined): Json {
-  const out: Record<string, Json> = {
+export function resultTxJson(t: TxRecord, proof: TxProof | undefined): ResultTxJson {
+  const out: ResultTxJson = {
     hash: hexUpper(t.hash),
     height: str(t.height),
     index: t.index,
@@ -324,8 +371,8 @@ export function txResultEventJson(height: bigint, index: number, tx: Uint8Array,
 }
 
 /** abci.ResponseInfo under libs/json: zero fields omitted */
-export function infoJson(r: InfoResponse): Json {
-  const out: Record<string, Json> = {};
+export function infoJson(r: InfoResponse): InfoJson {
+  const out: InfoJson = {};
   if (r.data !== '') out.data = r.data;
   if (r.version !== '') out.version = r.version;
   if (r.appVersion !== 0n) out.app_version = str(r.appVersion);
@@ -335,7 +382,7 @@ export function infoJson(r: InfoResponse): Json {
 }
 
 /** abci.ResponseQuery (jsonpb) */
-export function queryJson(r: AbciQueryResponse): Json {
+export function queryJson(r: AbciQueryResponse): QueryJson {
   return {
     code: r.code,
     log: r.log,

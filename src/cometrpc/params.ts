@@ -7,14 +7,17 @@
  * is the Go zero value. URI: ints bare (`5`) or quoted, strings quoted (`"tx.height=5"`) or `0x` hex,
  * bytes `0x…` hex or a quoted string's own bytes.
  */
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import { DomainError } from '../lib/errors.js';
 import { jsonText } from '../lib/jsontext.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
 
-/** A param that CometBFT could not convert; the envelope adds the transport's prefix and code. */
-export class ParamError extends FerryError {
+/**
+ * A param that CometBFT could not convert (an `invalidArgument` with Go's text); the envelope adds
+ * the transport's prefix and code (errors.ts paramErrorAnswer).
+ */
+export class ParamError extends DomainError<'invalidArgument'> {
   constructor(detail: string) {
-    super(ErrorCode.invalidParams, detail);
+    super('invalidArgument', detail, undefined);
     this.name = 'ParamError';
   }
 }

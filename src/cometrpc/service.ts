@@ -14,9 +14,8 @@
 import type { CompiledQuery } from '../eventquery/index.js';
 import type { ConsensusBackend } from './backend.js';
 import type { CometHttpRequest, CometHttpResponse, CometWsPeer } from '../jsonrpc/transport.js';
-import { ErrorCode } from '../lib/errors.js';
-import { INTERNAL_ERROR_MESSAGE } from '../jsonrpc/errors.js';
-import { CometEnvelope, ErrorText, URI_REQUEST_ID, cancellationText, errorText, type TransportContext } from './envelope.js';
+import { BUG_ERROR, CometCode, ErrorText } from './errors.js';
+import { CometEnvelope, URI_REQUEST_ID, cancellationText, errorText, wireErrorText, type TransportContext } from './envelope.js';
 import { EventBus, type BusEvent, type Subscription } from './events.js';
 import { createCometRoutes, type RouteTable, type SubscriptionSession } from './routes.js';
 
@@ -49,11 +48,11 @@ const NOT_FOUND: CometHttpResponse = { status: 404, contentType: 'text/plain; ch
 const BODY_TOO_LARGE: CometHttpResponse = {
   status: 413,
   contentType: 'application/json',
-  body: errorText(undefined, ErrorCode.invalidRequest, ErrorText.invalidRequest, 'error reading request body: http: request body too large'),
+  body: errorText(undefined, CometCode.invalidRequest, ErrorText.invalidRequest, 'error reading request body: http: request body too large'),
   cacheable: false,
 };
 /** what a bug (a thrown value that is not ours) is answered with: id -1, -32603, no library text */
-const bugAnswer = (): string => errorText(URI_REQUEST_ID, ErrorCode.internal, ErrorText.internal, INTERNAL_ERROR_MESSAGE);
+const bugAnswer = (): string => wireErrorText(URI_REQUEST_ID, BUG_ERROR);
 
 interface LiveSubscription extends Subscription {
   id: unknown;
@@ -162,7 +161,7 @@ export class CometService {
     readonly opts: CometServiceOptions,
     readonly log: ServiceLog,
   ) {
-    this.bus = new EventBus(backend, { maxClients: opts.maxSubscriptionClients, maxPerClient: opts.maxSubscriptionsPerClient });
+    this.bus = new EventBus(backend.blocks, { maxClients: opts.maxSubscriptionClients, maxPerClient: opts.maxSubscriptionsPerClient });
     this.table = createCometRoutes(backend, this.bus, {
       unsafe: opts.unsafe,
       timeoutBroadcastTxCommitMs: opts.timeoutBroadcastTxCommitMs,

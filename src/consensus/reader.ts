@@ -12,7 +12,7 @@
  *   whole numbers never match; DATE/TIME ranges match nothing, as upstream);
  * - only attributes marked `index:true` are searchable.
  */
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { invalidArgument } from '../lib/errors.js';
 import {
   Token,
   compareDecimal,
@@ -35,18 +35,16 @@ export const BLOCK_HEIGHT_KEY = 'block.height';
 /** Bound of the native mempool mirror (the pool itself is bounded; this guards against lost removals). */
 export const MEMPOOL_MIRROR_MAX = 50_000;
 
-const routeError = (message: string): FerryError => new FerryError(ErrorCode.internal, message);
-
-/** Go's encoding/hex.DecodeString, with its error texts. */
+/** Go's encoding/hex.DecodeString, with its error texts (invalidArgument). */
 function decodeHex(s: string): Uint8Array {
   for (let i = 0; i < s.length; i++) {
     const c = s[i]!;
     if (!/[0-9a-fA-F]/.test(c)) {
       const cp = c.codePointAt(0)!;
-      throw new Error(`encoding/hex: invalid byte: U+${cp.toString(16).toUpperCase().padStart(4, '0')} '${c}'`);
+      throw invalidArgument(`encoding/hex: invalid byte: U+${cp.toString(16).toUpperCase().padStart(4, '0')} '${c}'`);
     }
   }
-  if (s.length % 2 !== 0) throw new Error('encoding/hex: odd length hex string');
+  if (s.length % 2 !== 0) throw invalidArgument('encoding/hex: odd length hex string');
   return new Uint8Array(Buffer.from(s, 'hex'));
 }
 
@@ -259,70 +257,63 @@ export class ConsensusReader {
     return txProof(rec.block.data.txs, index);
   }
 
-  /** Positions of the txs a query selects (unordered; the caller sorts and pages). */
+  /**
+   * Positions of the txs a query selects (unordered; the caller sorts and pages). A bad tx.hash is
+   * an invalidArgument, too broad a search a limitExceeded (store/eventindex.ts SearchTooBroadError).
+   */
   searchTxs(q: Query): TxPos[] {
-    try {
-      const hashCond = q.conditions.find((c) => c.tag === TX_HASH_KEY);
-      if (hashCond) {
-        let hash: Uint8Array;
-        try {
-          hash = decodeHex(hashCond.arg?.text ?? '');
-        } catch (e) {
-          throw routeError(`error during searching for a hash in the query: ${(e as Error).message}`);
-        }
-        if (hash.length === 0) throw routeError('error while retrieving the result: transaction hash cannot be empty');
-        const t = this.index.tx(hash);
-        return t ? [{ height: Number(t.height), idx: t.index }] : [];
+    const hashCond = q.conditions.find((c) => c.tag === TX_HASH_KEY);
+    if (hashCond) {
+      let hash: Uint8Array;
+      try {
+        hash = decodeHex(hashCond.arg?.text ?? '');
+      } catch (e) {
+        throw invalidArgument(`error during searching for a hash in the query: ${(e as Error).message}`);
       }
-      const { bounds, rest } = splitHeight(q.conditions, TX_HEIGHT_KEY);
-      if (!bounds) return [];
-      if (rest.length === 0) return this.index.txPositions(bounds);
-      const keys = intersect(
-        groups(rest),
-        (key, value, withType) => this.index.txEventRows(key, value, bounds, withType),
-        (r) => `${r.height}:${r.idx}:${r.seq}`,
-      );
-      const seen = new Set<string>();
-      const out: TxPos[] = [];
-      for (const k of keys) {
-        const [height, idx] = k.split(':').map(Number) as [number, number];
-        const pos = `${height}:${idx}`;
-        if (seen.has(pos)) continue;
-        seen.add(pos);
-        out.push({ height, idx });
-      }
-      return out;
-    } catch (e) {
-      if (e instanceof SearchTooBroadError) throw routeError(e.message);
-      throw e;
+      if (hash.length === 0) throw invalidArgument('error while retrieving the result: transaction hash cannot be empty');
+      const t = this.index.tx(hash);
+      return t ? [{ height: Number(t.height), idx: t.index }] : [];
     }
+    const { bounds, rest } = splitHeight(q.conditions, TX_HEIGHT_KEY);
+    if (!bounds) return [];
+    if (rest.length === 0) return this.index.txPositions(bounds);
+    const keys = intersect(
+      groups(rest),
+      (key, value, withType) => this.index.txEventRows(key, value, bounds, withType),
+      (r) => `${r.height}:${r.idx}:${r.seq}`,
+    );
+    const seen = new Set<string>();
+    const out: TxPos[] = [];
+    for (const k of keys) {
+      const [height, idx] = k.split(':').map(Number) as [number, number];
+      const pos = `${height}:${idx}`;
+      if (seen.has(pos)) continue;
+      seen.add(pos);
+      out.push({ height, idx });
+    }
+    return out;
   }
 
-  /** Heights of the blocks a query selects (unordered). */
+  /** Heights of the blocks a query selects (unordered); too broad a search is a limitExceeded. */
   searchBlocks(q: Query): number[] {
-    try {
-      const latest = Number(this.latestHeight());
-      const base = Number(this.baseHeight());
-      const { bounds, eq, rest } = splitHeight(q.conditions, BLOCK_HEIGHT_KEY);
-      if (!bounds) return [];
-      if (rest.length === 0) {
-        if (eq !== undefined) return eq >= base && eq <= latest ? [eq] : [];
-        const b = clamp(bounds, base, latest);
-        const out: number[] = [];
-        if (b.max! - b.min! + 1 > SEARCH_ROW_LIMIT) throw new SearchTooBroadError();
-        for (let h = b.min!; h <= b.max!; h++) out.push(h);
-        return out;
-      }
-      const keys = intersect(
-        groups(rest),
-        (key, value, withType) => this.index.blockEventRows(key, value, bounds, withType),
-        (r) => `${r.height}:${r.seq}`,
-      );
-      return [...new Set([...keys].map((k) => Number(k.split(':')[0])))];
-    } catch (e) {
-      if (e instanceof SearchTooBroadError) throw routeError(e.message);
-      throw e;
+    const latest = Number(this.latestHeight());
+    const base = Number(this.baseHeight());
+    const { bounds, eq, rest } = splitHeight(q.conditions, BLOCK_HEIGHT_KEY);
+    if (!bounds) return [];
+    if (rest.length === 0) {
+      if (eq !== undefined) return eq >= base && eq <= latest ? [eq] : [];
+      const b = clamp(bounds, base, latest);
+      const out: number[] = [];
+      if (b.max! - b.min! + 1 > SEARCH_ROW_LIMIT) throw new SearchTooBroadError();
+      for (let h = b.min!; h <= b.max!; h++) out.push(h);
+      return out;
     }
+    const keys = intersect(
+      groups(rest),
+      (key, value, withType) => this.index.blockEventRows(key, value, bounds, withType),
+      (r) => `${r.height}:${r.seq}`,
+    );
+    return [...new Set([...keys].map((k) => Number(k.split(':')[0])))];
   }
 }
 

@@ -15,6 +15,7 @@
  * Offsets are byte offsets into the UTF-8 text, as Go reports them. Pure: no I/O.
  */
 import { daysFromCivil, daysInMonth } from '../lib/calendar.js';
+import { DomainError, invalidArgument } from '../lib/errors.js';
 
 export const Token = {
   invalid: 0,
@@ -59,10 +60,10 @@ export function tokenName(t: Token): string {
 export const MIN_LITERAL_YEAR = 1900;
 export const MAX_LITERAL_YEAR = 2999;
 
-/** A query that does not parse; `message` is CometBFT's text (`offset N: got X, wanted Y`). */
-export class QuerySyntaxError extends Error {
+/** A query that does not parse (an `invalidArgument`); `message` is CometBFT's text (`offset N: got X, wanted Y`). */
+export class QuerySyntaxError extends DomainError<'invalidArgument'> {
   constructor(message: string) {
-    super(message);
+    super('invalidArgument', message, undefined);
     this.name = 'QuerySyntaxError';
   }
 }
@@ -144,28 +145,28 @@ const TIME_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))
 /** Go's `time.Parse("2006-01-02", s)`; throws with a Go-style message. */
 export function parseDate(s: string): ParsedTime {
   const m = DATE_RE.exec(s);
-  if (!m) throw new Error(`parsing time ${JSON.stringify(s)} as ${JSON.stringify(DATE_LAYOUT)}: cannot parse ${JSON.stringify(s)} as ${JSON.stringify(DATE_LAYOUT)}`);
+  if (!m) throw invalidArgument(`parsing time ${JSON.stringify(s)} as ${JSON.stringify(DATE_LAYOUT)}: cannot parse ${JSON.stringify(s)} as ${JSON.stringify(DATE_LAYOUT)}`);
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (mo < 1 || mo > 12) throw new Error(`parsing time ${JSON.stringify(s)}: month out of range`);
-  if (d < 1 || d > daysInMonth(y, mo)) throw new Error(`parsing time ${JSON.stringify(s)}: day out of range`);
+  if (mo < 1 || mo > 12) throw invalidArgument(`parsing time ${JSON.stringify(s)}: month out of range`);
+  if (d < 1 || d > daysInMonth(y, mo)) throw invalidArgument(`parsing time ${JSON.stringify(s)}: day out of range`);
   return { nanos: epochNanos(y, mo, d, 0, 0, 0, 0, 0), year: y };
 }
 
 /** Go's `time.Parse(time.RFC3339, s)` (fractional seconds accepted, as Go does); throws with a Go-style message. */
 export function parseTime(s: string): ParsedTime {
   const m = TIME_RE.exec(s);
-  if (!m) throw new Error(`parsing time ${JSON.stringify(s)} as ${JSON.stringify(TIME_LAYOUT)}: cannot parse ${JSON.stringify(s)} as ${JSON.stringify(TIME_LAYOUT)}`);
+  if (!m) throw invalidArgument(`parsing time ${JSON.stringify(s)} as ${JSON.stringify(TIME_LAYOUT)}: cannot parse ${JSON.stringify(s)} as ${JSON.stringify(TIME_LAYOUT)}`);
   const [y, mo, d, h, mi, sec] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (mo < 1 || mo > 12) throw new Error(`parsing time ${JSON.stringify(s)}: month out of range`);
-  if (d < 1 || d > daysInMonth(y, mo)) throw new Error(`parsing time ${JSON.stringify(s)}: day out of range`);
-  if (h > 23) throw new Error(`parsing time ${JSON.stringify(s)}: hour out of range`);
-  if (mi > 59) throw new Error(`parsing time ${JSON.stringify(s)}: minute out of range`);
-  if (sec > 59) throw new Error(`parsing time ${JSON.stringify(s)}: second out of range`);
+  if (mo < 1 || mo > 12) throw invalidArgument(`parsing time ${JSON.stringify(s)}: month out of range`);
+  if (d < 1 || d > daysInMonth(y, mo)) throw invalidArgument(`parsing time ${JSON.stringify(s)}: day out of range`);
+  if (h > 23) throw invalidArgument(`parsing time ${JSON.stringify(s)}: hour out of range`);
+  if (mi > 59) throw invalidArgument(`parsing time ${JSON.stringify(s)}: minute out of range`);
+  if (sec > 59) throw invalidArgument(`parsing time ${JSON.stringify(s)}: second out of range`);
   let offset = 0;
   if (m[8] !== 'Z') {
     const oh = Number(m[10]);
     const om = Number(m[11]);
-    if (oh > 24 || om > 59) throw new Error(`parsing time ${JSON.stringify(s)}: time zone offset out of range`);
+    if (oh > 24 || om > 59) throw invalidArgument(`parsing time ${JSON.stringify(s)}: time zone offset out of range`);
     offset = (oh * 3600 + om * 60) * (m[9] === '-' ? -1 : 1);
   }
   const nanos = m[7] === undefined ? 0 : Number(m[7].padEnd(9, '0'));
@@ -176,8 +177,8 @@ export function parseTime(s: string): ParsedTime {
 
 const EOF = 'EOF';
 
-/** A scanner error (Go's io.EOF is the text `EOF`). */
-class ScanError extends Error {}
+/** A scanner error (Go's io.EOF is the text `EOF`); tryNext reports its text. */
+class ScanError extends QuerySyntaxError {}
 
 const isAsciiDigit = (ch: string): boolean => ch >= '0' && ch <= '9';
 const isSpace = (ch: string): boolean => /^\p{White_Space}$/u.test(ch);

@@ -48,7 +48,7 @@ import type { CheckTxResult } from '../consensus/abci.js';
 import { nodeId, readNodeKey, readValidatorKey } from '../consensus/cometbft/index.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import { ConsensusReader, NativeMempool } from '../consensus/reader.js';
-import type { ConsensusBackend } from '../cometrpc/backend.js';
+import type { AppQuery, ConsensusBackend, NodeInfo } from '../cometrpc/backend.js';
 import { COMETBFT_VERSION, MONIKER } from '../cometrpc/format.js';
 import { CometService } from '../cometrpc/service.js';
 import { startCometServer } from '../server/comet.js';
@@ -451,28 +451,16 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     const c = r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
     return { ...c, info: '' };
   };
-  const backend: ConsensusBackend = {
-    identity: () => identity,
-    genesisJson: () => genesisJson,
-    latestHeight: () => consensus.latestHeight(),
-    baseHeight: () => consensus.baseHeight(),
-    block: (h) => consensus.block(h),
-    heightByHash: (hash) => consensus.heightByHash(hash),
-    validators: (h) => consensus.validators(h),
-    blockParams: () => ({ maxBytes: genesis.maxBytes, maxGas: genesis.maxGas }),
-    tx: (hash) => consensus.tx(hash),
-    txAt: (h, i) => consensus.txAt(h, i),
-    txProof: (h, i) => consensus.txProof(h, i),
-    searchTxs: (q) => consensus.searchTxs(q),
-    searchBlocks: (q) => consensus.searchBlocks(q),
-    checkTx,
-    mempool: () => d.nativePool,
+  const node: NodeInfo = { identity, genesisJson, blockParams: () => ({ maxBytes: genesis.maxBytes, maxGas: genesis.maxGas }) };
+  const app: AppQuery = {
     abciInfo: () => {
       const h = reader.latestNumber();
       return { data: 'ferry', version: VERSION, appVersion: APP_VERSION, lastBlockHeight: h, lastBlockAppHash: reader.blockByNumber(h)?.header.stateRoot ?? new Uint8Array() };
     },
     abciQuery: (req) => abciQuery(reader, req),
   };
+  // the consensus reader is the block store and the tx index; the native mempool mirror is the pool
+  const backend: ConsensusBackend = { blocks: consensus, txs: consensus, mempool: d.nativePool, checker: { checkTx }, app, node };
   const service = new CometService(
     backend,
     {

@@ -11,6 +11,7 @@
  */
 import type Database from 'better-sqlite3';
 import { decodeValue, encodeValue } from '../lib/serial.js';
+import { DomainError } from '../lib/errors.js';
 
 /** Most index rows one search may read before it is refused (every result set has a bound). */
 export const SEARCH_ROW_LIMIT = 250_000;
@@ -120,9 +121,10 @@ export function phaseOf(e: IndexedEvent): string | undefined {
   return mode === undefined ? undefined : PHASE_PREFIX[mode];
 }
 
-export class SearchTooBroadError extends Error {
+/** A search the index refuses to run (a `limitExceeded`): it would read too many index rows. */
+export class SearchTooBroadError extends DomainError<'limitExceeded'> {
   constructor() {
-    super(`the search matched more than ${SEARCH_ROW_LIMIT} index entries; narrow the query (for example with a tx.height or block.height range)`);
+    super('limitExceeded', `the search matched more than ${SEARCH_ROW_LIMIT} index entries; narrow the query (for example with a tx.height or block.height range)`, undefined);
   }
 }
 

@@ -13,7 +13,8 @@ import type { CometBlockRecord, ConsensusBackend, Header } from '../../src/comet
 import { CometEnvelope } from '../../src/cometrpc/envelope.js';
 import { formatTime, headerJson, execTxResultJson, eventJson, resultTxJson, blockResultsJson } from '../../src/cometrpc/format.js';
 import { ParamError, boolParam, bytesParam, goJsonError, hexBytesParam, int64Param, intParam, stringParam } from '../../src/cometrpc/params.js';
-import { routeError, type CometRoute } from '../../src/cometrpc/routes.js';
+import type { CometRoute } from '../../src/cometrpc/routes.js';
+import { notFound } from '../../src/lib/errors.js';
 import { CometService, OUT_OF_CAPACITY } from '../../src/cometrpc/service.js';
 import { ConsensusReader } from '../../src/consensus/reader.js';
 import { parseQuery } from '../../src/eventquery/index.js';
@@ -151,7 +152,7 @@ describe('cometrpc params (libs/json and the URI rules)', () => {
 describe('cometrpc envelope', () => {
   const table: Record<string, CometRoute> = {
     echo: { params: [int64Param('height'), stringParam('query')], handler: ([h, q]) => ({ h: String(h), q: q as string }) },
-    fail: { params: [], handler: () => { throw routeError('it failed'); } },
+    fail: { params: [], handler: () => { throw notFound('it failed'); } },
     bug: { params: [], handler: () => { throw new TypeError('boom'); } },
     subscribe: { params: [stringParam('query')], wsOnly: true, handler: () => ({}) },
   };
@@ -282,8 +283,7 @@ describe('event index: the kv indexer semantics', () => {
 function fakeBackend(recs: Map<bigint, CometBlockRecord>): ConsensusBackend {
   let latest = 0n;
   return {
-    latestHeight: () => latest,
-    block: (h: bigint) => recs.get(h),
+    blocks: { latestHeight: () => latest, block: (h: bigint) => recs.get(h) },
     set: (h: bigint) => (latest = h),
   } as unknown as ConsensusBackend & { set(h: bigint): void };
 }
