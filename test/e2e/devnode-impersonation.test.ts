@@ -19,15 +19,11 @@ import { createPublicClient, createTestClient, createWalletClient, http, seriali
 import { devAddress } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
+import { ferryChain } from '../helpers/viemchain.js';
 
 const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 
-const chain = {
-  id: EVM_CHAIN_ID,
-  name: 'ferry',
-  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-  rpcUrls: { default: { http: ['http://127.0.0.1'] } },
-} as const;
+const chain = ferryChain;
 
 /** addresses no one holds a key for */
 const WHALE = '0x00000000000000000000000000000000000000aa' as Address;
