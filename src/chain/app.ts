@@ -25,7 +25,7 @@ import { makeCommon, keccak256 } from '../evm/common.js';
 import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
-import { decodeTx, feeCap, effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
+import { decodeTx, feeCap, effectiveGasPrice, isImpersonated, type DecodedTx } from '../evm/tx.js';
 import { FerryError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { FlatState, type FlatChange } from '../store/flatstate.js';
@@ -85,6 +85,12 @@ export interface AppOptions {
    * computes the same state); false: the genesis coinbase or miner_setEtherbase's (one machine).
    */
   coinbaseFromProposer?: boolean;
+  /**
+   * true while the node serves the dev namespaces (`anvil`/`hardhat`): proposals may hold
+   * transactions with the impersonation placeholder signature (evm/tx.ts). Off, such a proposal is
+   * rejected; CheckTx admits one only for an address impersonated at that moment.
+   */
+  impersonation?: boolean;
 }
 
 /** Raised when a driver hands the application something inconsistent with its state (never a user error). */
@@ -128,6 +134,10 @@ export class EvmApp implements Application {
   /** dev controls (docs/dev-mode.md): the gas limit of new blocks, and the base fee of the next one only */
   private blockGasLimit: bigint;
   private baseFeeOverride: bigint | undefined;
+  /** anvil_impersonateAccount: addresses (hex keys) whose placeholder-signed txs CheckTx admits (not persisted) */
+  private readonly impersonated = new Set<string>();
+  /** anvil_autoImpersonateAccount: every address is impersonated */
+  private autoImpersonate = false;
 
   private constructor(
     private readonly store: Store,
@@ -230,6 +240,24 @@ export class EvmApp implements Application {
   /** anvil_setNextBlockBaseFeePerGas: the base fee of the next block only. */
   setNextBaseFee(fee: bigint): void {
     this.baseFeeOverride = fee;
+  }
+
+  /** anvil_impersonateAccount / stopImpersonatingAccount; resolves to whether it was impersonated before. */
+  setImpersonated(address: Uint8Array, on: boolean): boolean {
+    const key = hexKey(address);
+    const was = this.impersonated.has(key);
+    if (on) this.impersonated.add(key);
+    else this.impersonated.delete(key);
+    return was;
+  }
+
+  /** anvil_autoImpersonateAccount */
+  setAutoImpersonate(on: boolean): void {
+    this.autoImpersonate = on;
+  }
+
+  private mayImpersonate(address: Uint8Array): boolean {
+    return this.opts.impersonation === true && (this.autoImpersonate || this.impersonated.has(hexKey(address)));
   }
 
   /** anvil_dropTransaction / anvil_dropAllTransactions: removes pool txs (all when `hashes` is undefined); returns the hashes removed. */
@@ -371,6 +399,9 @@ export class EvmApp implements Application {
     const tx = d.evm;
     if (native.length > this.opts.mempool.maxTxBytes) return checkErr(CheckCode.txDecode, 'oversized data');
     if (this.pool.has(tx.hash)) return checkErr(CheckCode.inMempoolCache, 'already known');
+    if (isImpersonated(tx) && !this.mayImpersonate(tx.from)) {
+      return checkErr(CheckCode.txDecode, `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(tx.from)}, which is not impersonated`);
+    }
     if (tx.gasLimit > this.blockGasLimit) return checkErr(CheckCode.outOfGas, 'exceeds block gas limit');
     const intrinsic = d.tx.getIntrinsicGas();
     if (tx.gasLimit < intrinsic) return checkErr(CheckCode.outOfGas, 'intrinsic gas too low');
@@ -490,6 +521,7 @@ export class EvmApp implements Application {
     let gas = 0n;
     for (const d of decoded) {
       if (!d) return false;
+      if (this.opts.impersonation !== true && isImpersonated(d.evm)) return false;
       const from = hexKey(d.evm.from);
       if (d.evm.nonce !== nonces.get(from)) return false;
       nonces.set(from, d.evm.nonce + 1n);

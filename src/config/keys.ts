@@ -115,6 +115,16 @@ function readNamespace(raw: unknown, name: string): string {
   return text;
 }
 
+/** web3_clientVersion's prefix: empty, or one word of [A-Za-z0-9._-], at most MAX_CLIENT_VERSION_PREFIX characters */
+export const MAX_CLIENT_VERSION_PREFIX = 32;
+function readClientVersionPrefix(raw: unknown, name: string): string {
+  const text = readString(raw, name);
+  if (text !== '' && !new RegExp(`^[A-Za-z0-9._-]{1,${MAX_CLIENT_VERSION_PREFIX}}$`).test(text)) {
+    throw new Invalid(`${name}: ${JSON.stringify(text)} is not a client name (letters, digits, ".", "_", "-"; at most ${MAX_CLIENT_VERSION_PREFIX})`);
+  }
+  return text;
+}
+
 function readLaddr(raw: unknown, name: string): string {
   const text = readString(raw, name);
   if (!parseLaddr(text)) throw new Invalid(`${name}: malformed address ${JSON.stringify(text)}, want tcp://host:port`);
@@ -316,6 +326,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'serve the node page (a live block explorer) at GET /explorer on the JSON-RPC HTTP listener'),
   def(APP, JR, 'enable-unsafe-cors', readBool, (o, v) => (o.jsonRpc.enableUnsafeCors = v), (o) => String(o.jsonRpc.enableUnsafeCors),
     'answer browser requests from any origin: CORS headers on HTTP, any Origin on WebSocket (ws-origins ignored); on with `ferry dev`'),
+  def(APP, JR, 'client-version-prefix', readClientVersionPrefix, (o, v) => (o.jsonRpc.clientVersionPrefix = v), (o) => tomlString(o.jsonRpc.clientVersionPrefix),
+    'a name put before web3_clientVersion ("anvil" gives "anvil/ferry/..."), for tools that accept only named dev nodes, e.g. Hardhat\'s network helpers; empty = ferry\'s own'),
 
   def(CFG, '', 'log_level', readLogLevel, (o, v) => (o.logLevel = v), (o) => tomlString(o.logLevel),
     `log level: ${LOG_LEVELS.join(' | ')}`),

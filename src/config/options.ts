@@ -61,6 +61,8 @@ export interface JsonRpcOptions {
   nodePage: boolean;
   /** CORS for any origin on the HTTP listener and any Origin on the WebSocket one (Ethermint's name) */
   enableUnsafeCors: boolean;
+  /** put before web3_clientVersion with a "/" (empty: none); docs/dev-mode.md */
+  clientVersionPrefix: string;
 }
 
 /** CometBFT v0.38 config.toml `[instrumentation]` */
@@ -187,6 +189,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   enableMetrics: false,
   nodePage: true,
   enableUnsafeCors: false,
+  clientVersionPrefix: '',
 };
 
 /** CometBFT v0.38 `DefaultInstrumentationConfig` values. */

@@ -41,7 +41,10 @@ export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_DIR, 'packa
 /** short git commit of the package directory, `unknown` outside a git checkout */
 export const COMMIT: string = readCommit(PACKAGE_DIR);
 
-/** web3_clientVersion: `ferry/<version>+<commit>/<os>-<arch>/node<version>`, e.g. `ferry/0.1.0+abc1234/linux-x64/node20.20.2`. */
-export function clientVersion(): string {
-  return `${PACKAGE_NAME}/${VERSION}+${COMMIT}/${process.platform}-${process.arch}/node${process.versions.node}`;
+/**
+ * web3_clientVersion: `ferry/<version>+<commit>/<os>-<arch>/node<version>`, e.g. `ferry/0.1.0+abc1234/linux-x64/node20.20.2`;
+ * with `json-rpc.client-version-prefix` (e.g. `anvil`) that name and a `/` come first.
+ */
+export function clientVersion(prefix = ''): string {
+  return `${prefix === '' ? '' : prefix + '/'}${PACKAGE_NAME}/${VERSION}+${COMMIT}/${process.platform}-${process.arch}/node${process.versions.node}`;
 }

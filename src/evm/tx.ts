@@ -3,6 +3,7 @@
  */
 import type { Common } from '@ethereumjs/common';
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { Address as EthAddress, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { EvmTx } from '../types/chain.js';
 
@@ -16,6 +17,43 @@ export interface DecodedTx {
 function rejected(message: string): FerryError {
   return new FerryError(ErrorCode.server, message);
 }
+
+/**
+ * Dev-mode impersonation (docs/dev-mode.md): a transaction sent as an address whose key the node
+ * does not hold carries this recognisable placeholder signature instead of a real one — s = 1,
+ * y-parity 0, r = 2^160 + the sender's address — so the envelope stays a well-formed Ethereum
+ * transaction whose bytes alone name the sender (like Anvil's fixed fake signature, plus the
+ * sender, so two senders' otherwise equal transactions get different hashes). ECDSA never yields
+ * s = 1 for a real key, so no signed transaction is mistaken for one. Every decoder reads it the same
+ * way (block execution, replays, traces); only CheckTx and ProcessProposal decide whether such a
+ * transaction may enter the pool or a block (while the node serves the dev namespaces).
+ */
+const IMPERSONATION_R_TAG = 1n << 160n;
+const ADDRESS_MASK = IMPERSONATION_R_TAG - 1n;
+
+export interface ImpersonationSignature {
+  r: Uint8Array;
+  s: Uint8Array;
+  recovery: number;
+}
+
+/** The placeholder signature of a transaction sent as `sender` (a 20-byte address). */
+export function impersonationSignature(sender: Uint8Array): ImpersonationSignature {
+  const r = IMPERSONATION_R_TAG | BigInt('0x' + Buffer.from(sender).toString('hex'));
+  return { r: setLengthLeft(bigIntToBytes(r), 32), s: setLengthLeft(bigIntToBytes(1n), 32), recovery: 0 };
+}
+
+/** The sender named by a placeholder signature, or undefined for any other signature. */
+export function impersonatedSender(sig: { v: bigint; r: bigint; s: bigint }, type: number): Uint8Array | undefined {
+  if (sig.s !== 1n || sig.r >> 160n !== 1n) return undefined;
+  // y-parity 0: typed v = 0; legacy v = 27 or EIP-155's chainId * 2 + 35 (odd)
+  const parityZero = type === 0 ? sig.v === 27n || (sig.v >= 35n && sig.v % 2n === 1n) : sig.v === 0n;
+  if (!parityZero) return undefined;
+  return setLengthLeft(bigIntToBytes(sig.r & ADDRESS_MASK), 20);
+}
+
+/** Whether an EVM transaction carries the impersonation placeholder signature. */
+export const isImpersonated = (tx: EvmTx): boolean => impersonatedSender(tx, tx.type) !== undefined;
 
 export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
   const first = raw[0];
@@ -32,6 +70,14 @@ export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
     throw rejected(`rlp: ${msg.split('\n')[0]!.replace(/ \(tx type=.*$/, '')}`);
   }
   if (!tx.isSigned()) throw rejected('invalid transaction v, r, s values');
+  const impersonated = impersonatedSender({ v: tx.v!, r: tx.r!, s: tx.s! }, tx.type);
+  if (impersonated !== undefined) {
+    // the sender is the one the placeholder names; an unfrozen copy lets the VM see it
+    const open = createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction;
+    const sender = new EthAddress(impersonated);
+    (open as { getSenderAddress: () => EthAddress }).getSenderAddress = () => sender;
+    return { tx: open, evm: toEvmTx(open, impersonated, raw) };
+  }
   let from: Uint8Array;
   try {
     from = tx.getSenderAddress().bytes;

@@ -14,6 +14,11 @@
  *   calls get consecutive nonces;
  * - no `to` creates a contract (then `data`/`input` is required, as geth).
  * eth_signTransaction fills the same way and returns the raw signed transaction without sending it.
+ *
+ * Impersonation (dev namespaces, docs/dev-mode.md): eth_sendTransaction from an address the node has
+ * no key for, while anvil_impersonateAccount (or autoImpersonateAccount) has it impersonated, sends
+ * the filled transaction with the impersonation placeholder signature (evm/tx.ts) instead of a real
+ * one; CheckTx admits it only for an address impersonated on the chain thread too.
  */
 import { argumentError, parseQuantity } from '../lib/hex.js';
 import { FerryError, serverError } from '../lib/errors.js';
@@ -32,6 +37,7 @@ import {
   type TypedData,
 } from '../keystore/index.js';
 import type { Address } from '../types/chain.js';
+import { impersonationSignature } from '../evm/tx.js';
 import type { EvmBackend } from './backend.js';
 import { callArgs, type CallArgs } from './codecs.js';
 import { hexData, hexKey } from './format.js';
@@ -97,6 +103,9 @@ export class AccountSigner {
   private readonly sendLock = new KeyedLock();
   /** always-unlocked keys held in memory (the dev accounts of `ferry dev`), by hex address */
   private readonly memoryKeys: Map<string, { address: Address; privateKey: Uint8Array }>;
+  /** anvil_impersonateAccount's addresses (hex keys), mirrored from the chain thread's by the dev controls */
+  private readonly impersonated = new Set<string>();
+  private autoImpersonate = false;
 
   constructor(
     private readonly backend: EvmBackend,
@@ -104,6 +113,23 @@ export class AccountSigner {
     memoryKeys: readonly { address: Address; privateKey: Uint8Array }[] = [],
   ) {
     this.memoryKeys = new Map(memoryKeys.map((k) => [hexKey(k.address), k]));
+  }
+
+  /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off) on this side of the node. */
+  setImpersonated(address: Address, on: boolean): void {
+    if (on) this.impersonated.add(hexKey(address));
+    else this.impersonated.delete(hexKey(address));
+  }
+
+  /** anvil_autoImpersonateAccount */
+  setAutoImpersonate(on: boolean): void {
+    this.autoImpersonate = on;
+  }
+
+  /** Whether a send from `from` goes out impersonated: no usable key, and the address impersonated. */
+  private impersonates(from: Address, passphrase: string | undefined): boolean {
+    if (passphrase !== undefined || this.memoryKeys.has(hexKey(from)) || this.keystore.isUnlocked(from)) return false;
+    return this.autoImpersonate || this.impersonated.has(hexKey(from));
   }
 
   /** Addresses of the in-memory keys, then of the key store, as eth_accounts lists them. */
@@ -190,9 +216,12 @@ export class AccountSigner {
   /** Fills, signs and submits like eth_sendRawTransaction; resolves to the transaction hash. */
   sendTransaction(args: CallArgs, passphrase?: string): Promise<string> {
     const from = this.fromOf(args);
-    this.checkSigner(from, passphrase);
+    const impersonated = this.impersonates(from, passphrase);
+    if (!impersonated) this.checkSigner(from, passphrase);
     return this.sendLock.run(hexKey(from), async () => {
-      const raw = await this.signTransaction(args, passphrase);
+      const raw = impersonated
+        ? (await signTransaction(await this.fill(args), async () => impersonationSignature(from))).raw
+        : await this.signTransaction(args, passphrase);
       return hexData(await this.backend.sendRawTransaction(raw));
     });
   }

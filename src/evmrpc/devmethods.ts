@@ -1,6 +1,7 @@
 /**
  * The dev-node namespaces `evm`, `anvil` and `hardhat` (docs/dev-mode.md): mining on demand, the
- * mining mode, block time, the next block's gas limit, base fee and fee recipient, and pool drops.
+ * mining mode, block time, the next block's gas limit, base fee and fee recipient, pool drops and
+ * impersonation.
  * Parameter forms and answers follow Anvil (foundry `crates/anvil/src/eth/api.rs`), which also
  * serves the hardhat_* names; a `hardhat_*` method answers as Anvil answers it. Every method is
  * private (a token unless `json-rpc.private-api-auth` is off on loopback, as under `ferry dev`).
@@ -11,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { invalidParams } from '../lib/errors.js';
 import { address, bool, hash } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address, Hash } from '../types/chain.js';
 import type { EvmBackend } from './backend.js';
 import { jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
@@ -43,6 +44,9 @@ export interface DevControls {
   /** undefined: every pool tx; resolves to the hashes dropped */
   dropTxs(hashes: Hash[] | undefined): Promise<Hash[]>;
   setCoinbase(address: Address): Promise<void>;
+  /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off) */
+  impersonate(address: Address, on: boolean): Promise<void>;
+  autoImpersonate(enabled: boolean): Promise<void>;
   status(): Promise<DevStatus>;
 }
 
@@ -150,10 +154,28 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     await dev.setCoinbase(a);
     return null;
   });
-  const minGasPrice = (method: string) =>
+  const minGasPrice = (name: string) =>
     spec([wei], () => {
-      throw invalidParams(`${method} is not supported when EIP-1559 is active`);
+      throw invalidParams(`${name} is not supported when EIP-1559 is active`);
     });
+  // impersonation (docs/dev-mode.md): eth_sendTransaction from the address needs no key
+  const impersonate = (on: boolean) =>
+    method(
+      [address],
+      async ([a]) => {
+        await dev.impersonate(a, on);
+        return null;
+      },
+      { private: true },
+    );
+  const autoImpersonate = method(
+    [bool],
+    async ([on]) => {
+      await dev.autoImpersonate(on);
+      return null;
+    },
+    { private: true },
+  );
   const metadata = spec(NO_PARAMS, () => {
     const { n, header } = latest();
     return {
@@ -201,6 +223,12 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     hardhat_setNextBlockBaseFeePerGas: setNextBaseFee,
     anvil_setCoinbase: setCoinbase,
     hardhat_setCoinbase: setCoinbase,
+    anvil_impersonateAccount: impersonate(true),
+    hardhat_impersonateAccount: impersonate(true),
+    anvil_stopImpersonatingAccount: impersonate(false),
+    hardhat_stopImpersonatingAccount: impersonate(false),
+    anvil_autoImpersonateAccount: autoImpersonate,
+    hardhat_autoImpersonateAccount: autoImpersonate,
     anvil_setMinGasPrice: minGasPrice('anvil_setMinGasPrice'),
     hardhat_setMinGasPrice: minGasPrice('hardhat_setMinGasPrice'),
     anvil_nodeInfo: spec(NO_PARAMS, async () => {

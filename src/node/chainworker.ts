@@ -49,7 +49,13 @@ async function main(): Promise<void> {
   const app = await EvmApp.create(
     store,
     genesis,
-    { minGasPrice: opts.minimumGasPrice, mempool: opts.mempool, coinbaseFromProposer: external },
+    {
+      minGasPrice: opts.minimumGasPrice,
+      mempool: opts.mempool,
+      coinbaseFromProposer: external,
+      // impersonated txs only while the node serves the namespaces that turn it on (docs/dev-mode.md)
+      impersonation: opts.jsonRpc.enable && opts.jsonRpc.api.some((n) => n === 'anvil' || n === 'hardhat'),
+    },
     log,
     {
       onPoolChange: (c) => {
@@ -160,6 +166,10 @@ async function main(): Promise<void> {
         return app.setNextBaseFee(op.fee);
       case 'dropTxs':
         return app.dropTxs(op.hashes);
+      case 'impersonate':
+        return app.setImpersonated(op.address, op.on);
+      case 'autoImpersonate':
+        return app.setAutoImpersonate(op.enabled);
       case 'status': {
         const mode = eng.miningMode();
         return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee() };

@@ -41,6 +41,9 @@ export type DevOp =
   | { op: 'setNextBaseFee'; fee: bigint }
   /** no hashes: every pool tx */
   | { op: 'dropTxs'; hashes?: Uint8Array[] }
+  /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off): answers whether it was impersonated */
+  | { op: 'impersonate'; address: Uint8Array; on: boolean }
+  | { op: 'autoImpersonate'; enabled: boolean }
   | { op: 'status' };
 
 /** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */

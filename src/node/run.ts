@@ -220,6 +220,15 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     setNextBaseFee: (fee) => devControl({ op: 'setNextBaseFee', fee }),
     dropTxs: (hashes) => devControl({ op: 'dropTxs', hashes }),
     setCoinbase: setEtherbase,
+    // the chain thread admits the impersonated txs, the signer sends them: both sides learn it
+    impersonate: async (address, on) => {
+      await devControl({ op: 'impersonate', address, on });
+      signer.setImpersonated(address, on);
+    },
+    autoImpersonate: async (enabled) => {
+      await devControl({ op: 'autoImpersonate', enabled });
+      signer.setAutoImpersonate(enabled);
+    },
     status: () => devControl({ op: 'status' }),
   };
 
@@ -255,7 +264,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
     const ethCore = createEvmMethods(reader, {
-      clientVersion: clientVersion(),
+      clientVersion: clientVersion(opts.jsonRpc.clientVersionPrefix),
       gasCap: opts.jsonRpc.gasCap,
       blockRangeCap: opts.jsonRpc.blockRangeCap,
       logsCap: opts.jsonRpc.logsCap,

@@ -160,10 +160,18 @@ describe('loadOptions: every validation error names the key', () => {
     ['rpc.max_body_bytes', '0', 'cannot be negative or 0'],
     ['mempool.size', '-3', 'cannot be negative'],
     ['log_level', 'trace', 'unknown level "trace"'],
+    ['json-rpc.client-version-prefix', 'anvil v1', 'is not a client name'],
+    ['json-rpc.client-version-prefix', 'a'.repeat(33), 'at most 32'],
   ];
   for (const [key, value, text] of cases) {
     it(`--${key}=${String(value)}`, () => rejectsConfig(() => loadOptions(h, { [key]: value }), key, text));
   }
+
+  it('json-rpc.client-version-prefix puts a name before web3_clientVersion', () => {
+    assert.equal(loadOptions(h, {}).jsonRpc.clientVersionPrefix, '');
+    assert.equal(loadOptions(h, { 'json-rpc.client-version-prefix': 'anvil' }).jsonRpc.clientVersionPrefix, 'anvil');
+    assert.equal(clientVersion('anvil'), `anvil/${clientVersion()}`);
+  });
 
   it('the json-rpc messages carry Evmos prefix', () => {
     assert.throws(
