@@ -252,7 +252,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         store,
       }),
       cors: opts.jsonRpc.enableUnsafeCors ? ['*'] : undefined,
-      log: log.child({ module: 'http' }) as never,
+      log: log.child({ module: 'http' }),
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
     log.info({ address: endpoints.jsonRpc }, 'JSON-RPC HTTP server listening');
@@ -269,7 +269,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       },
       origins: opts.jsonRpc.enableUnsafeCors ? ['*'] : opts.jsonRpc.wsOrigins,
       authenticate,
-      log: log.child({ module: 'ws' }) as never,
+      log: log.child({ module: 'ws' }),
     });
     endpoints.ws = `ws://${wsAddr.host.includes(':') ? `[${wsAddr.host}]` : wsAddr.host}:${ws.port}`;
     log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');

@@ -19,12 +19,7 @@ import { readBody } from './http.js';
 import { CLOSE_POLICY_VIOLATION, OutgoingBudget, OutgoingQueue } from './ws.js';
 import { closeGracefully, listen } from './listen.js';
 import { WebSocketServer, type WebSocket } from 'ws';
-
-export interface CometServerLog {
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-}
+import type { Logger } from '../lib/log.js';
 
 export interface CometServerOptions {
   host: string;
@@ -43,7 +38,7 @@ export interface CometServerOptions {
   maxOpenConnections: number;
   /** cors_allowed_origins; empty = CORS off */
   corsAllowedOrigins: readonly string[];
-  log: CometServerLog;
+  log: Logger;
 }
 
 export interface CometServerHandle {

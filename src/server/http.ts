@@ -21,6 +21,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { closeGracefully, listen } from './listen.js';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CallContext } from '../jsonrpc/types.js';
+import type { Logger } from '../lib/log.js';
 
 export interface HttpLimits {
   /** max request body bytes */
@@ -31,11 +32,6 @@ export interface HttpLimits {
   readonly timeoutMs: number;
   /** keep-alive idle timeout, milliseconds */
   readonly idleTimeoutMs: number;
-}
-
-export interface HttpLog {
-  warn(...a: any[]): void;
-  error(...a: any[]): void;
 }
 
 export interface HttpServerOptions {
@@ -50,7 +46,7 @@ export interface HttpServerOptions {
   authenticate?(headers: IncomingHttpHeaders): boolean;
   /** GET (and HEAD) handlers by path, besides JSON-RPC on `/` (the node page, the readiness check) */
   readonly getRoutes?: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => void>;
-  readonly log: HttpLog;
+  readonly log: Logger;
 }
 
 export interface HttpServerHandle {

@@ -28,6 +28,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CallContext } from '../jsonrpc/types.js';
+import type { Logger } from '../lib/log.js';
 
 /** geth rpc/websocket.go wsPingInterval */
 export const PING_INTERVAL_MS = 30_000;
@@ -58,12 +59,6 @@ export interface WsLimits {
   readonly pingIntervalMs?: number;
 }
 
-export interface WsLog {
-  debug(...a: any[]): void;
-  warn(...a: any[]): void;
-  error(...a: any[]): void;
-}
-
 export interface WsHandlerOptions {
   readonly dispatcher: Dispatcher;
   readonly limits: WsLimits;
@@ -71,7 +66,7 @@ export interface WsHandlerOptions {
   readonly origins: readonly string[];
   /** true when the upgrade request carries a valid auth token (private namespaces need it) */
   authenticate?(headers: IncomingHttpHeaders): boolean;
-  readonly log: WsLog;
+  readonly log: Logger;
 }
 
 export interface WsServerOptions extends WsHandlerOptions {
