@@ -58,8 +58,6 @@ export interface HttpServerHandle {
 
 /** geth `rpc/http.go` acceptedContentTypes */
 export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
-/** After close(), running requests get this long before their connections are cut. */
-export const CLOSE_GRACE_MS = 5_000;
 /**
  * A request's answer is due this long before http-timeout cuts the idle connection (at least
  * ANSWER_MARGIN_MIN_MS, else a tenth of the timeout), so a long job can still answer with JSON.
@@ -265,7 +263,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
 
   function close(): Promise<void> {
     closing = true;
-    return closeGracefully(server, CLOSE_GRACE_MS);
+    return closeGracefully(server);
   }
 
   return listen(server, opts.host, opts.port, (err) => log.error({ err }, 'json-rpc http server error')).then((port) => ({ port, close }));
