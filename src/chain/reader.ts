@@ -8,13 +8,14 @@ import type { Common } from '@ethereumjs/common';
 import { Address, createAccountFromRLP, setLengthLeft, type Account } from '@ethereumjs/util';
 import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
-import { proofStateManager, type SimOverrides } from '../evm/executor.js';
+import { proofStateManager } from '../evm/executor.js';
 import { effectiveTip } from '../evm/tx.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
+import type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 import { nextBaseFee } from './app.js';
 import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
@@ -34,11 +35,6 @@ export interface ReaderOptions {
   /** submits a raw EVM tx to the chain thread; resolves to its CheckTx outcome */
   submit(raw: Uint8Array): Promise<{ code: number; log: string; hash?: Uint8Array }>;
 }
-
-type BlockSelector =
-  | { kind: 'number'; number: bigint }
-  | { kind: 'hash'; hash: Hash; requireCanonical: boolean }
-  | { kind: 'tag'; tag: 'latest' | 'pending' | 'earliest' | 'safe' | 'finalized' };
 
 export class ChainReader {
   readonly pool = new PoolView();
@@ -139,11 +135,11 @@ export class ChainReader {
    * filters every position (from an index) and counts matches only: more than `logs-cap` matches is
    * an error (0 = no cap), never a silently short answer.
    */
-  getLogs(q: { fromBlock: bigint; toBlock: bigint; addresses: Addr[]; topics: (Hash[] | null)[] }): EvmLog[] {
+  getLogs(q: LogQuery): EvmLog[] {
     const to = q.toBlock > this.latest ? this.latest : q.toBlock;
     if (q.fromBlock > to) return [];
     const cap = this.opts.logsCap;
-    const rows = this.store.logRows({ from: q.fromBlock, to, addresses: q.addresses, topics: q.topics }, cap > 0 ? cap + 1 : 0);
+    const rows = this.store.logRows({ ...q, toBlock: to }, cap > 0 ? cap + 1 : 0);
     if (cap > 0 && rows.length > cap) throw new FerryError(ErrorCode.server, `query returned more than ${cap} results`);
     const out: EvmLog[] = new Array(rows.length);
     let hashHeight = -1;
@@ -204,7 +200,7 @@ export class ChainReader {
   }
 
   /** eth_getProof: Merkle proofs come from the archive trie at the block's root */
-  proof(addr: Addr, slots: Hash[], n: bigint) {
+  proof(addr: Addr, slots: Hash[], n: bigint): Promise<AccountProof> {
     return this.exclusive(async () => {
       this.trieDb.rootMoved();
       const sm = proofStateManager(this.common, this.trieDb, this.root(n));
@@ -229,12 +225,12 @@ export class ChainReader {
   }
 
   /** eth_call: runs on the simulator (a pool of worker threads in the node) */
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes> {
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes> {
     this.root(n);
     return this.opts.simulator.call(req, n, overrides, origin);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
     this.root(n);
     return this.opts.simulator.estimateGas(req, n, overrides, origin);
   }
@@ -265,7 +261,7 @@ export class ChainReader {
     return this.pool.all();
   }
 
-  feeHistory(count: number, newest: bigint, percentiles: number[] | undefined) {
+  feeHistory(count: number, newest: bigint, percentiles: number[] | undefined): FeeHistory {
     const last = newest > this.latest ? this.latest : newest;
     const n = BigInt(count) > last + 1n ? Number(last + 1n) : count;
     const oldest = last - BigInt(n) + 1n;

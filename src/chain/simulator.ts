@@ -12,7 +12,8 @@ import { checksumAddress } from '../config/devaccounts.js';
 import { formatDuration } from '../config/duration.js';
 import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
-import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall } from '../evm/executor.js';
+import { overrideOf, type StateOverrides } from '../types/query.js';
 import { PrecheckError, callFees } from '../evm/precheck.js';
 import { AccessListTracer } from '../evm/tracing/accesslist.js';
 import { TraceHost } from '../evm/tracing/hook.js';
@@ -33,10 +34,10 @@ const CALL_STIPEND = 2_300n;
 export type { CallOrigin, CallRequest };
 
 export interface SimulatorPort {
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
   /** `req.gas` is always set (the handler applies geth's CallDefaults) */
-  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
 }
 
 export interface SimulatorOptions {
@@ -146,7 +147,7 @@ export class Simulator {
   }
 
   /** eth_call; `gate` holds it to its deadline and its scheduler's turns (default: evm-timeout from now) */
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<Bytes> {
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<Bytes> {
     return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
@@ -163,7 +164,7 @@ export class Simulator {
     });
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<bigint> {
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<bigint> {
     return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
       const ctx = this.blockContext(n);
@@ -190,7 +191,7 @@ export class Simulator {
       };
       // geth: a plain value transfer to an account without code is tried at 21000 first
       if ((req.data === undefined || req.data.length === 0) && req.to !== undefined) {
-        const overridden = overrides?.get('0x' + hexOf(req.to))?.code;
+        const overridden = overrideOf(overrides, req.to)?.code;
         const code = overridden ?? (await runner.code(root, req.to));
         if (code.length === 0 && (await ok(TX_GAS))) return TX_GAS;
       }
@@ -234,14 +235,14 @@ export class Simulator {
   createAccessList(
     req: CallRequest & { gas: bigint },
     n: bigint,
-    overrides: SimOverrides | undefined,
+    overrides: StateOverrides | undefined,
     gate: RunGate = this.defaultGate(),
   ): Promise<AccessListResult> {
     return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
       const ctx = this.blockContext(n);
       const from = req.from ?? new Uint8Array(20);
-      const override = overrides?.get('0x' + hexOf(from));
+      const override = overrideOf(overrides, from);
       const account = await runner.account(root, from);
       const nonce = req.nonce ?? override?.nonce ?? account?.nonce ?? 0n;
       const to = req.to ?? generateAddress(from, bigIntToUnpaddedBytes(nonce));

@@ -12,7 +12,8 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, type BlockContext, type RunGate, type SimCall, type SimOverrides } from '../evm/executor.js';
+import { EvmRunner, type BlockContext, type RunGate, type SimCall } from '../evm/executor.js';
+import type { StateOverrides } from '../types/query.js';
 import { RESULT_TOO_LARGE, resultTooLarge, TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
 import { decodeTx } from '../evm/tx.js';
 import { ErrorCode, FerryError } from '../lib/errors.js';
@@ -47,7 +48,7 @@ export interface BlockTraceEntry {
 type Job =
   | { kind: 'tx'; hash: Hash; opts: TraceOptions }
   | { kind: 'block'; height: bigint; opts: TraceOptions }
-  | { kind: 'call'; call: SimCall; height: bigint; overrides: SimOverrides | undefined; opts: TraceOptions }
+  | { kind: 'call'; call: SimCall; height: bigint; overrides: StateOverrides | undefined; opts: TraceOptions }
   | { kind: 'replay'; block: ReplayBlock; opts: TraceOptions };
 
 /** A block given by a client (debug_traceBlock): replayed on the state of committed `parent`. */
@@ -113,7 +114,7 @@ export class TraceService {
     return this.submit({ kind: 'block', height, opts }, origin) as Promise<BlockTraceEntry[]>;
   }
 
-  traceCall(call: SimCall, height: bigint, overrides: SimOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
+  traceCall(call: SimCall, height: bigint, overrides: StateOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
     return this.submit({ kind: 'call', call, height, overrides, opts }, origin);
   }
 

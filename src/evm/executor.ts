@@ -17,6 +17,7 @@ import { Lru } from '../lib/lru.js';
 import type { FlatChange, FlatState } from '../store/flatstate.js';
 import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
+import type { StateOverrides } from '../types/query.js';
 import { keccak256 } from './common.js';
 import { FlatStateManager, genesisState, type GenesisAccount } from './flatstate.js';
 import './jumpdests.js';
@@ -403,7 +404,7 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     root: At,
     ctx: BlockContext,
     call: SimCall,
-    overrides?: SimOverrides,
+    overrides?: StateOverrides,
     gate?: RunGate,
     /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
     beforeRun?: (tx: TypedTransaction, block: Block) => Promise<void>,
@@ -478,14 +479,9 @@ export interface SimCall {
   accessList?: { address: Uint8Array; storageKeys: Uint8Array[] }[];
 }
 
-export type SimOverrides = Map<
-  string,
-  { balance?: bigint; nonce?: bigint; code?: Uint8Array; state?: Map<string, Uint8Array>; stateDiff?: Map<string, Uint8Array> }
->;
-
-async function applyOverrides(sm: StateManagerInterface, overrides: SimOverrides): Promise<void> {
-  for (const [addrHex, o] of overrides) {
-    const addr = new Address(Uint8Array.from(Buffer.from(addrHex.slice(2), 'hex')));
+async function applyOverrides(sm: StateManagerInterface, overrides: StateOverrides): Promise<void> {
+  for (const o of overrides) {
+    const addr = new Address(o.address);
     const acct = (await sm.getAccount(addr)) ?? new Account();
     if (o.balance !== undefined) acct.balance = o.balance;
     if (o.nonce !== undefined) acct.nonce = o.nonce;
@@ -493,10 +489,10 @@ async function applyOverrides(sm: StateManagerInterface, overrides: SimOverrides
     if (o.code !== undefined) await sm.putCode(addr, o.code);
     if (o.state !== undefined) {
       await sm.clearStorage(addr);
-      for (const [slot, v] of o.state) await sm.putStorage(addr, setLengthLeft(Buffer.from(slot.slice(2), 'hex'), 32), v);
+      for (const { slot, value } of o.state) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
     }
     if (o.stateDiff !== undefined) {
-      for (const [slot, v] of o.stateDiff) await sm.putStorage(addr, setLengthLeft(Buffer.from(slot.slice(2), 'hex'), 32), v);
+      for (const { slot, value } of o.stateDiff) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
     }
   }
 }

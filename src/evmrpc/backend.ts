@@ -3,54 +3,12 @@
  * implementation (chain/reader.ts) to this interface. All values are domain values (bigint, bytes).
  */
 import type { Address, Bytes, CallOrigin, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
+import type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 
-/** A resolved block selector. `pending` reads latest state plus the mempool where that matters. */
-export type BlockSelector =
-  | { kind: 'number'; number: bigint }
-  | { kind: 'hash'; hash: Hash; requireCanonical: boolean }
-  | { kind: 'tag'; tag: 'latest' | 'pending' | 'earliest' | 'safe' | 'finalized' };
-
+// the port's value types are defined in src/types/ (shared with chain/, evm/ and store/); re-exported
+// here only so code written against the port's old home keeps compiling
 export type { CallRequest } from '../types/chain.js';
-
-/** geth's state override set, decoded. */
-export type StateOverrides = Map<
-  string /* lowercase 0x address */,
-  {
-    balance?: bigint;
-    nonce?: bigint;
-    code?: Bytes;
-    /** replaces the whole storage */
-    state?: Map<string /* 0x slot */, Hash>;
-    /** patches single slots */
-    stateDiff?: Map<string /* 0x slot */, Hash>;
-  }
->;
-
-export interface LogQuery {
-  fromBlock: bigint;
-  toBlock: bigint;
-  /** empty = any address */
-  addresses: Address[];
-  /** per position: null = wildcard, else any-of */
-  topics: (Hash[] | null)[];
-}
-
-export interface AccountProof {
-  address: Address;
-  accountProof: Bytes[];
-  balance: bigint;
-  codeHash: Hash;
-  nonce: bigint;
-  storageHash: Hash;
-  storageProof: { key: Bytes; value: bigint; proof: Bytes[] }[];
-}
-
-export interface FeeHistory {
-  oldestBlock: bigint;
-  baseFeePerGas: bigint[];
-  gasUsedRatio: number[];
-  reward?: bigint[][];
-}
+export type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 
 export interface PendingTxView {
   tx: EvmTx;

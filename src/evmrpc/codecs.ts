@@ -12,12 +12,11 @@ import { ErrorCode, FerryError } from '../lib/errors.js';
 import { HexError, argumentError, jsonKind, parseData, parseQuantity, typeMismatch } from '../lib/hex.js';
 import { ADDRESS_LENGTH, HASH_LENGTH } from '../jsonrpc/codecs.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
-import type { Address, Hash } from '../types/chain.js';
-import type { BlockSelector, CallRequest, StateOverrides } from './backend.js';
+import type { Address, CallRequest, Hash } from '../types/chain.js';
+import type { AccountOverride, BlockSelector, BlockTag, SlotOverride, StateOverrides } from '../types/query.js';
 import { checksumAddress, hexKey } from './format.js';
 
-export const BLOCK_TAGS = ['earliest', 'latest', 'pending', 'safe', 'finalized'] as const;
-export type BlockTag = (typeof BLOCK_TAGS)[number];
+export const BLOCK_TAGS: readonly BlockTag[] = ['earliest', 'latest', 'pending', 'safe', 'finalized'];
 
 const MAX_INT64 = (1n << 63n) - 1n;
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -41,7 +40,6 @@ export const LATEST: BlockSelector = Object.freeze({ kind: 'tag', tag: 'latest' 
 export const PENDING: BlockSelector = Object.freeze({ kind: 'tag', tag: 'pending' });
 
 type JsonObject = Record<string, unknown>;
-type AccountOverride = StateOverrides extends Map<string, infer E> ? E : never;
 
 function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -259,22 +257,24 @@ export const callArgs: ParamCodec<CallArgs> = { name: 'call object', decode: dec
 
 const OVERRIDE_ACCOUNT = 'OverrideAccount';
 
-function decodeStorageMap(v: unknown, index: number, name: string): Map<string, Hash> {
+/** A storage override map; a slot given twice (in any hex case) keeps its last value, as in Go's map. */
+function decodeStorageMap(v: unknown, index: number, name: string): SlotOverride[] {
   if (!isObject(v)) {
     throw argumentError(index, `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${OVERRIDE_ACCOUNT}.${name} of type map[common.Hash]common.Hash`);
   }
-  const out = new Map<string, Hash>();
+  const out = new Map<string, SlotOverride>();
   for (const [k, val] of Object.entries(v)) {
     const slot = inContext(index, '', () => parseData(k, index, HASH_LENGTH));
     const value = structField(index, OVERRIDE_ACCOUNT, name, 'common.Hash', () => parseData(val, index, HASH_LENGTH));
-    out.set(hexKey(slot), value);
+    out.set(hexKey(slot), { slot, value });
   }
-  return out;
+  return [...out.values()];
 }
 
+/** A state override set; an address given twice (in any hex case) keeps its last entry, as in Go's map. */
 function decodeStateOverrides(v: unknown, index: number): StateOverrides {
   if (!isObject(v)) throw typeMismatch(index, jsonKind(v), 'override.StateOverride');
-  const out: StateOverrides = new Map();
+  const out = new Map<string, AccountOverride>();
   for (const [key, account] of Object.entries(v)) {
     const addr = parseData(key, index, ADDRESS_LENGTH);
     if (account === null) continue;
@@ -294,7 +294,7 @@ function decodeStateOverrides(v: unknown, index: number): StateOverrides {
     if (stateRaw !== undefined && stateDiffRaw !== undefined) {
       throw argumentError(index, `account ${checksumAddress(addr)} has both 'state' and 'stateDiff'`);
     }
-    const entry: AccountOverride = {};
+    const entry: AccountOverride = { address: addr };
     if (balance !== undefined) entry.balance = balance;
     if (nonce !== undefined) entry.nonce = nonce;
     if (code !== undefined) entry.code = code;
@@ -302,7 +302,7 @@ function decodeStateOverrides(v: unknown, index: number): StateOverrides {
     if (stateDiffRaw !== undefined) entry.stateDiff = decodeStorageMap(stateDiffRaw, index, 'stateDiff');
     out.set(hexKey(addr), entry);
   }
-  return out;
+  return [...out.values()];
 }
 
 /** Optional state override set (absent or null → undefined). */

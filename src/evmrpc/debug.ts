@@ -14,8 +14,8 @@ import { argumentError, jsonKind } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
 import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { CallOrigin, Hash } from '../types/chain.js';
-import type { BlockSelector, CallRequest, StateOverrides } from './backend.js';
+import type { CallOrigin, CallRequest, Hash } from '../types/chain.js';
+import type { BlockSelector, StateOverrides } from '../types/query.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
 import { hexData } from './format.js';
 

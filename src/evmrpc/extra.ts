@@ -12,8 +12,9 @@
 import { serverError } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
 import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { AccessListResult, CallOrigin, Hash } from '../types/chain.js';
-import type { BlockSelector, CallRequest, EvmBackend, StateOverrides } from './backend.js';
+import type { AccessListResult, CallOrigin, CallRequest, Hash } from '../types/chain.js';
+import type { BlockSelector, StateOverrides } from '../types/query.js';
+import type { EvmBackend } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
 import { formatAccessListResult, formatHeader, hexQuantity, type RpcAccessListResult, type RpcHeader } from './format.js';
 import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';

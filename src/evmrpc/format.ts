@@ -22,7 +22,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToBigInt } from '../lib/bytes.js';
 import { bytesToHex, toData, toQuantity } from '../lib/hex.js';
 import type { AccessListItem, AccessListResult, Address, Bytes, EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
-import type { AccountProof, FeeHistory } from './backend.js';
+import type { AccountProof, FeeHistory } from '../types/query.js';
 import { Lru } from '../lib/lru.js';
 
 /** keccak256(rlp([])): the ommers hash of a block without uncles */

@@ -12,8 +12,9 @@ import { invalidParams, serverError } from '../lib/errors.js';
 import { formatDuration } from '../config/duration.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
 import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { EvmBlock, Hash } from '../types/chain.js';
-import type { BlockSelector, CallRequest, EvmBackend, StateOverrides } from './backend.js';
+import type { CallRequest, EvmBlock, Hash } from '../types/chain.js';
+import type { BlockSelector, StateOverrides } from '../types/query.js';
+import type { EvmBackend } from './backend.js';
 import {
   LATEST,
   MAX_PROOF_KEYS,

@@ -9,7 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CallOrigin, CallRequest, SimulatorOptions, SimulatorPort } from '../chain/simulator.js';
-import type { SimOverrides } from '../evm/executor.js';
+import type { StateOverrides } from '../types/query.js';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AccessListResult } from '../types/chain.js';
@@ -26,7 +26,7 @@ export interface CallJob {
   id: number;
   req: CallRequest;
   n: bigint;
-  overrides: SimOverrides | undefined;
+  overrides: StateOverrides | undefined;
   /** epoch ms after which the call is abandoned (Infinity = none) */
   deadline: number;
   /** the asking client's key (fairness between clients) */
@@ -101,7 +101,7 @@ export class CallPool implements SimulatorPort {
     if (!this.closing) this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'call worker died');
   }
 
-  private submit<T>(op: CallJob['op'], req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<T> {
+  private submit<T>(op: CallJob['op'], req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<T> {
     let best: Slot | undefined;
     for (const s of this.slots) if (!best || s.pending.size < best.pending.size) best = s;
     if (!best) return Promise.reject(new FerryError(ErrorCode.server, 'no call worker available'));
@@ -134,15 +134,15 @@ export class CallPool implements SimulatorPort {
     return n;
   }
 
-  call(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<Uint8Array> {
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Uint8Array> {
     return this.submit<Uint8Array>('call', req, n, overrides, origin);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
     return this.submit<bigint>('estimate', req, n, overrides, origin);
   }
 
-  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: SimOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult> {
+  createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult> {
     return this.submit<AccessListResult>('accessList', req, n, overrides, origin);
   }
 

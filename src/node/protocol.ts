@@ -46,8 +46,42 @@ export type DevOp =
   | { op: 'autoImpersonate'; enabled: boolean }
   | { op: 'status' };
 
+/** What each dev control resolves to (the `result` of its `devReply`). */
+export interface DevResults {
+  mine: void;
+  /** the total increase, seconds */
+  increaseTime: bigint;
+  setNextTimestamp: void;
+  setAutomine: void;
+  setInterval: void;
+  setBlockGasLimit: void;
+  setNextBaseFee: void;
+  /** the hashes dropped */
+  dropTxs: Uint8Array[];
+  /** whether the address was impersonated before */
+  impersonate: boolean;
+  autoImpersonate: void;
+  status: { automine: boolean; intervalMs: number; blockGasLimit: bigint; nextBaseFee: bigint };
+}
+
 /** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
 export type DevErrorKind = 'timestamp' | 'internal';
+
+/**
+ * The answer to `submit`, `submitNative` and `setCoinbase`. `check`: the whole CheckTx response
+ * (submitNative); for the metrics, `checkSeconds`: time CheckTx took, `txBytes`: the tx's size when it
+ * was offered to the mempool (not for a dry run)
+ */
+export interface ChainReply {
+  type: 'reply';
+  id: number;
+  code: number;
+  log: string;
+  hash?: Uint8Array;
+  check?: CheckTxResult;
+  checkSeconds?: number;
+  txBytes?: number;
+}
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
@@ -57,11 +91,7 @@ export type FromChain =
    */
   | { type: 'committed'; height: bigint; stats?: BlockStats }
   | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
-  /**
-   * `check`: the whole CheckTx response (submitNative); for the metrics, `checkSeconds`: time CheckTx
-   * took, `txBytes`: the tx's size when it was offered to the mempool (not for a dry run)
-   */
-  | { type: 'reply'; id: number; code: number; log: string; hash?: Uint8Array; check?: CheckTxResult; checkSeconds?: number; txBytes?: number }
+  | ChainReply
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */

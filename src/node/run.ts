@@ -4,7 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { loadCoinbase } from '../chain/app.js';
 import { ChainReader } from '../chain/reader.js';
 import { TraceService } from '../chain/trace.js';
@@ -22,9 +21,8 @@ import { createRawDebugMethods } from '../evmrpc/rawdebug.js';
 import { makeCommon } from '../evm/common.js';
 import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
-import { createDevMethods, type DevControls } from '../evmrpc/devmethods.js';
+import { createDevMethods } from '../evmrpc/devmethods.js';
 import { devAccounts } from '../config/devaccounts.js';
-import { invalidParams } from '../lib/errors.js';
 import { COMMIT } from '../config/version.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
@@ -38,8 +36,10 @@ import { startHttpServer, type HttpServerHandle } from '../server/http.js';
 import { startWsServer, type WsServerHandle } from '../server/ws.js';
 import { Store } from '../store/store.js';
 import { CallPool } from './callpool.js';
-import { homePaths, writeMinimumGasPrice } from './home.js';
-import type { ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
+import { homePaths } from './home.js';
+import { ChainClient } from './chainclient.js';
+import { createDevControls, createMinerBackend } from './miner.js';
+import type { ChainWorkerData, ToChain } from './protocol.js';
 import { APP_VERSION } from '../chain/app.js';
 import { abciQuery } from '../chain/query.js';
 import { parseLaddr, formatHostPort } from '../config/address.js';
@@ -90,87 +90,28 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     dbPath,
     validatorKeyJson: readFileSync(paths.privValidatorKey, 'utf8'),
   };
-  const worker = new Worker(new URL('./chainworker.js', import.meta.url), { workerData });
   let reader: ChainReader | undefined;
-  let nextId = 1;
-  const waiting = new Map<number, (r: { code: number; log: string; hash?: Uint8Array }) => void>();
-  const devWaiting = new Map<number, (r: Extract<FromChain, { type: 'devReply' }>) => void>();
-  let onStopped: (() => void) | undefined;
-  let closing = false;
-  // Surface B: the native mempool mirror and the consensus-step feed (set once the server starts)
+  // Surface B: the native mempool mirror (fed by the chain thread's pool changes)
   const nativePool = new NativeMempool();
   let consensusRpc: ConsensusRpc | undefined;
   const observe = new NodeObservability(opts, genesis, dbPath, nativePool);
-
-  const ready = new Promise<bigint>((resolve, reject) => {
-    worker.on('message', (m: FromChain) => {
-      observe.onChainMessage(m);
-      switch (m.type) {
-        case 'ready':
-          resolve(m.height);
-          break;
-        case 'committed':
-          reader?.onCommitted(m.height);
-          break;
-        case 'pool':
-          nativePool.apply(m);
-          reader?.onPoolChange(m);
-          break;
-        case 'reply':
-          waiting.get(m.id)?.(m);
-          waiting.delete(m.id);
-          break;
-        case 'devReply':
-          devWaiting.get(m.id)?.(m);
-          devWaiting.delete(m.id);
-          break;
-        case 'roundStep':
-          reader?.events.consensus.emit({ type: m.event.type, height: m.event.height, round: m.event.round, data: m.event });
-          break;
-        case 'query': {
-          // ABCI mode: CometBFT's Query, answered from the committed state
-          const { id, req } = m;
-          const failed = (text: string) => ({ code: 1, log: text, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' });
-          void (reader ? abciQuery(reader, req) : Promise.resolve(failed('node starting'))).then(
-            (res) => worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
-            (e: unknown) => {
-              log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
-              worker.postMessage({ type: 'queryReply', id, res: failed('internal error') } satisfies ToChain);
-            },
-          );
-          break;
-        }
-        case 'stopped':
-          onStopped?.();
-          break;
-        case 'fatal':
-          reject(new Error(m.message));
-          break;
-      }
-    });
-    worker.on('error', (e) => {
-      log.error({ err: e.stack }, 'chain thread crashed');
-      reject(e);
-      if (!closing) process.exit(1);
-    });
-    worker.on('exit', (code) => {
-      if (!closing) {
-        log.error({ code }, 'chain thread exited');
-        process.exit(1);
-      }
-    });
-  });
-  observe.started(await ready);
+  const { chain, height } = await ChainClient.start(
+    workerData,
+    {
+      onMessage: (m) => observe.onChainMessage(m),
+      onCommitted: (h) => reader?.onCommitted(h),
+      onPool: (m) => {
+        nativePool.apply(m);
+        reader?.onPoolChange(m);
+      },
+      onRoundStep: (event) => reader?.events.consensus.emit({ type: event.type, height: event.height, round: event.round, data: event }),
+      query: (req) => (reader ? abciQuery(reader, req) : ChainClient.notReady()),
+    },
+    log,
+  );
+  observe.started(height);
 
   const store = new Store(dbPath, { reader: true });
-  const post = (m: ToChain) => worker.postMessage(m);
-  /** a request the chain thread answers with a `reply` */
-  const ask = (make: (id: number) => ToChain) =>
-    new Promise<{ code: number; log: string; hash?: Uint8Array }>((resolve) => {
-      const id = nextId++;
-      waiting.set(id, resolve);
-      post(make(id));
-    });
   const calls = await CallPool.start(
     opts.jsonRpc.callWorkers,
     dbPath,
@@ -184,53 +125,13 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     logsCap: opts.jsonRpc.logsCap,
     simulator: calls,
     coinbase: loadCoinbase(store, genesis.evm.coinbase),
-    submit: (raw) =>
-      new Promise((resolve) => {
-        const id = nextId++;
-        waiting.set(id, resolve);
-        post({ type: 'submit', id, raw, rpc: true });
-      }),
+    submit: (raw) => chain.submitEvm(raw),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
   // the dev preset: the dev accounts sign without a passphrase and are listed first by eth_accounts
   const signer = new AccountSigner(reader, keystore, opts.dev ? devAccounts() : []);
-  /** a dev control on the chain thread (docs/dev-mode.md); a backwards time is the client's error */
-  const devControl = <T>(op: DevOp) =>
-    new Promise<T>((resolve, reject) => {
-      const id = nextId++;
-      devWaiting.set(id, (r) => {
-        if (r.error === undefined) return resolve(r.result as T);
-        reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
-      });
-      post({ type: 'dev', id, op });
-    });
-  const setEtherbase = async (address: Uint8Array) => {
-    const r = await ask((id) => ({ type: 'setCoinbase', id, address }));
-    if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
-    reader!.setCoinbase(address);
-    log.info({ address: '0x' + Buffer.from(address).toString('hex') }, 'new blocks pay fees to this address');
-  };
-  const devControls: DevControls = {
-    mine: (blocks, interval, timestamp) => devControl({ op: 'mine', blocks, interval, timestamp }),
-    increaseTime: (seconds) => devControl({ op: 'increaseTime', seconds }),
-    setNextTimestamp: (seconds) => devControl({ op: 'setNextTimestamp', seconds }),
-    setAutomine: (enabled) => devControl({ op: 'setAutomine', enabled }),
-    setIntervalMining: (seconds) => devControl({ op: 'setInterval', seconds }),
-    setBlockGasLimit: (gas) => devControl({ op: 'setBlockGasLimit', gas }),
-    setNextBaseFee: (fee) => devControl({ op: 'setNextBaseFee', fee }),
-    dropTxs: (hashes) => devControl({ op: 'dropTxs', hashes }),
-    setCoinbase: setEtherbase,
-    // the chain thread admits the impersonated txs, the signer sends them: both sides learn it
-    impersonate: async (address, on) => {
-      await devControl({ op: 'impersonate', address, on });
-      signer.setImpersonated(address, on);
-    },
-    autoImpersonate: async (enabled) => {
-      await devControl({ op: 'autoImpersonate', enabled });
-      signer.setAutoImpersonate(enabled);
-    },
-    status: () => devControl({ op: 'status' }),
-  };
+  const miner = createMinerBackend({ chain, reader, home: opts.home, minimumGasPriceFromFlag: opts.minimumGasPriceFromFlag, log });
+  const devControls = createDevControls(chain, miner, signer);
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
@@ -303,17 +204,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       subscriptions.table,
       createAccountMethods(signer),
       createPersonalMethods(signer),
-      createMinerMethods({
-        setEtherbase,
-        setGasPrice: (price) => {
-          writeMinimumGasPrice(opts.home, price);
-          if (opts.minimumGasPriceFromFlag) {
-            log.warn({ price: price.toString() }, 'miner_setGasPrice wrote minimum-gas-prices to app.toml, but this node was started with --minimum-gas-prices, which takes precedence while it is given');
-          } else {
-            log.info({ price: price.toString() }, 'miner_setGasPrice wrote minimum-gas-prices to app.toml; it takes effect when the node restarts');
-          }
-        },
-      }),
+      createMinerMethods(miner),
       createDevMethods(reader, devControls, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: genesis.evm.hardfork }),
       createTxPoolMethods({ poolContent: () => reader!.pool.content((a) => reader!.nonce(a, reader!.latestNumber())) }),
       createDebugMethods(
@@ -361,7 +252,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         store,
       }),
       cors: opts.jsonRpc.enableUnsafeCors ? ['*'] : undefined,
-      log: log.child({ module: 'http' }) as never,
+      log: log.child({ module: 'http' }),
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
     log.info({ address: endpoints.jsonRpc }, 'JSON-RPC HTTP server listening');
@@ -378,14 +269,14 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       },
       origins: opts.jsonRpc.enableUnsafeCors ? ['*'] : opts.jsonRpc.wsOrigins,
       authenticate,
-      log: log.child({ module: 'ws' }) as never,
+      log: log.child({ module: 'ws' }),
     });
     endpoints.ws = `ws://${wsAddr.host.includes(':') ? `[${wsAddr.host}]` : wsAddr.host}:${ws.port}`;
     log.info({ address: endpoints.ws }, 'JSON-RPC WebSocket server listening');
   }
 
   if (opts.abci.withCometbft) {
-    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask, log });
+    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask: (make) => chain.ask(make), log });
     endpoints.rpc = consensusRpc.url;
     log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
   } else {
@@ -398,7 +289,6 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   return {
     endpoints,
     async close() {
-      closing = true;
       await observe.close();
       await consensusRpc?.close();
       await ws?.close();
@@ -409,11 +299,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       feed?.close();
       await traces?.close();
       await profiler?.close();
-      await new Promise<void>((resolve) => {
-        onStopped = resolve;
-        post({ type: 'stop' });
-      });
-      await worker.terminate();
+      await chain.close();
       await calls.close();
       store.close();
     },

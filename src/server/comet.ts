@@ -16,15 +16,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { CometHttpRequest, CometHttpResponse, CometRpcHandler, CometWsPeer } from '../jsonrpc/transport.js';
 import { readBody } from './http.js';
-import { CLOSE_POLICY_VIOLATION, OutgoingBudget, OutgoingQueue } from './ws.js';
+import { CLOSE_POLICY_VIOLATION, OutgoingBudget, OutgoingQueue, WS_READ_WAIT_MS } from './ws.js';
 import { closeGracefully, listen } from './listen.js';
 import { WebSocketServer, type WebSocket } from 'ws';
-
-export interface CometServerLog {
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-}
+import type { Logger } from '../lib/log.js';
 
 export interface CometServerOptions {
   host: string;
@@ -43,7 +38,7 @@ export interface CometServerOptions {
   maxOpenConnections: number;
   /** cors_allowed_origins; empty = CORS off */
   corsAllowedOrigins: readonly string[];
-  log: CometServerLog;
+  log: Logger;
 }
 
 export interface CometServerHandle {
@@ -52,15 +47,12 @@ export interface CometServerHandle {
 }
 
 export const WEBSOCKET_PATH = '/websocket';
-/** ws_handler.go: defaultWSReadWait and the ping period (9/10 of it) */
-export const WS_READ_WAIT_MS = 30_000;
+/** ws_handler.go: the ping period, 9/10 of defaultWSReadWait (WS_READ_WAIT_MS, shared with Surface A) */
 export const WS_PING_PERIOD_MS = (WS_READ_WAIT_MS * 9) / 10;
 /** CometBFT's default CORS methods and headers (config.toml cors_allowed_methods/headers) */
 export const CORS_ALLOWED_METHODS = 'HEAD, GET, POST';
 export const CORS_ALLOWED_HEADERS = 'Origin, Accept, Content-Type, X-Requested-With, X-Server-Time';
 export const CACHE_CONTROL = 'public, max-age=86400';
-/** After close(), running requests get this long before their connections are cut. */
-export const CLOSE_GRACE_MS = 3_000;
 /** http_server.go DefaultConfig ReadTimeout (headers and body) */
 export const READ_TIMEOUT_MS = 10_000;
 
@@ -209,7 +201,7 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
 
   async function close(): Promise<void> {
     for (const ws of wss.clients) ws.terminate();
-    await closeGracefully(server, CLOSE_GRACE_MS);
+    await closeGracefully(server);
     wss.close();
   }
 

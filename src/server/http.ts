@@ -21,6 +21,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { closeGracefully, listen } from './listen.js';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CallContext } from '../jsonrpc/types.js';
+import type { Logger } from '../lib/log.js';
 
 export interface HttpLimits {
   /** max request body bytes */
@@ -31,11 +32,6 @@ export interface HttpLimits {
   readonly timeoutMs: number;
   /** keep-alive idle timeout, milliseconds */
   readonly idleTimeoutMs: number;
-}
-
-export interface HttpLog {
-  warn(...a: any[]): void;
-  error(...a: any[]): void;
 }
 
 export interface HttpServerOptions {
@@ -50,7 +46,7 @@ export interface HttpServerOptions {
   authenticate?(headers: IncomingHttpHeaders): boolean;
   /** GET (and HEAD) handlers by path, besides JSON-RPC on `/` (the node page, the readiness check) */
   readonly getRoutes?: ReadonlyMap<string, (req: IncomingMessage, res: ServerResponse) => void>;
-  readonly log: HttpLog;
+  readonly log: Logger;
 }
 
 export interface HttpServerHandle {
@@ -62,8 +58,6 @@ export interface HttpServerHandle {
 
 /** geth `rpc/http.go` acceptedContentTypes */
 export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest']);
-/** After close(), running requests get this long before their connections are cut. */
-export const CLOSE_GRACE_MS = 5_000;
 /**
  * A request's answer is due this long before http-timeout cuts the idle connection (at least
  * ANSWER_MARGIN_MIN_MS, else a tenth of the timeout), so a long job can still answer with JSON.
@@ -269,7 +263,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
 
   function close(): Promise<void> {
     closing = true;
-    return closeGracefully(server, CLOSE_GRACE_MS);
+    return closeGracefully(server);
   }
 
   return listen(server, opts.host, opts.port, (err) => log.error({ err }, 'json-rpc http server error')).then((port) => ({ port, close }));

@@ -4,10 +4,10 @@
  * metrics, as CometBFT's promhttp handler on prometheus_listen_addr does.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Logger } from '../lib/log.js';
 import { closeGracefully, listen } from './listen.js';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-const CLOSE_GRACE_MS = 2_000;
 /** the longest a scrape may take to answer */
 const SCRAPE_TIMEOUT_MS = 10_000;
 
@@ -17,7 +17,7 @@ export interface MetricsServerOptions {
   /** served paths; empty = every path */
   paths: readonly string[];
   collect(): Promise<string>;
-  log: { error(...a: any[]): void };
+  log: Logger;
 }
 
 export interface MetricsServerHandle {
@@ -51,6 +51,6 @@ export function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsS
   server.requestTimeout = SCRAPE_TIMEOUT_MS;
   return listen(server, opts.host, opts.port, (err) => opts.log.error({ err }, 'metrics server error')).then((port) => ({
     port,
-    close: () => closeGracefully(server, CLOSE_GRACE_MS),
+    close: () => closeGracefully(server),
   }));
 }

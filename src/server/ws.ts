@@ -28,13 +28,19 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CallContext } from '../jsonrpc/types.js';
+import type { Logger } from '../lib/log.js';
+import { CLOSE_GRACE_MS } from './listen.js';
 
-/** geth rpc/websocket.go wsPingInterval */
-export const PING_INTERVAL_MS = 30_000;
+/**
+ * Keep-alive of both WebSocket stacks: a connection silent (no message, no pong) for this long is
+ * cut. geth rpc/websocket.go wsPingInterval and wsPongTimeout, CometBFT ws_handler.go
+ * defaultWSReadWait: 30 s each.
+ */
+export const WS_READ_WAIT_MS = 30_000;
+/** Surface A pings every WS_READ_WAIT_MS (geth) */
+export const PING_INTERVAL_MS = WS_READ_WAIT_MS;
 /** requests of one connection being answered at once; reading pauses above */
 export const MAX_IN_FLIGHT = 64;
-/** after close(), connections get this long to close cleanly before they are cut */
-export const SHUTDOWN_GRACE_MS = 2_000;
 
 /** WebSocket close codes (RFC 6455) */
 export const CLOSE_GOING_AWAY = 1001;
@@ -58,12 +64,6 @@ export interface WsLimits {
   readonly pingIntervalMs?: number;
 }
 
-export interface WsLog {
-  debug(...a: any[]): void;
-  warn(...a: any[]): void;
-  error(...a: any[]): void;
-}
-
 export interface WsHandlerOptions {
   readonly dispatcher: Dispatcher;
   readonly limits: WsLimits;
@@ -71,7 +71,7 @@ export interface WsHandlerOptions {
   readonly origins: readonly string[];
   /** true when the upgrade request carries a valid auth token (private namespaces need it) */
   authenticate?(headers: IncomingHttpHeaders): boolean;
-  readonly log: WsLog;
+  readonly log: Logger;
 }
 
 export interface WsServerOptions extends WsHandlerOptions {
@@ -379,7 +379,7 @@ export function createWsHandler(opts: WsHandlerOptions): WsHandler {
       const closed = [...open].map((c) => new Promise<void>((resolve) => c.ws.once('close', () => resolve())));
       for (const c of open) c.close(CLOSE_GOING_AWAY, SHUTDOWN_REASON);
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(closed), new Promise<void>((r) => (timer = setTimeout(r, SHUTDOWN_GRACE_MS)))]);
+      await Promise.race([Promise.all(closed), new Promise<void>((r) => (timer = setTimeout(r, CLOSE_GRACE_MS)))]);
       clearTimeout(timer);
       for (const c of open) c.ws.terminate();
       wss.close();

@@ -87,13 +87,7 @@ const LOG_INDEX: Record<LogColumn, string> = {
   t3: 'logs_t3',
 };
 
-/** A log query: block range, address set (empty: any), topic sets by position (null/empty: any). */
-export interface LogQuery {
-  from: bigint;
-  to: bigint;
-  addresses: Uint8Array[];
-  topics: (Uint8Array[] | null)[];
-}
+import type { LogQuery } from '../types/query.js';
 
 /** What the consensus engine stores per height (opaque to the store). */
 export interface CometRecord {
@@ -342,7 +336,7 @@ export class Store {
       if (vals === undefined) continue;
       const where = `${col} IN (${vals.map(() => '?').join(',')}) AND height BETWEEN ? AND ?`;
       const probe = `SELECT count(*) FROM (SELECT 1 FROM logs INDEXED BY ${LOG_INDEX[col]} WHERE ${where} LIMIT ${LOG_INDEX_PROBE_ROWS})`;
-      const [n] = this.logStatement(probe).get(...vals.map(buf), Number(q.from), Number(q.to)) as [number];
+      const [n] = this.logStatement(probe).get(...vals.map(buf), Number(q.fromBlock), Number(q.toBlock)) as [number];
       if (n < bestCount) {
         best = col;
         bestCount = n;
@@ -354,7 +348,7 @@ export class Store {
 
   private logSelect(q: LogQuery, index: LogColumn | undefined): { sql: string; args: unknown[] } {
     const where = ['height BETWEEN ? AND ?'];
-    const args: unknown[] = [Number(q.from), Number(q.to)];
+    const args: unknown[] = [Number(q.fromBlock), Number(q.toBlock)];
     const values = logColumnValues(q);
     for (const col of LOG_COLUMNS) {
       const vals = values[col];

@@ -800,15 +800,25 @@ describe('evmrpc: eth_call and eth_estimateGas', () => {
       },
     ]);
     const overrides = backend.callsOf('call')[0]![3] as StateOverrides;
-    assert.deepEqual(
-      overrides,
-      new Map([
-        ['0x' + 'abcd'.repeat(10), { balance: 100n, nonce: 2n, code: new Uint8Array([0x60, 0x80]), stateDiff: new Map([[H(h32(1)), h32(2)]]) }],
-        [H(SENDER), { state: new Map([[H(h32(3)), h32(4)]]) }],
-      ]),
-    );
+    const targetBytes = Uint8Array.from(Buffer.from('abcd'.repeat(10), 'hex'));
+    assert.deepEqual(overrides, [
+      { address: targetBytes, balance: 100n, nonce: 2n, code: new Uint8Array([0x60, 0x80]), stateDiff: [{ slot: h32(1), value: h32(2) }] },
+      { address: SENDER, state: [{ slot: h32(3), value: h32(4) }] },
+    ]);
     await ok('eth_estimateGas', [{ to: H(CONTRACT) }, 'latest', { [H(SENDER)]: { balance: '0x1' } }]);
-    assert.deepEqual(backend.callsOf('estimateGas')[0]![3], new Map([[H(SENDER), { balance: 1n }]]));
+    assert.deepEqual(backend.callsOf('estimateGas')[0]![3], [{ address: SENDER, balance: 1n }]);
+    // keyed by bytes: an address or a slot spelled twice (hex case differs) is one entry, the last one given (Go's map)
+    await ok('eth_call', [
+      { to: H(CONTRACT) },
+      'latest',
+      {
+        ['0x' + 'abcd'.repeat(10)]: { balance: '0x1', stateDiff: { ['0x' + 'ab'.repeat(32)]: H(h32(1)), ['0x' + 'AB'.repeat(32)]: H(h32(2)) } },
+        [target]: { balance: '0x2' },
+      },
+    ]);
+    assert.deepEqual(backend.callsOf('call')[1]![3], [{ address: targetBytes, balance: 2n }]);
+    await ok('eth_call', [{ to: H(CONTRACT) }, 'latest', { [H(SENDER)]: { stateDiff: { ['0x' + 'ab'.repeat(32)]: H(h32(1)), ['0x' + 'AB'.repeat(32)]: H(h32(2)) } } }]);
+    assert.deepEqual(backend.callsOf('call')[2]![3], [{ address: SENDER, stateDiff: [{ slot: Uint8Array.from(Buffer.from('ab'.repeat(32), 'hex')), value: h32(2) }] }]);
 
     const both = { [H(SENDER)]: { state: {}, stateDiff: {} } };
     await fails('eth_call', [{}, 'latest', both], -32602,

@@ -6,6 +6,7 @@ import { quantity } from '../../src/jsonrpc/codecs.js';
 import { createDispatcher } from '../../src/jsonrpc/core.js';
 import type { MethodTable } from '../../src/jsonrpc/types.js';
 import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
+import type { Logger } from '../../src/lib/log.js';
 
 const BODY_LIMIT = 1024;
 const TOKEN = 'secret-token';
@@ -28,7 +29,13 @@ const slowStarted: (() => void)[] = [];
 const nextSlowStart = (): Promise<void> => new Promise((r) => slowStarted.push(r));
 
 const logged: unknown[][] = [];
-const log = { warn: (...a: unknown[]) => logged.push(a), error: (...a: unknown[]) => logged.push(a) };
+const log: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (...a: unknown[]) => logged.push(a),
+  error: (...a: unknown[]) => logged.push(a),
+  child: () => log,
+};
 
 function start(over: Partial<HttpServerOptions> = {}): Promise<HttpServerHandle> {
   return startHttpServer({

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ChainReader } from '../../src/chain/reader.js';
-import { Store, type LogQuery } from '../../src/store/store.js';
+import { Store } from '../../src/store/store.js';
+import type { LogQuery } from '../../src/types/query.js';
 import type { EvmLog, EvmReceipt } from '../../src/types/chain.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-logs-'));
@@ -95,7 +96,7 @@ describe('log queries over a store', () => {
   });
 
   it('every topic position is answered from its index, the most selective one', () => {
-    const q = (topics: (Uint8Array[] | null)[], addresses: Uint8Array[] = [TOKEN]): LogQuery => ({ from: 0n, to: 1n, addresses, topics });
+    const q = (topics: (Uint8Array[] | null)[], addresses: Uint8Array[] = [TOKEN]): LogQuery => ({ fromBlock: 0n, toBlock: 1n, addresses, topics });
     const plan = (l: LogQuery) => store.logQueryPlan(l).join(' | ');
     assert.match(plan(q([[TRANSFER], null, [RARE]])), /USING INDEX logs_t2 /);
     assert.match(plan(q([null, null, null, [RARE]], [])), /USING INDEX logs_t3 /);

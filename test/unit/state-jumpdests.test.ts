@@ -29,13 +29,13 @@ test('jump-destination analysis is done once per contract code, not once per cal
     // PUSH1 3; JUMPDEST; PUSH1 1; SWAP1; SUB; DUP1; PUSH1 2; JUMPI; STOP — a countdown loop
     const loop = Uint8Array.from(Buffer.from('6003' + '5b' + '6001900380' + '6002' + '57' + '00', 'hex'));
     // the same code array (one override object, as the flat layer hands out one array per code hash) twice
-    const overrides = new Map([[STORE_ADDR, { code: loop }]]);
+    const overrides = [{ address: to, code: loop }];
     await sim.call({ to }, 0n, overrides);
     await sim.call({ to }, 0n, overrides);
     assert.equal(seen.length, 2, 'both calls ran code with jumps');
     assert.equal(seen[0], seen[1], 'the second call reused the first analysis');
     // another code array with the same bytes is another key: analysed afresh (never a stale analysis)
-    await sim.call({ to }, 0n, new Map([[STORE_ADDR, { code: Uint8Array.from(loop) }]]));
+    await sim.call({ to }, 0n, [{ address: to, code: Uint8Array.from(loop) }]);
     assert.notEqual(seen[2], seen[0]);
   } finally {
     Interpreter.prototype._getValidJumpDestinations = cached;

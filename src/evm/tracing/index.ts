@@ -8,7 +8,8 @@ import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { checksumAddress } from '../../config/devaccounts.js';
-import type { BlockContext, EvmRunner, SimCall, SimOverrides } from '../executor.js';
+import type { BlockContext, EvmRunner, SimCall } from '../executor.js';
+import type { StateOverrides } from '../../types/query.js';
 import type { DecodedTx } from '../tx.js';
 import { effectiveTip } from '../tx.js';
 import { CallTracer, parseCallTracerConfig } from './calltracer.js';
@@ -140,7 +141,7 @@ export class TraceEngine {
   }
 
   /** debug_traceCall: the call on `root` (with overrides), like eth_call, traced. */
-  async traceCall(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides: SimOverrides | undefined, opts: TraceOptions): Promise<unknown> {
+  async traceCall(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown> {
     await this.runner.reset(root);
     let outcome: TxTraceOutcome | undefined;
     const deadline = Date.now() + opts.timeoutMs;

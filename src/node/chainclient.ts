@@ -1,0 +1,216 @@
+/**
+ * The RPC thread's client of the chain thread (src/node/chainworker.ts): starts the worker, sends the
+ * typed requests of src/node/protocol.ts and matches each `reply` / `devReply` to its request, and
+ * hands the chain thread's events (commits, pool changes, round steps, ABCI queries) to the node.
+ *
+ * Requests waiting for an answer are bounded (`MAX_PENDING_CHAIN_REQUESTS`): past it a request is
+ * refused at once (`unavailable`) instead of queueing without end behind a stalled chain thread.
+ * A request has no reply timeout on purpose: a CheckTx or a dev control that is still running will
+ * still take effect, so answering "failed" before it ends would tell the client something untrue.
+ * The one timeout is the shutdown grace (`CHAIN_STOP_GRACE_MS`).
+ */
+import { Worker } from 'node:worker_threads';
+import { invalidParams, unavailable } from '../lib/errors.js';
+import type { Logger } from '../lib/log.js';
+import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
+import type { CheckTxResult } from '../types/abci.js';
+import type { RoundStepEvent } from '../consensus/engine.js';
+import type { ChainReply, ChainWorkerData, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
+
+/** requests sent to the chain thread and not yet answered, at most */
+export const MAX_PENDING_CHAIN_REQUESTS = 4096;
+/** how long closing waits for the chain thread to stop (and close its store) before it is terminated */
+export const CHAIN_STOP_GRACE_MS = 30_000;
+
+/** the outcome of an EVM tx submitted to the chain thread (eth_sendRawTransaction) */
+export interface SubmitOutcome {
+  code: number;
+  log: string;
+  /** the tx hash, when accepted */
+  hash?: Uint8Array;
+}
+
+/** What the chain thread tells the node besides answers; each is called on the RPC thread. */
+export interface ChainListener {
+  /** every message, before it is handled (metrics) */
+  onMessage(m: FromChain): void;
+  onCommitted(height: bigint): void;
+  onPool(m: Extract<FromChain, { type: 'pool' }>): void;
+  onRoundStep(event: RoundStepEvent): void;
+  /** ABCI mode: CometBFT's Query, answered from the committed state */
+  query(req: AbciQueryRequest): Promise<AbciQueryResponse>;
+}
+
+type DevReply = Extract<FromChain, { type: 'devReply' }>;
+
+/** an ABCI Query answer for a query that could not be served */
+const failedQuery = (text: string): AbciQueryResponse => ({
+  code: 1,
+  log: text,
+  info: '',
+  index: 0n,
+  key: undefined,
+  value: undefined,
+  proofOps: undefined,
+  height: 0n,
+  codespace: 'sdk',
+});
+
+export class ChainClient {
+  private nextId = 1;
+  private readonly replies = new Map<number, (r: ChainReply) => void>();
+  private readonly devReplies = new Map<number, (r: DevReply) => void>();
+  private onStopped: (() => void) | undefined;
+  private closing = false;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Starts the chain thread; resolves once it is ready, with its latest height. A chain thread that
+   * crashes or exits while the node is not closing ends the process (exit code 1).
+   */
+  static start(data: ChainWorkerData, listener: ChainListener, log: Logger): Promise<{ chain: ChainClient; height: bigint }> {
+    return ChainClient.attach(new Worker(new URL('./chainworker.js', import.meta.url), { workerData: data }), listener, log);
+  }
+
+  /** The client of a started worker that speaks the chain thread's protocol (tests give a stand-in). */
+  static async attach(worker: Worker, listener: ChainListener, log: Logger): Promise<{ chain: ChainClient; height: bigint }> {
+    const chain = new ChainClient(worker, log);
+    const height = await new Promise<bigint>((resolve, reject) => {
+      worker.on('message', (m: FromChain) => {
+        listener.onMessage(m);
+        switch (m.type) {
+          case 'ready':
+            resolve(m.height);
+            break;
+          case 'committed':
+            listener.onCommitted(m.height);
+            break;
+          case 'pool':
+            listener.onPool(m);
+            break;
+          case 'reply':
+            chain.settle(chain.replies, m);
+            break;
+          case 'devReply':
+            chain.settle(chain.devReplies, m);
+            break;
+          case 'roundStep':
+            listener.onRoundStep(m.event);
+            break;
+          case 'query':
+            chain.answerQuery(m.id, listener.query(m.req));
+            break;
+          case 'stopped':
+            chain.onStopped?.();
+            break;
+          case 'fatal':
+            reject(new Error(m.message));
+            break;
+        }
+      });
+      worker.on('error', (e) => {
+        log.error({ err: e.stack }, 'chain thread crashed');
+        reject(e);
+        if (!chain.closing) process.exit(1);
+      });
+      worker.on('exit', (code) => {
+        if (!chain.closing) {
+          log.error({ code }, 'chain thread exited');
+          process.exit(1);
+        }
+      });
+    });
+    return { chain, height };
+  }
+
+  /** eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread */
+  submitEvm(raw: Uint8Array): Promise<SubmitOutcome> {
+    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true }));
+  }
+
+  /** Surface B's broadcast_tx_* and check_tx (`dryRun`: checked, never added to the mempool) */
+  async checkNative(tx: Uint8Array, dryRun: boolean): Promise<CheckTxResult> {
+    const r = await this.ask((id) => ({ type: 'submitNative', id, tx, dryRun }));
+    return r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
+  }
+
+  /** miner_setEtherbase: the fee recipient of the next blocks (persisted by the chain thread) */
+  async setCoinbase(address: Uint8Array): Promise<void> {
+    const r = await this.ask((id) => ({ type: 'setCoinbase', id, address }));
+    if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
+  }
+
+  /** A dev control (docs/dev-mode.md); a backwards time is the client's error (invalid params). */
+  dev<K extends DevOp['op']>(op: Extract<DevOp, { op: K }>): Promise<DevResults[K]> {
+    return new Promise<DevResults[K]>((resolve, reject) => {
+      const id = this.reserve(this.devReplies, (r) => {
+        if (r.error === undefined) return resolve(r.result as DevResults[K]);
+        reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
+      });
+      this.worker.postMessage({ type: 'dev', id, op } satisfies ToChain);
+    });
+  }
+
+  /** A request the chain thread answers with a `reply`; `make` builds it around its id. */
+  ask(make: (id: number) => ToChain): Promise<ChainReply> {
+    return new Promise<ChainReply>((resolve) => {
+      const id = this.reserve(this.replies, resolve);
+      this.worker.postMessage(make(id));
+    });
+  }
+
+  /** requests waiting for an answer (metrics, tests) */
+  pending(): number {
+    return this.replies.size + this.devReplies.size;
+  }
+
+  /** Stops the chain thread (it closes its store), waiting at most CHAIN_STOP_GRACE_MS, then ends it. */
+  async close(): Promise<void> {
+    this.closing = true;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.onStopped = resolve;
+      timer = setTimeout(() => {
+        this.log.warn({ graceMs: CHAIN_STOP_GRACE_MS }, 'chain thread did not stop in time: terminating it');
+        resolve();
+      }, CHAIN_STOP_GRACE_MS);
+      this.worker.postMessage({ type: 'stop' } satisfies ToChain);
+    });
+    clearTimeout(timer);
+    await this.worker.terminate();
+  }
+
+  /** Takes an id for a request; refuses when MAX_PENDING_CHAIN_REQUESTS are already waiting. */
+  private reserve<R>(waiting: Map<number, (r: R) => void>, settle: (r: R) => void): number {
+    if (this.closing) throw unavailable('the node is shutting down');
+    if (this.pending() >= MAX_PENDING_CHAIN_REQUESTS) {
+      this.log.warn({ pending: this.pending(), limit: MAX_PENDING_CHAIN_REQUESTS }, 'chain thread busy: request refused');
+      throw unavailable(`chain thread busy: ${MAX_PENDING_CHAIN_REQUESTS} requests are waiting`);
+    }
+    const id = this.nextId++;
+    waiting.set(id, settle);
+    return id;
+  }
+
+  private settle<R extends { id: number }>(waiting: Map<number, (r: R) => void>, m: R): void {
+    waiting.get(m.id)?.(m);
+    waiting.delete(m.id);
+  }
+
+  private answerQuery(id: number, answer: Promise<AbciQueryResponse>): void {
+    void answer.then(
+      (res) => this.worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
+      (e: unknown) => {
+        this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
+        this.worker.postMessage({ type: 'queryReply', id, res: failedQuery('internal error') } satisfies ToChain);
+      },
+    );
+  }
+
+  /** the answer to a query that arrives before the node can serve it */
+  static readonly notReady = (): Promise<AbciQueryResponse> => Promise.resolve(failedQuery('node starting'));
+}

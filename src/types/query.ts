@@ -1,0 +1,72 @@
+/**
+ * Values a read of the chain is asked with or answers with, shared by Surface A (evmrpc/: decoded by
+ * its codecs, formatted by format.ts), the chain reader and simulator (chain/), the EVM (evm/) and
+ * the store (store/). Each is defined here once. Bytes are Uint8Array and numbers bigint — never hex
+ * strings (hex exists only at the RPC boundary).
+ */
+import { equalBytes } from '../lib/bytes.js';
+import type { Address, Bytes, Hash } from './chain.js';
+
+/** The block tags a selector may name. */
+export type BlockTag = 'earliest' | 'latest' | 'pending' | 'safe' | 'finalized';
+
+/** A resolved block selector. `pending` reads latest state plus the mempool where that matters. */
+export type BlockSelector =
+  | { kind: 'number'; number: bigint }
+  | { kind: 'hash'; hash: Hash; requireCanonical: boolean }
+  | { kind: 'tag'; tag: BlockTag };
+
+/** One storage slot an override sets: 32-byte slot, 32-byte value. */
+export interface SlotOverride {
+  slot: Hash;
+  value: Hash;
+}
+
+/** geth's override of one account for a call (override.OverrideAccount), decoded. */
+export interface AccountOverride {
+  address: Address;
+  balance?: bigint;
+  nonce?: bigint;
+  code?: Bytes;
+  /** replaces the whole storage */
+  state?: SlotOverride[];
+  /** patches single slots */
+  stateDiff?: SlotOverride[];
+}
+
+/** geth's state override set (override.StateOverride): at most one entry per address, each slot once. */
+export type StateOverrides = AccountOverride[];
+
+/** The override of `address` in a set, if it has one. */
+export function overrideOf(overrides: StateOverrides | undefined, address: Address): AccountOverride | undefined {
+  return overrides?.find((o) => equalBytes(o.address, address));
+}
+
+/** An eth_getLogs query over committed blocks, range resolved. */
+export interface LogQuery {
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** empty = any address */
+  addresses: Address[];
+  /** per position: null = wildcard, else any-of */
+  topics: (Hash[] | null)[];
+}
+
+/** eth_getProof's answer (EIP-1186). */
+export interface AccountProof {
+  address: Address;
+  accountProof: Bytes[];
+  balance: bigint;
+  codeHash: Hash;
+  nonce: bigint;
+  storageHash: Hash;
+  storageProof: { key: Bytes; value: bigint; proof: Bytes[] }[];
+}
+
+/** eth_feeHistory's answer. */
+export interface FeeHistory {
+  oldestBlock: bigint;
+  baseFeePerGas: bigint[];
+  gasUsedRatio: number[];
+  reward?: bigint[][];
+}

@@ -1,0 +1,96 @@
+/**
+ * The chain-thread client (src/node/chainclient.ts) against a stand-in worker thread that speaks the
+ * protocol of src/node/protocol.ts: answers are matched to their requests by id, dev controls resolve
+ * to their results or to the client's error, the pending map is bounded (the request past
+ * MAX_PENDING_CHAIN_REQUESTS is refused, the others still get their answers), and close stops the thread.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { ChainClient, MAX_PENDING_CHAIN_REQUESTS } from '../../src/node/chainclient.js';
+import { DomainError, FerryError } from '../../src/lib/errors.js';
+import { silentLogger } from '../../src/lib/log.js';
+import type { FromChain } from '../../src/node/protocol.js';
+
+/**
+ * Replies to a submit whose first byte is 1 at once (hash = the raw bytes); holds the others until
+ * `stop`, then answers them (code 0) and reports `stopped`. Dev controls: `status` answers a status,
+ * `setNextTimestamp` answers the backwards-time error, anything else an internal error.
+ */
+const STAND_IN = `
+const { parentPort } = require('node:worker_threads');
+const held = [];
+parentPort.postMessage({ type: 'ready', height: 7n });
+parentPort.on('message', (m) => {
+  if (m.type === 'submit') {
+    if (m.raw[0] === 1) parentPort.postMessage({ type: 'reply', id: m.id, code: 0, log: '', hash: m.raw });
+    else held.push(m.id);
+  } else if (m.type === 'submitNative') {
+    parentPort.postMessage({ type: 'reply', id: m.id, code: 5, log: 'refused' });
+  } else if (m.type === 'dev') {
+    if (m.op.op === 'status') parentPort.postMessage({ type: 'devReply', id: m.id, result: { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n } });
+    else if (m.op.op === 'setNextTimestamp') parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'timestamp', message: 'timestamp is in the past' } });
+    else parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'no engine' } });
+  } else if (m.type === 'stop') {
+    for (const id of held) parentPort.postMessage({ type: 'reply', id, code: 0, log: 'late' });
+    parentPort.postMessage({ type: 'stopped' });
+  }
+});
+`;
+
+async function standIn(seen: FromChain[] = []) {
+  const worker = new Worker(STAND_IN, { eval: true });
+  return ChainClient.attach(
+    worker,
+    {
+      onMessage: (m) => seen.push(m),
+      onCommitted: () => undefined,
+      onPool: () => undefined,
+      onRoundStep: () => undefined,
+      query: () => ChainClient.notReady(),
+    },
+    silentLogger,
+  );
+}
+
+describe('ChainClient', () => {
+  it('resolves start with the ready height and matches each reply to its request', async () => {
+    const seen: FromChain[] = [];
+    const { chain, height } = await standIn(seen);
+    assert.equal(height, 7n);
+    const [a, b] = await Promise.all([chain.submitEvm(Uint8Array.of(1, 2)), chain.submitEvm(Uint8Array.of(1, 3))]);
+    assert.deepEqual([a.code, [...a.hash!]], [0, [1, 2]]);
+    assert.deepEqual([b.code, [...b.hash!]], [0, [1, 3]]);
+    // a native tx without a full CheckTx answer: the reply's code and log, empty fields
+    const check = await chain.checkNative(Uint8Array.of(9), true);
+    assert.deepEqual({ code: check.code, log: check.log, gasWanted: check.gasWanted }, { code: 5, log: 'refused', gasWanted: 0n });
+    assert.ok(seen.some((m) => m.type === 'ready'));
+    assert.equal(chain.pending(), 0);
+    await chain.close();
+  });
+
+  it('resolves dev controls to their typed result, and a backwards time to invalid params', async () => {
+    const { chain } = await standIn();
+    assert.deepEqual(await chain.dev({ op: 'status' }), { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n });
+    await assert.rejects(chain.dev({ op: 'setNextTimestamp', seconds: 1n }), (e: unknown) => e instanceof FerryError && e.code === -32602 && /in the past/.test(e.message));
+    await assert.rejects(chain.dev({ op: 'setAutomine', enabled: true }), /dev control setAutomine failed: no engine/);
+    await chain.close();
+  });
+
+  it('refuses the request past MAX_PENDING_CHAIN_REQUESTS; the waiting ones are still answered', async () => {
+    const { chain } = await standIn();
+    const held = Array.from({ length: MAX_PENDING_CHAIN_REQUESTS }, () => chain.submitEvm(Uint8Array.of(0)));
+    assert.equal(chain.pending(), MAX_PENDING_CHAIN_REQUESTS);
+    await assert.rejects(chain.submitEvm(Uint8Array.of(1)), (e: unknown) => e instanceof DomainError && e.kind === 'unavailable' && /busy/.test(e.message));
+    await assert.rejects(chain.dev({ op: 'status' }), (e: unknown) => e instanceof DomainError && e.kind === 'unavailable');
+    assert.equal(chain.pending(), MAX_PENDING_CHAIN_REQUESTS);
+    // stopping answers the held requests before `stopped`
+    await chain.close();
+    const answers = await Promise.all(held);
+    assert.equal(answers.length, MAX_PENDING_CHAIN_REQUESTS);
+    assert.ok(answers.every((r) => r.code === 0 && r.log === 'late'));
+    assert.equal(chain.pending(), 0);
+    // after close, a request is refused at once
+    await assert.rejects(chain.submitEvm(Uint8Array.of(1)), (e: unknown) => e instanceof DomainError && e.kind === 'unavailable');
+  });
+});
