@@ -34,34 +34,31 @@ export function jsonSpans(text: string): Map<string, Span> {
     i++;
     return JSON.parse(text.slice(start, i)) as string;
   };
+  /** the members of an object or array: `item(n)` reads the n-th, then a comma or `close` */
+  const members = (close: string, item: (n: number) => void): void => {
+    i++;
+    ws();
+    for (let n = 0; text[i] !== close; n++) {
+      item(n);
+      ws();
+      if (text[i] === ',') i++;
+      ws();
+    }
+    i++;
+  };
   const value = (path: (string | number)[]): void => {
     ws();
     const start = i;
     const c = text[i];
     if (c === '{') {
-      i++;
-      ws();
-      while (text[i] !== '}') {
-        ws();
+      members('}', () => {
         const key = str();
         ws();
         i++; // ':'
         value([...path, key]);
-        ws();
-        if (text[i] === ',') i++;
-        ws();
-      }
-      i++;
+      });
     } else if (c === '[') {
-      i++;
-      ws();
-      for (let n = 0; text[i] !== ']'; n++) {
-        value([...path, n]);
-        ws();
-        if (text[i] === ',') i++;
-        ws();
-      }
-      i++;
+      members(']', (n) => value([...path, n]));
     } else if (c === '"') {
       str();
     } else {
