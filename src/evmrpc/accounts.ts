@@ -23,7 +23,7 @@
 import { argumentError, parseQuantity } from '../lib/hex.js';
 import { FerryError, serverError } from '../lib/errors.js';
 import { address, data } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import {
   KeystoreErrors,
   encodeSignature,
@@ -47,8 +47,6 @@ export const DEFAULT_SEND_GAS = 90_000n;
 /** geth's fee cap headroom: maxFeePerGas = BASE_FEE_MULTIPLIER × next base fee + tip */
 export const BASE_FEE_MULTIPLIER = 2n;
 const MAX_UINT64 = (1n << 64n) - 1n;
-
-const NO_PARAMS: readonly ParamCodec[] = [];
 
 /** eth_sendTransaction's object: geth's TransactionArgs plus `gasLimit` as an alias of `gas`. */
 export const sendArgs: ParamCodec<CallArgs> = {
@@ -234,18 +232,14 @@ export class AccountSigner {
   }
 }
 
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
-}
-
 export function createAccountMethods(signer: AccountSigner): MethodTable {
   const table: Record<string, MethodSpec> = {
-    eth_accounts: spec(NO_PARAMS, () => signer.accounts()),
-    eth_sign: spec([address, data], ([from, message]: [Address, Uint8Array]) => signer.signMessage(from, message)),
-    eth_sendTransaction: spec([sendArgs], ([args]: [CallArgs]) => signer.sendTransaction(args)),
-    eth_signTransaction: spec([sendArgs], async ([args]: [CallArgs]) => hexData(await signer.signTransaction(args))),
-    eth_signTypedData_v4: spec([address, typedData], ([from, td]: [Address, TypedData]) => signer.signTypedData(from, td)),
-    eth_signTypedData: spec([address, typedData], ([from, td]: [Address, TypedData]) => signer.signTypedData(from, td)),
+    eth_accounts: method([], () => signer.accounts()),
+    eth_sign: method([address, data], ([from, message]) => signer.signMessage(from, message)),
+    eth_sendTransaction: method([sendArgs], ([args]) => signer.sendTransaction(args)),
+    eth_signTransaction: method([sendArgs], async ([args]) => hexData(await signer.signTransaction(args))),
+    eth_signTypedData_v4: method([address, typedData], ([from, td]) => signer.signTypedData(from, td)),
+    eth_signTypedData: method([address, typedData], ([from, td]) => signer.signTypedData(from, td)),
   };
   return Object.freeze(table);
 }

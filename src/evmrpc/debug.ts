@@ -13,10 +13,10 @@ import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/type
 import { argumentError, jsonKind } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { CallOrigin, CallRequest, Hash } from '../types/chain.js';
 import type { BlockSelector, StateOverrides } from '../types/query.js';
-import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
+import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
 import { hexData } from './format.js';
 
 /** One tx of a block trace, as the backend answers it. */
@@ -130,10 +130,6 @@ const traceCallConfig: ParamCodec<TraceConfigArg> = {
   decode: (v, i) => (v === undefined || v === null ? NO_CONFIG : decodeTraceConfig(v, i, true)),
 };
 
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
-}
-
 /**
  * The options of a trace: geth parses the timeout when the trace starts (`time: invalid duration
  * "x"`); default 5s, at most `capMs` (0 = no cap).
@@ -174,17 +170,17 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
   }
 
   const table: Record<string, MethodSpec> = {
-    debug_traceTransaction: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg], ctx: CallContext) => backend.traceTransaction(h, options(c), ctx)),
-    debug_traceBlockByNumber: spec([blockNumberOrTag, traceConfig], ([sel, c]: [BlockSelector, TraceConfigArg], ctx: CallContext) => {
+    debug_traceTransaction: method([hash, traceConfig], ([h, c], ctx) => backend.traceTransaction(h, options(c), ctx)),
+    debug_traceBlockByNumber: method([blockNumberOrTag, traceConfig], ([sel, c], ctx) => {
       if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
       return blockTrace(blockNumber(sel), c, ctx);
     }),
-    debug_traceBlockByHash: spec([hash, traceConfig], ([h, c]: [Hash, TraceConfigArg], ctx: CallContext) =>
+    debug_traceBlockByHash: method([hash, traceConfig], ([h, c], ctx) =>
       blockTrace(blockNumber({ kind: 'hash', hash: h, requireCanonical: false }), c, ctx),
     ),
-    debug_traceCall: spec(
+    debug_traceCall: method(
       [callArgs, blockOrDefault(blockNumberOrTagOrHash), traceCallConfig],
-      ([args, sel, c]: [CallArgs, BlockSelector, TraceConfigArg], ctx: CallContext) => {
+      ([args, sel, c], ctx) => {
         if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
         const { chainId, ...req } = args;
         if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {

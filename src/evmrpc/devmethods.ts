@@ -59,6 +59,8 @@ export interface DevInfo {
 }
 
 /** A JSON number or a hex quantity, at most `max` (Anvil's U256 / u64 params). */
+function numeric(name: string, max: bigint): ParamCodec<bigint>;
+function numeric(name: string, max: bigint, optional: true): ParamCodec<bigint | undefined>;
 function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint | undefined> {
   return {
     name,
@@ -83,10 +85,10 @@ function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint
   };
 }
 
-const seconds = numeric('seconds', UINT64_MAX) as ParamCodec<bigint>;
+const seconds = numeric('seconds', UINT64_MAX);
 const optionalCount = numeric('blocks', UINT64_MAX, true);
 const optionalSeconds = numeric('seconds', UINT64_MAX, true);
-const wei = numeric('wei', (1n << 256n) - 1n) as ParamCodec<bigint>;
+const wei = numeric('wei', (1n << 256n) - 1n);
 
 interface MineOptions {
   timestamp?: bigint;
@@ -115,11 +117,8 @@ function checkBlocks(blocks: bigint): bigint {
   return blocks;
 }
 
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, private: true, handler };
-}
-
-const NO_PARAMS: readonly ParamCodec[] = [];
+/** every dev method needs the token (or `json-rpc.private-api-auth` off on loopback) */
+const PRIVATE = { private: true } as const;
 
 export function createDevMethods(backend: EvmBackend, dev: DevControls, info: DevInfo): MethodTable {
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
@@ -129,54 +128,46 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     return { n, header: backend.blockByNumber(n)?.header };
   };
 
-  const mine = spec([optionalCount, optionalSeconds], async ([blocks, interval]: [bigint | undefined, bigint | undefined]) => {
+  const mine = method([optionalCount, optionalSeconds], async ([blocks, interval]) => {
     await dev.mine(checkBlocks(blocks ?? 1n), interval);
     return null;
-  });
-  const setAutomine = spec([bool], async ([on]: [boolean]) => {
+  }, PRIVATE);
+  const setAutomine = method([bool], async ([on]) => {
     await dev.setAutomine(on);
     return null;
-  });
-  const getAutomine = spec(NO_PARAMS, async () => (await dev.status()).automine);
-  const setIntervalMining = spec([seconds], async ([s]: [bigint]) => {
+  }, PRIVATE);
+  const getAutomine = method([], async () => (await dev.status()).automine, PRIVATE);
+  const setIntervalMining = method([seconds], async ([s]) => {
     await dev.setIntervalMining(s);
     return null;
-  });
-  const dropTransaction = spec([hash], async ([h]: [Hash]) => {
+  }, PRIVATE);
+  const dropTransaction = method([hash], async ([h]) => {
     const dropped = await dev.dropTxs([h]);
     return dropped.length > 0 ? hexData(dropped[0]!) : null;
-  });
-  const setNextBaseFee = spec([wei], async ([fee]: [bigint]) => {
+  }, PRIVATE);
+  const setNextBaseFee = method([wei], async ([fee]) => {
     await dev.setNextBaseFee(fee);
     return null;
-  });
-  const setCoinbase = spec([address], async ([a]: [Address]) => {
+  }, PRIVATE);
+  const setCoinbase = method([address], async ([a]) => {
     await dev.setCoinbase(a);
     return null;
-  });
+  }, PRIVATE);
   const minGasPrice = (name: string) =>
-    spec([wei], () => {
+    method([wei], () => {
       throw invalidParams(`${name} is not supported when EIP-1559 is active`);
-    });
+    }, PRIVATE);
   // impersonation (docs/dev-mode.md): eth_sendTransaction from the address needs no key
   const impersonate = (on: boolean) =>
-    method(
-      [address],
-      async ([a]) => {
-        await dev.impersonate(a, on);
-        return null;
-      },
-      { private: true },
-    );
-  const autoImpersonate = method(
-    [bool],
-    async ([on]) => {
-      await dev.autoImpersonate(on);
+    method([address], async ([a]) => {
+      await dev.impersonate(a, on);
       return null;
-    },
-    { private: true },
-  );
-  const metadata = spec(NO_PARAMS, () => {
+    }, PRIVATE);
+  const autoImpersonate = method([bool], async ([on]) => {
+    await dev.autoImpersonate(on);
+    return null;
+  }, PRIVATE);
+  const metadata = method([], () => {
     const { n, header } = latest();
     return {
       clientVersion: info.clientSemver,
@@ -189,24 +180,24 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
       forkedNetwork: null,
       snapshots: {},
     };
-  });
+  }, PRIVATE);
 
   const table: Record<string, MethodSpec> = {
-    evm_mine: spec([mineOptions], async ([o]: [MineOptions]) => {
+    evm_mine: method([mineOptions], async ([o]) => {
       await dev.mine(checkBlocks(o.blocks ?? 1n), undefined, o.timestamp);
       return '0x0';
-    }),
+    }, PRIVATE),
     anvil_mine: mine,
     hardhat_mine: mine,
-    evm_increaseTime: spec([seconds], async ([s]: [bigint]) => Number(await dev.increaseTime(s))),
-    evm_setNextBlockTimestamp: spec([seconds], async ([s]: [bigint]) => {
+    evm_increaseTime: method([seconds], async ([s]) => Number(await dev.increaseTime(s)), PRIVATE),
+    evm_setNextBlockTimestamp: method([seconds], async ([s]) => {
       await dev.setNextTimestamp(s);
       return null;
-    }),
-    evm_setBlockGasLimit: spec([numeric('gas limit', UINT64_MAX)], async ([gas]: [bigint]) => {
+    }, PRIVATE),
+    evm_setBlockGasLimit: method([numeric('gas limit', UINT64_MAX)], async ([gas]) => {
       await dev.setBlockGasLimit(gas);
       return true;
-    }),
+    }, PRIVATE),
     evm_setAutomine: setAutomine,
     anvil_setAutomine: setAutomine,
     anvil_getAutomine: getAutomine,
@@ -215,10 +206,10 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     anvil_setIntervalMining: setIntervalMining,
     anvil_dropTransaction: dropTransaction,
     hardhat_dropTransaction: dropTransaction,
-    anvil_dropAllTransactions: spec(NO_PARAMS, async () => {
+    anvil_dropAllTransactions: method([], async () => {
       await dev.dropTxs(undefined);
       return null;
-    }),
+    }, PRIVATE),
     anvil_setNextBlockBaseFeePerGas: setNextBaseFee,
     hardhat_setNextBlockBaseFeePerGas: setNextBaseFee,
     anvil_setCoinbase: setCoinbase,
@@ -231,7 +222,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     hardhat_autoImpersonateAccount: autoImpersonate,
     anvil_setMinGasPrice: minGasPrice('anvil_setMinGasPrice'),
     hardhat_setMinGasPrice: minGasPrice('hardhat_setMinGasPrice'),
-    anvil_nodeInfo: spec(NO_PARAMS, async () => {
+    anvil_nodeInfo: method([], async () => {
       const s = await dev.status();
       const { n, header } = latest();
       return {
@@ -248,7 +239,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
         },
         forkConfig: { forkUrl: null, forkBlockNumber: null, forkRetryBackoff: null },
       };
-    }),
+    }, PRIVATE),
     anvil_metadata: metadata,
     hardhat_metadata: metadata,
   };

@@ -11,11 +11,11 @@
  */
 import { serverError } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { AccessListResult, CallOrigin, CallRequest, Hash } from '../types/chain.js';
-import type { BlockSelector, StateOverrides } from '../types/query.js';
+import { method, type MethodSpec, type MethodTable } from '../jsonrpc/types.js';
+import type { AccessListResult, CallOrigin, CallRequest } from '../types/chain.js';
+import type { StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
-import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides, type CallArgs } from './codecs.js';
+import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
 import { formatAccessListResult, formatHeader, hexQuantity, type RpcAccessListResult, type RpcHeader } from './format.js';
 import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';
 
@@ -36,10 +36,6 @@ const UNCAPPED_GAS = (1n << 63n) - 1n;
 
 /** SPEC.md's spelling of eth_getTransactionByBlockNumberAndIndex */
 export const LOWER_CASE_ALIAS = { alias: 'eth_getTransactionbyBlockNumberAndIndex', of: 'eth_getTransactionByBlockNumberAndIndex' } as const;
-
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
-}
 
 /** geth's setFeeDefaults (London and later) on a call, given the block's base fee and the suggested tip. */
 function feeDefaults(req: CallRequest, baseFee: bigint, suggestedTip: () => bigint): CallRequest {
@@ -65,18 +61,18 @@ export function createExtraEthMethods(backend: ExtraBackend, info: ExtraMethodsI
   if (canonical === undefined) throw new Error(`${LOWER_CASE_ALIAS.of} is not in the core table`);
 
   const table: Record<string, MethodSpec> = {
-    eth_getHeaderByNumber: spec([blockNumberOrTag], ([sel]: [BlockSelector]): RpcHeader | null => {
+    eth_getHeaderByNumber: method([blockNumberOrTag], ([sel]): RpcHeader | null => {
       const n = backend.resolveBlock(sel);
       const block = n === undefined ? undefined : backend.blockByNumber(n);
       return block === undefined ? null : formatHeader(block.header);
     }),
-    eth_getHeaderByHash: spec([hash], ([h]: [Hash]): RpcHeader | null => {
+    eth_getHeaderByHash: method([hash], ([h]): RpcHeader | null => {
       const block = backend.blockByHash(h);
       return block === undefined ? null : formatHeader(block.header);
     }),
-    eth_createAccessList: spec(
+    eth_createAccessList: method(
       [callArgs, blockOrDefault(blockNumberOrTagOrHash), stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext): Promise<RpcAccessListResult> => {
+      async ([args, sel, overrides], ctx): Promise<RpcAccessListResult> => {
         const n = stateBlockNumber(backend, sel);
         const baseFee = backend.blockByNumber(n)?.header.baseFeePerGas ?? 0n;
         const { chainId, ...rest } = args;

@@ -28,7 +28,7 @@ import { jsonKind, typeMismatch } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { bool, optional } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { EvmBackend } from './backend.js';
 import { logFilter, type LogFilter } from './codecs.js';
 import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx } from './feed.js';
@@ -109,10 +109,6 @@ const CAP_MESSAGES = {
   [FILTER_TYPE.pendingTransactions]: 'error creating pending transaction filter: max limit reached',
 } as const;
 
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
-}
-
 export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: FilterOptions, log: Logger): FilterService {
   const filters = new Map<string, Filter>();
   const now = opts.now ?? Date.now;
@@ -182,33 +178,33 @@ export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: Fi
   timer?.unref();
 
   const table: Record<string, MethodSpec> = {
-    eth_newFilter: spec([logFilter], ([f]: [LogFilter]) => {
+    eth_newFilter: method([logFilter], ([f]) => {
       const crit = liveCriteria(f);
       return install((id, t) => ({ id, type: FILTER_TYPE.logs, lastPoll: t, filter: f, crit, items: [] }), FILTER_TYPE.logs);
     }),
-    eth_newBlockFilter: spec([], () =>
+    eth_newBlockFilter: method([], () =>
       install((id, t) => ({ id, type: FILTER_TYPE.blocks, lastPoll: t, items: [] }), FILTER_TYPE.blocks),
     ),
-    eth_newPendingTransactionFilter: spec([optional(bool)], ([fullTx]: [boolean | undefined]) =>
+    eth_newPendingTransactionFilter: method([optional(bool)], ([fullTx]) =>
       install(
         (id, t) => ({ id, type: FILTER_TYPE.pendingTransactions, lastPoll: t, fullTx: fullTx === true, items: [] }),
         FILTER_TYPE.pendingTransactions,
       ),
     ),
-    eth_getFilterChanges: spec([filterId], ([id]: [string]) => {
+    eth_getFilterChanges: method([filterId], ([id]) => {
       const f = lookup(id);
       f.lastPoll = now();
       const out = f.items;
       f.items = [];
       return out;
     }),
-    eth_getFilterLogs: spec([filterId], ([id]: [string]) => {
+    eth_getFilterLogs: method([filterId], ([id]) => {
       const f = lookup(id);
       if (f.type !== FILTER_TYPE.logs) throw serverError(`filter ${id} doesn't have a LogsSubscription type: got ${f.type}`);
       f.lastPoll = now();
       return findLogs(backend, opts, f.filter);
     }),
-    eth_uninstallFilter: spec([filterId], ([id]: [string]) => {
+    eth_uninstallFilter: method([filterId], ([id]) => {
       const f = filters.get(id.toLowerCase());
       if (f === undefined) return false;
       filters.delete(f.id);

@@ -11,7 +11,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { invalidParams, serverError } from '../lib/errors.js';
 import { formatDuration } from '../config/duration.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { CallRequest, EvmBlock, Hash } from '../types/chain.js';
 import type { BlockSelector, StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
@@ -31,7 +31,6 @@ import {
   storageKeyList,
   type CallArgs,
   type LogFilter,
-  type StorageKey,
 } from './codecs.js';
 import {
   FormatCache,
@@ -104,11 +103,6 @@ function checkPercentiles(ps: readonly number[]): void {
   }
 }
 
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
-}
-
-const NO_PARAMS: readonly ParamCodec[] = [];
 const optionalBlockOrHash = blockOrDefault(blockNumberOrTagOrHash);
 /** geth's types.BlockNonce */
 const POW_NONCE_LENGTH = 8;
@@ -223,24 +217,24 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
 
   const table: Record<string, MethodSpec> = {
     // --- web3, net -------------------------------------------------------------------------
-    web3_clientVersion: spec(NO_PARAMS, () => info.clientVersion),
-    web3_sha3: spec([data], ([input]: [Uint8Array]) => hexData(keccak_256(input))),
-    net_version: spec(NO_PARAMS, () => backend.networkId),
-    net_peerCount: spec(NO_PARAMS, () => 0),
+    web3_clientVersion: method([], () => info.clientVersion),
+    web3_sha3: method([data], ([input]) => hexData(keccak_256(input))),
+    net_version: method([], () => backend.networkId),
+    net_peerCount: method([], () => 0),
     // no p2p listener (Surface B's net_info says `listening: false` too)
-    net_listening: spec(NO_PARAMS, () => false),
+    net_listening: method([], () => false),
 
     // --- eth: node and chain ---------------------------------------------------------------
-    eth_protocolVersion: spec(NO_PARAMS, () => PROTOCOL_VERSION),
-    eth_syncing: spec(NO_PARAMS, () => false),
-    eth_chainId: spec(NO_PARAMS, () => hexQuantity(backend.chainId)),
-    eth_coinbase: spec(NO_PARAMS, () => hexData(backend.coinbase())),
-    eth_blockNumber: spec(NO_PARAMS, () => hexQuantity(backend.latestNumber())),
-    eth_gasPrice: spec(NO_PARAMS, () => hexQuantity(backend.gasPrice())),
-    eth_maxPriorityFeePerGas: spec(NO_PARAMS, () => hexQuantity(backend.maxPriorityFeePerGas())),
-    eth_feeHistory: spec(
+    eth_protocolVersion: method([], () => PROTOCOL_VERSION),
+    eth_syncing: method([], () => false),
+    eth_chainId: method([], () => hexQuantity(backend.chainId)),
+    eth_coinbase: method([], () => hexData(backend.coinbase())),
+    eth_blockNumber: method([], () => hexQuantity(backend.latestNumber())),
+    eth_gasPrice: method([], () => hexQuantity(backend.gasPrice())),
+    eth_maxPriorityFeePerGas: method([], () => hexQuantity(backend.maxPriorityFeePerGas())),
+    eth_feeHistory: method(
       [blockCount, blockNumberOrTag, rewardPercentiles],
-      ([count, newestSel, percentiles]: [number, BlockSelector, number[] | undefined]): RpcFeeHistory => {
+      ([count, newestSel, percentiles]): RpcFeeHistory => {
         if (count > info.feeHistoryCap) {
           throw serverError(`FeeHistory user block count ${count} higher than ${info.feeHistoryCap}`);
         }
@@ -261,24 +255,24 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     ),
 
     // --- eth: state ------------------------------------------------------------------------
-    eth_getBalance: spec([address, optionalBlockOrHash], async ([addr, sel]: [Uint8Array, BlockSelector]) =>
+    eth_getBalance: method([address, optionalBlockOrHash], async ([addr, sel]) =>
       hexQuantity(await backend.balance(addr, stateBlock(sel))),
     ),
-    eth_getTransactionCount: spec([address, optionalBlockOrHash], async ([addr, sel]: [Uint8Array, BlockSelector]) => {
+    eth_getTransactionCount: method([address, optionalBlockOrHash], async ([addr, sel]) => {
       if (sel.kind === 'tag' && sel.tag === 'pending') return hexQuantity(await backend.pendingNonce(addr));
       return hexQuantity(await backend.nonce(addr, stateBlock(sel)));
     }),
-    eth_getCode: spec([address, optionalBlockOrHash], async ([addr, sel]: [Uint8Array, BlockSelector]) =>
+    eth_getCode: method([address, optionalBlockOrHash], async ([addr, sel]) =>
       hexData(await backend.code(addr, stateBlock(sel))),
     ),
-    eth_getStorageAt: spec(
+    eth_getStorageAt: method(
       [address, storageKey, optionalBlockOrHash],
-      async ([addr, key, sel]: [Uint8Array, StorageKey, BlockSelector]) =>
+      async ([addr, key, sel]) =>
         hexData(await backend.storageAt(addr, key.slot, stateBlock(sel))),
     ),
-    eth_getProof: spec(
+    eth_getProof: method(
       [address, storageKeyList, optionalBlockOrHash],
-      async ([addr, keys, sel]: [Uint8Array, StorageKey[], BlockSelector]) => {
+      async ([addr, keys, sel]) => {
         if (keys.length > MAX_PROOF_KEYS) {
           throw invalidParams(`too many storage keys requested (max ${MAX_PROOF_KEYS}, got ${keys.length})`);
         }
@@ -288,17 +282,17 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     ),
 
     // --- eth: blocks -----------------------------------------------------------------------
-    eth_getBlockByNumber: spec([blockNumberOrTag, bool], ([sel, full]: [BlockSelector, boolean]) => blockJson(sel, full)),
-    eth_getBlockByHash: spec([hash, bool], ([h, full]: [Hash, boolean]) => blockJsonByHash(h, full)),
-    eth_getBlockTransactionCountByNumber: spec([blockNumberOrTag], ([sel]: [BlockSelector]) => {
+    eth_getBlockByNumber: method([blockNumberOrTag, bool], ([sel, full]) => blockJson(sel, full)),
+    eth_getBlockByHash: method([hash, bool], ([h, full]) => blockJsonByHash(h, full)),
+    eth_getBlockTransactionCountByNumber: method([blockNumberOrTag], ([sel]) => {
       const block = blockJson(sel, false);
       return block === null ? null : hexQuantity(block.transactions.length);
     }),
-    eth_getBlockTransactionCountByHash: spec([hash], ([h]: [Hash]) => {
+    eth_getBlockTransactionCountByHash: method([hash], ([h]) => {
       const block = blockJsonByHash(h, false);
       return block === null ? null : hexQuantity(block.transactions.length);
     }),
-    eth_getBlockReceipts: spec([blockNumberOrTagOrHash], ([sel]: [BlockSelector]): RpcReceipt[] | null => {
+    eth_getBlockReceipts: method([blockNumberOrTagOrHash], ([sel]): RpcReceipt[] | null => {
       const n = backend.resolveBlock(sel);
       if (n === undefined) return null;
       const key = cache.hashOfNumber(n);
@@ -309,15 +303,15 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
       if (receipts.length === 0) return [];
       return cache.blockReceipts(n, receipts[0]!.blockHash, receipts);
     }),
-    eth_getUncleCountByBlockNumber: spec([blockNumberOrTag], ([sel]: [BlockSelector]) =>
+    eth_getUncleCountByBlockNumber: method([blockNumberOrTag], ([sel]) =>
       blockJson(sel, false) === null ? null : hexQuantity(0),
     ),
-    eth_getUncleCountByBlockHash: spec([hash], ([h]: [Hash]) => (blockJsonByHash(h, false) === null ? null : hexQuantity(0))),
-    eth_getUncleByBlockNumberAndIndex: spec([blockNumberOrTag, quantityNumber], () => null),
-    eth_getUncleByBlockHashAndIndex: spec([hash, quantityNumber], () => null),
+    eth_getUncleCountByBlockHash: method([hash], ([h]) => (blockJsonByHash(h, false) === null ? null : hexQuantity(0))),
+    eth_getUncleByBlockNumberAndIndex: method([blockNumberOrTag, quantityNumber], () => null),
+    eth_getUncleByBlockHashAndIndex: method([hash, quantityNumber], () => null),
 
     // --- eth: transactions and receipts ----------------------------------------------------
-    eth_getTransactionByHash: spec([hash], ([h]: [Hash]): RpcTransaction | null => {
+    eth_getTransactionByHash: method([hash], ([h]): RpcTransaction | null => {
       const hit = cache.cachedTransaction(hexKey(h));
       if (hit !== undefined) return hit;
       const found = backend.transactionByHash(h);
@@ -334,16 +328,16 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
         baseFee: found.baseFee ?? block.header.baseFeePerGas,
       });
     }),
-    eth_getTransactionByBlockHashAndIndex: spec([hash, quantityNumber], ([h, index]: [Hash, number]) => {
+    eth_getTransactionByBlockHashAndIndex: method([hash, quantityNumber], ([h, index]) => {
       const full = cache.cachedBlock(hexKey(h), true);
       if (full !== undefined) return (full.transactions as RpcTransaction[])[index] ?? null;
       return txInBlock(backend.blockByHash(h), index);
     }),
-    eth_getTransactionByBlockNumberAndIndex: spec([blockNumberOrTag, quantityNumber], ([sel, index]: [BlockSelector, number]) => {
+    eth_getTransactionByBlockNumberAndIndex: method([blockNumberOrTag, quantityNumber], ([sel, index]) => {
       const n = backend.resolveBlock(sel);
       return n === undefined ? null : txInBlock(backend.blockByNumber(n), index);
     }),
-    eth_getTransactionReceipt: spec([hash], ([h]: [Hash]): RpcReceipt | null => {
+    eth_getTransactionReceipt: method([hash], ([h]): RpcReceipt | null => {
       const hit = cache.cachedReceipt(hexKey(h));
       if (hit !== undefined) return hit;
       const receipt = backend.receipt(h);
@@ -351,18 +345,18 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     }),
 
     // --- eth: execution and sending --------------------------------------------------------
-    eth_sendRawTransaction: spec([data], async ([raw]: [Uint8Array]) => hexData(await backend.sendRawTransaction(raw))),
-    eth_call: spec(
+    eth_sendRawTransaction: method([data], async ([raw]) => hexData(await backend.sendRawTransaction(raw))),
+    eth_call: method(
       [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext) => {
+      async ([args, sel, overrides], ctx) => {
         const req = callRequest(args, true);
         const n = stateBlock(sel);
         return hexData(await withDeadline(backend.call(req, n, overrides, ctx), info.evmTimeoutMs));
       },
     ),
-    eth_estimateGas: spec(
+    eth_estimateGas: method(
       [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides]: [CallArgs, BlockSelector, StateOverrides | undefined], ctx: CallContext) => {
+      async ([args, sel, overrides], ctx) => {
         const req = callRequest(args, false);
         const n = stateBlock(sel);
         return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides, ctx), info.evmTimeoutMs));
@@ -370,16 +364,16 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     ),
 
     // --- eth: logs -------------------------------------------------------------------------
-    eth_getLogs: spec([logFilter], ([f]: [LogFilter]) => findLogs(backend, info, f)),
+    eth_getLogs: method([logFilter], ([f]) => findLogs(backend, info, f)),
 
     // --- eth: proof-of-work leftovers (geth's answers without a PoW engine) ------------------
-    eth_mining: spec(NO_PARAMS, () => false),
-    eth_hashrate: spec(NO_PARAMS, () => hexQuantity(0)),
-    eth_getWork: spec(NO_PARAMS, () => {
+    eth_mining: method([], () => false),
+    eth_hashrate: method([], () => hexQuantity(0)),
+    eth_getWork: method([], () => {
       throw serverError('not supported');
     }),
-    eth_submitWork: spec([powNonce, hash, hash], () => false),
-    eth_submitHashrate: spec([quantity, hash], () => false),
+    eth_submitWork: method([powNonce, hash, hash], () => false),
+    eth_submitHashrate: method([quantity, hash], () => false),
   };
   return Object.freeze(table);
 }

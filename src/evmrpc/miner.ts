@@ -16,7 +16,7 @@ import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import { EVM_DENOM, MAX_MINIMUM_GAS_PRICE } from '../config/options.js';
 import { address, quantity, string } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
 
 /** SPEC.md: the extra data a validator may add to proposed blocks */
@@ -30,8 +30,6 @@ export interface MinerBackend {
   setGasPrice(price: bigint): void;
 }
 
-const NO_PARAMS: readonly ParamCodec[] = [];
-
 /** miner_start's thread count: geth takes a JSON number; SPEC.md shows a hex quantity. Both decode. */
 const threads: ParamCodec<number | undefined> = {
   name: 'threads',
@@ -44,9 +42,8 @@ const threads: ParamCodec<number | undefined> = {
   },
 };
 
-function privateSpec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, private: true, handler };
-}
+/** every miner method needs the token */
+const PRIVATE = { private: true } as const;
 
 const unsupported = (method: string): never => {
   throw serverError(`unsupported rpc function: ${method}`);
@@ -54,27 +51,27 @@ const unsupported = (method: string): never => {
 
 export function createMinerMethods(backend: MinerBackend): MethodTable {
   const table: Record<string, MethodSpec> = {
-    miner_getHashrate: privateSpec(NO_PARAMS, () => 0),
-    miner_setExtra: privateSpec([string], ([extra]: [string]) => {
+    miner_getHashrate: method([], () => 0, PRIVATE),
+    miner_setExtra: method([string], ([extra]) => {
       const size = Buffer.byteLength(extra, 'utf8');
       if (size > MAX_EXTRA_DATA_BYTES) throw serverError(`extra exceeds max length. ${size} > ${MAX_EXTRA_DATA_BYTES}`);
       return unsupported('miner_setExtra');
-    }),
-    miner_setGasPrice: privateSpec([quantity], ([price]: [bigint]) => {
+    }, PRIVATE),
+    miner_setGasPrice: method([quantity], ([price]) => {
       // a larger minimum would refuse every tx after the restart (see MAX_MINIMUM_GAS_PRICE)
       if (price > MAX_MINIMUM_GAS_PRICE) {
         throw argumentError(0, `gas price ${price}${EVM_DENOM} is above the maximum ${MAX_MINIMUM_GAS_PRICE}${EVM_DENOM}`);
       }
       backend.setGasPrice(price);
       return true;
-    }),
-    miner_start: privateSpec([threads], () => unsupported('miner_start')),
-    miner_stop: privateSpec(NO_PARAMS, () => null),
-    miner_setGasLimit: privateSpec([quantity], () => false),
-    miner_setEtherbase: privateSpec([address], async ([addr]: [Address]) => {
+    }, PRIVATE),
+    miner_start: method([threads], () => unsupported('miner_start'), PRIVATE),
+    miner_stop: method([], () => null, PRIVATE),
+    miner_setGasLimit: method([quantity], () => false, PRIVATE),
+    miner_setEtherbase: method([address], async ([addr]) => {
       await backend.setEtherbase(addr);
       return true;
-    }),
+    }, PRIVATE),
   };
   return Object.freeze(table);
 }

@@ -20,7 +20,7 @@
 import { jsonKind, typeMismatch } from '../lib/hex.js';
 import { serverError } from '../lib/errors.js';
 import { address, data, optional, quantity, string } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import {
   DEFAULT_UNLOCK_SECONDS,
   KeystoreErrors,
@@ -30,12 +30,9 @@ import {
   personalMessageHash,
   recoverAddress,
 } from '../keystore/index.js';
-import type { Address } from '../types/chain.js';
 import { sendArgs, type AccountSigner } from './accounts.js';
-import type { CallArgs } from './codecs.js';
 import { hexData } from './format.js';
 
-const NO_PARAMS: readonly ParamCodec[] = [];
 const PRIVATE_KEY_HEX_DIGITS = 64;
 const KEYSTORE_URL_SCHEME = 'keystore://';
 
@@ -70,51 +67,50 @@ const rawPrivateKey: ParamCodec<Uint8Array> = {
   },
 };
 
+/** every personal method needs the token */
+const PRIVATE = { private: true } as const;
+
 function notSupported(method: string): never {
   throw serverError(`${method} is not supported: ferry keeps keys in its key store only and drives no hardware or smart-card wallets`);
-}
-
-function privateSpec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, private: true, handler };
 }
 
 export function createPersonalMethods(signer: AccountSigner): MethodTable {
   const ks = signer.keystore;
   const table: Record<string, MethodSpec> = {
-    personal_importRawKey: privateSpec([rawPrivateKey, string], async ([key, passphrase]: [Uint8Array, string]) => {
+    personal_importRawKey: method([rawPrivateKey, string], async ([key, passphrase]) => {
       try {
         return hexData(await ks.importKey(key, passphrase));
       } finally {
         key.fill(0);
       }
-    }),
-    personal_listAccounts: privateSpec(NO_PARAMS, () => signer.accounts()),
-    personal_listWallets: privateSpec(NO_PARAMS, () =>
+    }, PRIVATE),
+    personal_listAccounts: method([], () => signer.accounts(), PRIVATE),
+    personal_listWallets: method([], () =>
       ks.accounts().map((a) => {
         const url = KEYSTORE_URL_SCHEME + a.path;
         return { url, status: ks.isUnlocked(a.address) ? 'Unlocked' : 'Locked', accounts: [{ address: hexData(a.address), url }] };
-      }),
+      }), PRIVATE,
     ),
-    personal_newAccount: privateSpec([string], async ([passphrase]: [string]) => hexData(await ks.newAccount(passphrase))),
-    personal_unlockAccount: privateSpec(
+    personal_newAccount: method([string], async ([passphrase]) => hexData(await ks.newAccount(passphrase)), PRIVATE),
+    personal_unlockAccount: method(
       [address, string, unlockDuration],
-      async ([addr, passphrase, seconds]: [Address, string, number | undefined]) => {
+      async ([addr, passphrase, seconds]) => {
         await ks.unlock(addr, passphrase, seconds ?? DEFAULT_UNLOCK_SECONDS);
         return true;
-      },
+      }, PRIVATE,
     ),
-    personal_lockAccount: privateSpec([address], ([addr]: [Address]) => {
+    personal_lockAccount: method([address], ([addr]) => {
       ks.lock(addr);
       return true;
-    }),
-    personal_sendTransaction: privateSpec([sendArgs, string], ([args, passphrase]: [CallArgs, string]) =>
-      signer.sendTransaction(args, passphrase),
+    }, PRIVATE),
+    personal_sendTransaction: method([sendArgs, string], ([args, passphrase]) =>
+      signer.sendTransaction(args, passphrase), PRIVATE,
     ),
-    personal_sign: privateSpec(
+    personal_sign: method(
       [data, address, optional(string)],
-      ([message, from, passphrase]: [Uint8Array, Address, string | undefined]) => signer.signMessage(from, message, passphrase),
+      ([message, from, passphrase]) => signer.signMessage(from, message, passphrase), PRIVATE,
     ),
-    personal_ecRecover: privateSpec([data, data], ([message, sig]: [Uint8Array, Uint8Array]) => {
+    personal_ecRecover: method([data, data], ([message, sig]) => {
       if (sig.length !== SIGNATURE_LENGTH) throw serverError(`signature must be ${SIGNATURE_LENGTH} bytes long`);
       const v = sig[64]!;
       if (v !== SIGNATURE_V_OFFSET && v !== SIGNATURE_V_OFFSET + 1) throw serverError('invalid Ethereum signature (V is not 27 or 28)');
@@ -123,9 +119,9 @@ export function createPersonalMethods(signer: AccountSigner): MethodTable {
       } catch {
         throw serverError('invalid signature: no public key recovers from it');
       }
-    }),
-    personal_initializeWallet: privateSpec([string], () => notSupported('personal_initializeWallet')),
-    personal_unpair: privateSpec([string, optional(string)], () => notSupported('personal_unpair')),
+    }, PRIVATE),
+    personal_initializeWallet: method([string], () => notSupported('personal_initializeWallet'), PRIVATE),
+    personal_unpair: method([string, optional(string)], () => notSupported('personal_unpair'), PRIVATE),
   };
   return Object.freeze(table);
 }

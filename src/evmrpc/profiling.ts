@@ -12,7 +12,7 @@
 import { invalidParams } from '../lib/errors.js';
 import { jsonKind } from '../lib/hex.js';
 import { optional, string } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 
 /** The port: node/profiler.ts implements it over node:inspector and node:v8. */
 export interface Profiler {
@@ -41,33 +41,29 @@ const seconds: ParamCodec<number> = {
   },
 };
 
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
-}
-
 export function createProfilingMethods(profiler: Profiler): MethodTable {
   const table: Record<string, MethodSpec> = {
-    debug_startCPUProfile: spec([string], async ([file]: [string]) => {
+    debug_startCPUProfile: method([string], async ([file]) => {
       await profiler.startCpuProfile(file);
       return null;
     }),
-    debug_stopCPUProfile: spec([], async () => {
+    debug_stopCPUProfile: method([], async () => {
       await profiler.stopCpuProfile();
       return null;
     }),
-    debug_cpuProfile: spec([string, seconds], async ([file, nsec]: [string, number]) => {
+    debug_cpuProfile: method([string, seconds], async ([file, nsec]) => {
       await profiler.startCpuProfile(file);
       await new Promise((resolve) => setTimeout(resolve, nsec * 1000));
       await profiler.stopCpuProfile();
       return null;
     }),
-    debug_writeMemProfile: spec([string], ([file]: [string]) => {
+    debug_writeMemProfile: method([string], ([file]) => {
       profiler.writeHeapSnapshot(file);
       return null;
     }),
-    debug_memStats: spec([], () => profiler.memStats()),
-    debug_gcStats: spec([], () => profiler.gcStats()),
-    debug_stacks: spec([optional(string)], ([filter]: [string | undefined]) => profiler.stacks(filter)),
+    debug_memStats: method([], () => profiler.memStats()),
+    debug_gcStats: method([], () => profiler.gcStats()),
+    debug_stacks: method([optional(string)], ([filter]) => profiler.stacks(filter)),
   };
   return Object.freeze(table);
 }

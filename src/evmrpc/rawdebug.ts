@@ -15,12 +15,12 @@ import { keccak256 } from '../evm/common.js';
 import { equalBytes } from '../lib/bytes.js';
 import { serverError } from '../lib/errors.js';
 import { data, hash } from '../jsonrpc/codecs.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable } from '../jsonrpc/types.js';
 import type { CallOrigin, EvmBlock, Hash } from '../types/chain.js';
 import type { TraceOptions } from '../evm/tracing/types.js';
 import type { BlockSelector, EvmBackend } from './backend.js';
 import { blockNumberOrTagOrHash } from './codecs.js';
-import { blockTraceJson, traceConfig, traceOptions, type BlockTraceEntry, type TraceConfigArg } from './debug.js';
+import { blockTraceJson, traceConfig, traceOptions, type BlockTraceEntry } from './debug.js';
 import { hexData } from './format.js';
 
 /** A client's block to replay: the committed parent, the block's context, its txs. */
@@ -40,10 +40,6 @@ export interface RawDebugInfo {
   common: Common;
   /** the longest timeout a trace may ask for, ms */
   traceTimeoutCapMs: number;
-}
-
-function spec(params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec {
-  return { params, handler };
 }
 
 /** Go's %d of a [32]byte (geth's `header #%d not found` prints the hash so): `[1 2 3 …]` */
@@ -76,15 +72,15 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
   }
 
   const table: Record<string, MethodSpec> = {
-    debug_getRawHeader: spec([blockNumberOrTagOrHash], ([sel]: [BlockSelector]) => {
+    debug_getRawHeader: method([blockNumberOrTagOrHash], ([sel]) => {
       const b = find(sel, 'header');
       return b === null ? null : hexData(encodeHeader(common, b.header));
     }),
-    debug_getRawBlock: spec([blockNumberOrTagOrHash], ([sel]: [BlockSelector]) => {
+    debug_getRawBlock: method([blockNumberOrTagOrHash], ([sel]) => {
       const b = find(sel, 'block');
       return b === null ? null : hexData(encodeBlock(common, b.header, b.transactions.map((t) => t.raw)));
     }),
-    debug_getRawReceipts: spec([blockNumberOrTagOrHash], ([sel]: [BlockSelector]) => {
+    debug_getRawReceipts: method([blockNumberOrTagOrHash], ([sel]) => {
       let n: bigint | undefined;
       if (sel.kind === 'hash') {
         // geth: receipts of an unknown hash are an empty list
@@ -96,11 +92,11 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
       }
       return (backend.blockReceipts(n) ?? []).map((r) => hexData(encodeReceipt(r)));
     }),
-    debug_getRawTransaction: spec([hash], ([h]: [Hash]) => {
+    debug_getRawTransaction: method([hash], ([h]) => {
       const found = backend.transactionByHash(h);
       return found === undefined ? null : hexData(found.tx.raw);
     }),
-    debug_traceBlock: spec([data, traceConfig], async ([raw, c]: [Uint8Array, TraceConfigArg], ctx: CallContext) => {
+    debug_traceBlock: method([data, traceConfig], async ([raw, c], ctx) => {
       let b: DecodedBlock;
       try {
         b = decodeBlock(raw);

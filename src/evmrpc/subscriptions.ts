@@ -25,7 +25,7 @@ import { ErrorCode, FerryError, serverError } from '../lib/errors.js';
 import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
 import type { Logger } from '../lib/log.js';
 import { optional, string } from '../jsonrpc/codecs.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import { logFilter } from './codecs.js';
 import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx } from './feed.js';
 
@@ -218,8 +218,8 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
   }
 
   const table: Record<string, MethodSpec> = {
-    eth_subscribe: { params: [string, rawArgument], handler: subscribe },
-    eth_unsubscribe: { params: [string], handler: unsubscribeOne },
+    eth_subscribe: method([string, rawArgument], subscribe),
+    eth_unsubscribe: method([string], unsubscribeOne),
   };
 
   return {

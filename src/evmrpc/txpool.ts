@@ -16,16 +16,14 @@
  * replacement with the price bump arrives, or when the full pool evicts it as the cheapest.
  */
 import { address } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
-import type { Address, EvmTx } from '../types/chain.js';
+import { method, type MethodSpec, type MethodTable } from '../jsonrpc/types.js';
+import type { EvmTx } from '../types/chain.js';
 import { checksumAddress, formatTransaction, hexQuantity, hexKey, type RpcTransaction } from './format.js';
 
 /** The pool split as geth splits it; node/ wires it to the pool mirror and the state nonces. */
 export interface TxPoolBackend {
   poolContent(): Promise<{ pending: EvmTx[]; queued: EvmTx[] }>;
 }
-
-const NO_PARAMS: readonly ParamCodec[] = [];
 
 type BySender<T> = Record<string, Record<string, T>>;
 
@@ -54,22 +52,21 @@ export function inspectLine(tx: EvmTx): string {
 }
 
 export function createTxPoolMethods(backend: TxPoolBackend): MethodTable {
-  const spec = (params: readonly ParamCodec[], handler: MethodSpec['handler']): MethodSpec => ({ params, handler });
   const table: Record<string, MethodSpec> = {
-    txpool_status: spec(NO_PARAMS, async () => {
+    txpool_status: method([], async () => {
       const c = await backend.poolContent();
       return { pending: hexQuantity(c.pending.length), queued: hexQuantity(c.queued.length) };
     }),
-    txpool_content: spec(NO_PARAMS, async () => {
+    txpool_content: method([], async () => {
       const c = await backend.poolContent();
       return { pending: group(c.pending, pendingTx), queued: group(c.queued, pendingTx) };
     }),
-    txpool_contentFrom: spec([address], async ([from]: [Address]) => {
+    txpool_contentFrom: method([address], async ([from]) => {
       const c = await backend.poolContent();
       const mine = (t: EvmTx) => hexKey(t.from) === hexKey(from);
       return { pending: byNonce(c.pending.filter(mine), pendingTx), queued: byNonce(c.queued.filter(mine), pendingTx) };
     }),
-    txpool_inspect: spec(NO_PARAMS, async () => {
+    txpool_inspect: method([], async () => {
       const c = await backend.poolContent();
       return { pending: group(c.pending, inspectLine), queued: group(c.queued, inspectLine) };
     }),

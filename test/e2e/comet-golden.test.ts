@@ -15,12 +15,16 @@
  * Values may be patterns for what differs per run (keys, hashes, times): `$int` (a decimal string),
  * `$hex:N` (N bytes as upper-case hex), `$b64` (base64), `$time` (RFC3339 UTC), `$any`, and
  * `$re:<regex>` (the whole string).
+ *
+ * FERRY_WRITE_GOLDEN=1 rewrites each case's `status`, `response`, `responseText` or `responses` from
+ * the live answer where it differs, keeping the patterns that still match (helpers/golden.ts).
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { GoldenRecorder, WRITE_GOLDEN, refresh } from '../helpers/golden.js';
 import { startFerry, type FerryNode } from '../helpers/node.js';
 import { GOLDEN_DIR } from '../helpers/paths.js';
 import { waitFor } from '../helpers/rpc.js';
@@ -95,12 +99,23 @@ function mismatch(got: unknown, want: unknown, path = '$'): string | undefined {
   return Object.is(got, want) ? undefined : `${path}: ${JSON.stringify(got)} !== ${JSON.stringify(want)}`;
 }
 
+/** Write mode: the live value with the patterns of `want` kept where they still match. */
+function live(want: unknown, got: unknown): unknown {
+  return refresh(want, got, (w, g) => w.startsWith('$') && mismatch(g, w) === undefined);
+}
+
+/** Write mode: the recorder of the file being run and the index of its case being run. */
+interface Recording {
+  rec: GoldenRecorder;
+  index: number;
+}
+
 function expectJson(c: CometCase, got: unknown): void {
   const m = mismatch(got, c.response);
   assert.equal(m, undefined, `${c.name}: ${m}\n got: ${JSON.stringify(got).slice(0, 2000)}`);
 }
 
-async function http(node: FerryNode, c: CometCase): Promise<void> {
+async function http(node: FerryNode, c: CometCase, recording?: Recording): Promise<void> {
   let res: Response;
   if (c.transport === 'uri') {
     res = await fetch(node.cometUrl + c.path!, { method: c.httpMethod ?? 'GET', signal: AbortSignal.timeout(30_000) });
@@ -109,6 +124,14 @@ async function http(node: FerryNode, c: CometCase): Promise<void> {
     res = await fetch(node.cometUrl + '/', { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(30_000) });
   }
   const text = await res.text();
+  if (recording !== undefined) {
+    const at = (field: string) => ['comet', recording.index, field];
+    if (c.status !== undefined) recording.rec.record(at('status'), res.status);
+    else assert.equal(res.status, 200, `${c.name}: HTTP ${res.status}, and the case names no status to rewrite`);
+    if (c.responseText !== undefined) recording.rec.record(at('responseText'), live(c.responseText, text));
+    if (c.response !== undefined) recording.rec.record(at('response'), live(c.response, JSON.parse(text)));
+    return;
+  }
   assert.equal(res.status, c.status ?? 200, `${c.name}: HTTP status (body ${text.slice(0, 300)})`);
   if (c.contentType !== undefined) assert.ok((res.headers.get('content-type') ?? '').startsWith(c.contentType), `${c.name}: content-type`);
   if (c.responseText !== undefined) {
@@ -121,7 +144,7 @@ async function http(node: FerryNode, c: CometCase): Promise<void> {
   }
 }
 
-async function ws(node: FerryNode, c: CometCase): Promise<void> {
+async function ws(node: FerryNode, c: CometCase, recording?: Recording): Promise<void> {
   const sock = new WebSocket(node.cometUrl.replace(/^http/, 'ws') + '/websocket');
   const received: unknown[] = [];
   try {
@@ -139,6 +162,10 @@ async function ws(node: FerryNode, c: CometCase): Promise<void> {
     }
     const want = c.responses ?? [];
     await waitFor(`${c.name}: ${want.length} messages`, async () => (received.length >= want.length ? true : null), WS_TIMEOUT_MS, 20);
+    if (recording !== undefined) {
+      recording.rec.record(['comet', recording.index, 'responses'], live(want, received.slice(0, want.length)));
+      return;
+    }
     const m = mismatch(received.slice(0, want.length), want);
     assert.equal(m, undefined, `${c.name}: ${m}\n got: ${JSON.stringify(received.slice(0, want.length)).slice(0, 3000)}`);
   } finally {
@@ -158,11 +185,15 @@ for (const { file, golden } of files) {
         return h >= min ? true : null;
       });
     });
+    const rec = WRITE_GOLDEN ? new GoldenRecorder(join(GOLDEN_DIR, file)) : undefined;
     after(async () => {
       if (node) assert.equal(await node.stop(), 0);
+      const n = rec?.flush() ?? 0;
+      if (n > 0) console.log(`golden: rewrote ${n} answer(s) in test/golden/${file}`);
     });
-    for (const c of golden.comet) {
-      it(`${c.transport}: ${c.name}`, () => (c.transport === 'ws' ? ws(node, c) : http(node, c)));
+    for (const [index, c] of golden.comet.entries()) {
+      const recording = rec && { rec, index };
+      it(`${c.transport}: ${c.name}`, () => (c.transport === 'ws' ? ws(node, c, recording) : http(node, c, recording)));
     }
   });
 }

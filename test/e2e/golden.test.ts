@@ -12,12 +12,16 @@
  * of the same `args`), so a case must not read what another case did. A file whose cases are the
  * steps of one story about state (a mempool filling up, a tx replaced) says `"scenario": true`: it
  * gets a fresh node of its own and runs as ONE test, its steps in order.
+ *
+ * FERRY_WRITE_GOLDEN=1 rewrites each case's `status`, `response` or `responseText` from the live
+ * answer instead of checking it (helpers/golden.ts); review the result with `git diff test/golden`.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { GoldenRecorder, WRITE_GOLDEN } from '../helpers/golden.js';
 import { nodePool, startFerry, type FerryNode } from '../helpers/node.js';
 import { GOLDEN_DIR } from '../helpers/paths.js';
 
@@ -121,11 +125,36 @@ function check(c: GoldenCase, got: Answer): void {
   if (c.responseText !== undefined) assert.equal(got.text.trim(), c.responseText, where);
 }
 
+/**
+ * Write mode: records the live answer of case `index` of `file` where its transcript holds one.
+ * A status the case does not name must be 200 (there is no field to rewrite).
+ */
+function record(file: string, index: number, c: GoldenCase, got: Answer): void {
+  let rec = recorders.get(file);
+  if (rec === undefined) recorders.set(file, (rec = new GoldenRecorder(join(GOLDEN_DIR, file))));
+  const at = (field: string) => ['cases', index, field];
+  if (c.status !== undefined) rec.record(at('status'), got.status);
+  else assert.equal(got.status, 200, `${c.name}: HTTP ${got.status}, and the case names no status to rewrite`);
+  if (c.response !== undefined) rec.record(at('response'), JSON.parse(got.text) as unknown);
+  if (c.responseText !== undefined) rec.record(at('responseText'), got.text.trim());
+}
+
+const recorders = new Map<string, GoldenRecorder>();
 const { nodeFor, stopAll } = nodePool();
 
 after(async () => {
   for (const code of await stopAll()) assert.equal(code, 0);
+  for (const [file, rec] of recorders) {
+    const n = rec.flush();
+    if (n > 0) console.log(`golden: rewrote ${n} answer(s) in test/golden/${file}`);
+  }
 });
+
+/** Checks a case's answer, or records it in write mode. */
+function checkOrRecord(file: string, index: number, c: GoldenCase, got: Answer): void {
+  if (WRITE_GOLDEN) record(file, index, c, got);
+  else check(c, got);
+}
 
 /** Sends a case's setup requests; each must be answered without an error. */
 async function setUp(url: string, c: GoldenCase): Promise<void> {
@@ -148,9 +177,9 @@ for (const { file, golden } of goldenFiles) {
         if (node) assert.equal(await node.stop(), 0);
       });
       it(`${golden.cases.length} steps in order: ${golden.cases.map((c) => c.name).join('; ')}`, async () => {
-        for (const c of golden.cases) {
+        for (const [i, c] of golden.cases.entries()) {
           await setUp(node.url, c);
-          check(c, await send(node.url, c));
+          checkOrRecord(file, i, c, await send(node.url, c));
         }
       });
     });
@@ -161,10 +190,10 @@ for (const { file, golden } of goldenFiles) {
     before(async () => {
       node = await nodeFor(golden.args);
     });
-    for (const c of golden.cases) {
+    for (const [i, c] of golden.cases.entries()) {
       it(c.name, async () => {
         await setUp(node.url, c);
-        check(c, await send(node.url, c));
+        checkOrRecord(file, i, c, await send(node.url, c));
       });
     }
   });

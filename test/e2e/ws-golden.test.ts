@@ -11,12 +11,16 @@
  * there must be a filter/subscription id (0x + 32 hex digits, the first non-zero), and is captured
  * as NAME. Later requests and responses may use "$NAME" inside any string. Over WebSocket,
  * subscription notifications arriving between steps are skipped.
+ *
+ * FERRY_WRITE_GOLDEN=1 rewrites a step's `response` from the live answer where it differs, keeping
+ * "$id:NAME" and "$NAME" where they still match (helpers/golden.ts).
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { GoldenRecorder, WRITE_GOLDEN, refresh } from '../helpers/golden.js';
 import { nodePool, type FerryNode } from '../helpers/node.js';
 import { GOLDEN_DIR } from '../helpers/paths.js';
 
@@ -128,16 +132,36 @@ async function httpSend(url: string, text: string): Promise<unknown> {
 }
 
 const { nodeFor, stopAll } = nodePool();
+const recorders: { file: string; rec: GoldenRecorder }[] = [];
 
 after(async () => {
   for (const code of await stopAll()) assert.equal(code, 0);
+  for (const { file, rec } of recorders) {
+    const n = rec.flush();
+    if (n > 0) console.log(`golden: rewrote ${n} answer(s) in test/golden/${file}`);
+  }
 });
+
+/**
+ * Write mode: the live answer with the transcript's id slots (captured, as `resolve` does) and its
+ * `$NAME` strings kept where they still match.
+ */
+function liveResponse(want: unknown, got: unknown, captured: Map<string, string>): unknown {
+  return refresh(want, got, (w, g) => {
+    if (!w.startsWith('$id:')) return w.includes('$') && substitute(w, captured) === g;
+    if (typeof g !== 'string' || !ID_FORMAT.test(g)) return false;
+    captured.set(w.slice(4), g);
+    return true;
+  });
+}
 
 for (const { file, transcript } of files) {
   describe(`golden transcript ${file} (${transcript.transport})`, () => {
     let node: FerryNode;
     let session: WsSession | undefined;
     const captured = new Map<string, string>();
+    const rec = WRITE_GOLDEN ? new GoldenRecorder(join(GOLDEN_DIR, file)) : undefined;
+    if (rec) recorders.push({ file, rec });
 
     before(async () => {
       node = await nodeFor(transcript.args);
@@ -145,10 +169,14 @@ for (const { file, transcript } of files) {
     });
     after(() => session?.close());
 
-    for (const step of transcript.steps) {
+    for (const [i, step] of transcript.steps.entries()) {
       it(step.name, async () => {
         const text = step.rawRequest ?? JSON.stringify(substitute(step.request, captured));
         const got = session ? await session.send(String(substitute(text, captured))) : await httpSend(node.url, text);
+        if (rec) {
+          rec.record(['transcript', 'steps', i, 'response'], liveResponse(step.response, got, captured));
+          return;
+        }
         assert.deepEqual(got, resolve(step.response, got, captured, step.name), step.name);
       });
     }
