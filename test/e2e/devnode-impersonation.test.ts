@@ -114,7 +114,7 @@ describe('impersonation under ferry start --dev', () => {
     await test.impersonateAccount({ address: WHALE });
     const hash = await call<Hash>(node.url, 'eth_sendRawTransaction', [placeholderSigned(WHALE, nonce)]);
     assert.equal((await pub.waitForTransactionReceipt({ hash })).from, WHALE);
-    await test.stopImpersonatingAccount({ address: WHALE });
+    assert.equal((await rpc(node.url, 'anvil_stopImpersonatingAccount', [WHALE])).result, null);
     const refused = await rpc(node.url, 'eth_sendTransaction', [{ from: WHALE, to: SINK, value: '0x1' }]);
     assert.equal(refused.error?.message, 'unknown account');
     const raw = await rpc(node.url, 'eth_sendRawTransaction', [placeholderSigned(WHALE, nonce + 1)]);
@@ -129,7 +129,8 @@ describe('impersonation under ferry start --dev', () => {
     const receipt = await pub.waitForTransactionReceipt({ hash });
     assert.equal(receipt.from, AUTO.toLowerCase());
     assert.equal(receipt.status, 'success');
-    await rpc(node.url, 'anvil_autoImpersonateAccount', [false]).then((r) => assert.equal(r.result, null));
+    // Hardhat's name turns it off as well
+    await rpc(node.url, 'hardhat_autoImpersonateAccount', [false]).then((r) => assert.equal(r.result, null));
     const refused = await rpc(node.url, 'eth_sendTransaction', [{ from: AUTO, to: SINK, value: '0x1' }]);
     assert.equal(refused.error?.message, 'unknown account');
   });
