@@ -3,6 +3,7 @@
  */
 import type { Common } from '@ethereumjs/common';
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { Address } from '@ethereumjs/util';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { EvmTx } from '../types/chain.js';
 
@@ -17,14 +18,21 @@ function rejected(message: string): FerryError {
   return new FerryError(ErrorCode.server, message);
 }
 
-export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
+/**
+ * Decodes a signed envelope. `sender`: the signer as already recovered by another thread from these
+ * same bytes (eth_sendRawTransaction and broadcast_tx_* are decoded on the RPC thread, which hands the
+ * chain thread the sender so it does not recover it again); without it the sender is recovered here
+ * (secp256k1, the dearest step of decoding).
+ */
+export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array): DecodedTx {
   const first = raw[0];
   // geth: a first byte up to 0x7f is a typed envelope (type byte + payload); 0xc0+ is a legacy RLP list
   if (first === undefined || (first <= 0x7f && raw.length <= 1)) throw rejected('typed transaction too short');
   if (first <= 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected('transaction type not supported');
   let tx: TypedTransaction;
   try {
-    tx = createTxFromRLP(raw, { common }) as TypedTransaction;
+    // with a known sender the tx is frozen below, after its sender is set (frozen txs cache their hash)
+    tx = createTxFromRLP(raw, { common, freeze: sender === undefined }) as TypedTransaction;
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     if (/chain ID|EIP155|chainId/i.test(msg)) throw rejected('invalid chain id for signer');
@@ -32,6 +40,12 @@ export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
     throw rejected(`rlp: ${msg.split('\n')[0]!.replace(/ \(tx type=.*$/, '')}`);
   }
   if (!tx.isSigned()) throw rejected('invalid transaction v, r, s values');
+  if (sender !== undefined) {
+    const address = new Address(sender);
+    (tx as { getSenderAddress: () => Address }).getSenderAddress = () => address;
+    Object.freeze(tx);
+    return { tx, evm: toEvmTx(tx, sender, raw) };
+  }
   let from: Uint8Array;
   try {
     from = tx.getSenderAddress().bytes;

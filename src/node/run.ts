@@ -184,11 +184,11 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     logsCap: opts.jsonRpc.logsCap,
     simulator: calls,
     coinbase: loadCoinbase(store, genesis.evm.coinbase),
-    submit: (raw) =>
+    submit: (raw, sender) =>
       new Promise((resolve) => {
         const id = nextId++;
         waiting.set(id, resolve);
-        post({ type: 'submit', id, raw, rpc: true });
+        post({ type: 'submit', id, raw, rpc: true, sender });
       }),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
@@ -447,7 +447,9 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     validator: { address: validatorKey.address, pubKey: validatorKey.pubKey },
   };
   const checkTx = async (tx: Uint8Array, submit: boolean) => {
-    const r = (await d.ask((id) => ({ type: 'submitNative', id, tx, dryRun: !submit }))) as { code: number; log: string; check?: CheckTxResult };
+    // decoded and its sender recovered here, off the chain thread
+    const sender = reader.nativeSender(tx);
+    const r = (await d.ask((id) => ({ type: 'submitNative', id, tx, dryRun: !submit, sender }))) as { code: number; log: string; check?: CheckTxResult };
     const c = r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
     return { ...c, info: '' };
   };
