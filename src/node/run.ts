@@ -171,7 +171,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       waiting.set(id, resolve);
       post(make(id));
     });
-  const calls = await CallPool.start(
+  // the call workers load while the rest starts; calls sent meanwhile wait in their queues
+  const calls = CallPool.start(
     opts.jsonRpc.callWorkers,
     dbPath,
     { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
@@ -385,6 +386,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   }
   await observe.startServers(log);
   Object.assign(endpoints, observe.endpoints);
+  // a call worker that cannot start still fails the start, as before (only later: after the listeners)
+  await calls.ready;
 
   return {
     endpoints,
