@@ -74,6 +74,8 @@ interface LaunchSpec {
   isChain: boolean;
   /** removed after stop */
   scratch?: string;
+  /** how often to ask whether the node answers yet (default READY_POLL_MS) */
+  pollMs?: number;
 }
 
 async function launch(spec: LaunchSpec): Promise<RunningNode> {
@@ -121,7 +123,7 @@ async function launch(spec: LaunchSpec): Promise<RunningNode> {
         await probe.call('eth_chainId');
         break;
       } catch {
-        await sleep(READY_POLL_MS);
+        await sleep(spec.pollMs ?? READY_POLL_MS);
       }
     }
   } catch (e) {
@@ -154,12 +156,49 @@ function hardhatProject(): string {
   return dir;
 }
 
-export async function startNode(name: NodeName, peers: PeerPaths): Promise<RunningNode> {
+export interface StartOptions {
+  /** ferry only: this home directory (kept after stop) instead of a fresh scratch one */
+  home?: string;
+  pollMs?: number;
+}
+
+export async function startNode(name: NodeName, peers: PeerPaths, start: StartOptions = {}): Promise<RunningNode> {
+  const spec = await nodeSpec(name, peers, start);
+  return launch({ ...spec, pollMs: start.pollMs });
+}
+
+/** Poll interval of a cold-start measurement: the figure's resolution. */
+export const COLD_START_POLL_MS = 5;
+
+/**
+ * Spawn → first JSON-RPC answer (`eth_chainId`), in ms, of a new instance of `name` started fresh (a new
+ * home), or for ferry with `existingHome`, on a home made by an earlier start. Ports are picked before
+ * the clock starts.
+ */
+export async function coldStartMs(name: NodeName, peers: PeerPaths, existingHome: boolean): Promise<number> {
+  let home: string | undefined;
+  if (existingHome) {
+    home = mkdtempSync(join(tmpdir(), 'ferry-bench-home-'));
+    await (await startNode(name, peers, { home })).stop();
+  }
+  try {
+    const spec = await nodeSpec(name, peers, { home });
+    const t0 = performance.now();
+    const node = await launch({ ...spec, pollMs: COLD_START_POLL_MS });
+    const ms = performance.now() - t0;
+    await node.stop();
+    return ms;
+  } finally {
+    if (home) rmSync(home, { recursive: true, force: true });
+  }
+}
+
+async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): Promise<LaunchSpec> {
   const port = await freePort();
   switch (name) {
     case 'anvil': {
       const scratch = mkdtempSync(join(tmpdir(), 'ferry-bench-anvil-'));
-      return launch({
+      return ({
         name, port, cwd: scratch, scratch, isChain: true,
         cmd: peers.anvil,
         args: ['--port', String(port), '--host', '127.0.0.1'],
@@ -167,7 +206,7 @@ export async function startNode(name: NodeName, peers: PeerPaths): Promise<Runni
       });
     }
     case 'hardhat': {
-      return launch({
+      return ({
         name, port, cwd: hardhatProject(), isChain: true,
         cmd: peers.node22,
         args: [peers.hardhatCli, 'node', '--port', String(port), '--hostname', '127.0.0.1'],
@@ -183,13 +222,13 @@ export async function startNode(name: NodeName, peers: PeerPaths): Promise<Runni
           : [];
       const entry = join(REPO_ROOT, 'dist', 'src', 'bin', 'ferry.js');
       if (!existsSync(entry)) throw new Error('dist/src/bin/ferry.js is not built yet');
-      const scratch = mkdtempSync(join(tmpdir(), 'ferry-bench-home-'));
+      const scratch = start.home === undefined ? mkdtempSync(join(tmpdir(), 'ferry-bench-home-')) : undefined;
       const [cometPort, wsPort] = [await freePort(), await freePort()];
-      return launch({
+      return ({
         name, port, cwd: REPO_ROOT, scratch, isChain: true,
         cmd: process.execPath,
         args: [
-          join(REPO_ROOT, 'bin', 'ferry.js'), 'start', '--home', scratch,
+          join(REPO_ROOT, 'bin', 'ferry.js'), 'start', '--home', start.home ?? scratch!,
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,
@@ -201,7 +240,7 @@ export async function startNode(name: NodeName, peers: PeerPaths): Promise<Runni
       });
     }
     case 'bare':
-      return launch({
+      return ({
         name, port, cwd: REPO_ROOT, isChain: false,
         cmd: process.execPath,
         args: [join(REPO_ROOT, 'dist', 'bench', 'bare-server.js'), String(port)],

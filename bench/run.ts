@@ -16,18 +16,18 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { NODE_NAMES, killStartedNodes, startNode, type NodeName, type RunningNode } from './nodes.js';
+import { NODE_NAMES, coldStartMs, killStartedNodes, startNode, type NodeName, type RunningNode } from './nodes.js';
 import { loadHttpClient } from './rpc.js';
 import { PEERS_DIR, ensurePeers, type PeerPaths } from './setup.js';
 import { CONCURRENCY, NodeContext, WORKLOADS, WORKLOAD_NAMES, type BenchConfig, type Figure, type WorkloadName } from './workloads.js';
 
 const FULL: BenchConfig = {
   quick: false, durationMs: 5_000, warmupMs: 500, transfers: 2_000, anvilTransfers: 1_000,
-  bursts: 2, burstSize: 1_000, logsRepeats: 21, transferTimeoutMs: 180_000,
+  bursts: 2, burstSize: 1_000, logsRepeats: 21, transferTimeoutMs: 180_000, coldStarts: 5,
 };
 const QUICK: BenchConfig = {
   quick: true, durationMs: 2_000, warmupMs: 200, transfers: 500, anvilTransfers: 500,
-  bursts: 1, burstSize: 500, logsRepeats: 7, transferTimeoutMs: 60_000,
+  bursts: 1, burstSize: 500, logsRepeats: 7, transferTimeoutMs: 60_000, coldStarts: 3,
 };
 const PEER_NODES: readonly NodeName[] = ['anvil', 'hardhat', 'bare'];
 /** `ferry-metrics` beside `ferry`: the cost of the metrics, as a ratio column (1.00× = free) */
@@ -126,7 +126,18 @@ const log = (msg: string): void => console.error(msg);
 
 async function benchNode(name: NodeName, only: WorkloadName[], cfg: BenchConfig, peers: PeerPaths, versions: Map<NodeName, string>): Promise<Map<WorkloadName, Cell>> {
   const cells = new Map<WorkloadName, Cell>();
-  const workloads = WORKLOADS.filter((w) => only.includes(w.name) && (name !== 'bare' || w.onBare));
+  if (only.includes('coldstart')) {
+    try {
+      const fig = await coldStart(name, cfg, peers);
+      cells.set('coldstart', fig);
+      log(`   coldstart: ${fmt(fig.value)} ms (${fig.detail})`);
+    } catch (e) {
+      const reason = (e as Error).message.split('\n')[0]!.slice(0, 300);
+      cells.set('coldstart', { na: reason });
+      log(`   coldstart: n/a — ${reason}`);
+    }
+  }
+  const workloads = WORKLOADS.filter((w) => w.name !== 'coldstart' && only.includes(w.name) && (name !== 'bare' || w.onBare));
   if (workloads.length === 0) return cells;
   log(`\n== ${name}: starting`);
   let node: RunningNode;
@@ -158,6 +169,21 @@ async function benchNode(name: NodeName, only: WorkloadName[], cfg: BenchConfig,
     await node.stop();
   }
   return cells;
+}
+
+/** median of `cfg.coldStarts` cold starts; ferry's detail adds the median on an existing home */
+async function coldStart(name: NodeName, cfg: BenchConfig, peers: PeerPaths): Promise<Figure> {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const runs = async (existing: boolean) => {
+    const out: number[] = [];
+    for (let i = 0; i < cfg.coldStarts; i++) out.push(await coldStartMs(name, peers, existing));
+    return out;
+  };
+  const fresh = await runs(false);
+  const list = (xs: number[]) => xs.map((x) => Math.round(x)).join(', ');
+  if (!name.startsWith('ferry')) return { value: median(fresh), detail: `runs ${list(fresh)} ms` };
+  const existing = await runs(true);
+  return { value: median(fresh), detail: `existing home median ${Math.round(median(existing))} ms (runs ${list(existing)}); fresh runs ${list(fresh)}` };
 }
 
 function fmt(v: number): string {

@@ -11,7 +11,7 @@ import {
 import { peakRssMiB, type RunningNode } from './nodes.js';
 import { checkBatch, checkSingle, makeClient, percentile, runLoad, sleep, type LoadSpec, type RpcClient } from './rpc.js';
 
-export const WORKLOAD_NAMES = ['blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'latency', 'rss'] as const;
+export const WORKLOAD_NAMES = ['coldstart', 'blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'latency', 'rss'] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export const CONCURRENCY = 32;
@@ -35,7 +35,18 @@ export interface BenchConfig {
   logsRepeats: number;
   /** bound on one transfer run, sending plus waiting for receipts */
   transferTimeoutMs: number;
+  /** cold starts measured per node (and per ferry home kind); the figure is their median */
+  coldStarts: number;
 }
+
+/**
+ * Cold start is measured before the node under test starts (run.ts), on instances of its own:
+ * spawn → first `eth_chainId` answer, fresh home (in-memory for Anvil and Hardhat); for ferry also on
+ * an existing home.
+ */
+export const COLD_START: Omit<Workload, 'run'> = {
+  name: 'coldstart', title: 'cold start: spawn → first JSON-RPC answer (eth_chainId), fresh home; median', unit: 'ms', higherIsBetter: false, onBare: true,
+};
 
 export interface Figure {
   value: number;
@@ -206,6 +217,12 @@ async function tokenTransferRun(ctx: NodeContext, count: number): Promise<Figure
 const sortNum = (a: number, b: number): number => a - b;
 
 export const WORKLOADS: readonly Workload[] = [
+  {
+    ...COLD_START,
+    run() {
+      throw new Error('measured by run.ts before the node starts');
+    },
+  },
   {
     name: 'blocknumber', title: `eth_blockNumber, ${CONCURRENCY} keep-alive connections`, unit: 'req/s', higherIsBetter: true, onBare: true,
     run: (ctx) => throughput(ctx, { body: (i) => rpcBody('eth_blockNumber', [], i), check: checkSingle }),

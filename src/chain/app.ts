@@ -33,6 +33,7 @@ import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
 import { nativeHash, NativeTxError, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
+import { DecodedTxCache } from './txdecode.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
 export const APP_VERSION = 1n;
@@ -129,6 +130,9 @@ export class EvmApp implements Application {
   private pending: PendingBlock | undefined;
   /** the last proposal's entries: FinalizeBlock reuses their decoded txs (no second decode) */
   private proposed = new Map<Uint8Array, DecodedTx>();
+  /** every tx decoded from native bytes, by native hash: CheckTx, the proposal calls, FinalizeBlock and RECHECK decode each once */
+  private readonly decodedTxs = new DecodedTxCache();
+  private cacheFullLogged = false;
   /** fee recipient of new blocks (miner_setEtherbase) */
   private coinbase: Uint8Array;
   /** dev controls (docs/dev-mode.md): the gas limit of new blocks, and the base fee of the next one only */
@@ -201,7 +205,8 @@ export class EvmApp implements Application {
     for (let h = 1n; h <= top; h++) {
       const block = store.evmBlock(h)!;
       const hd = block.header;
-      const txs = block.transactions.map((t) => decodeTx(t.raw, this.common));
+      // the senders stored with the block were recovered when it was made
+      const txs = block.transactions.map((t) => decodeTx(t.raw, this.common, t.from));
       const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
       const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs);
       if (exec.excluded.length > 0) fail(h, `no longer executes tx ${hex(exec.excluded[0]!.tx.hash)} (${exec.excluded[0]!.reason})`);
@@ -374,11 +379,12 @@ export class EvmApp implements Application {
    * Decodes native bytes (or takes an already-decoded EVM tx) and runs the stateful checks.
    * `dryRun` (Surface B's check_tx): the same checks, but the tx never enters the mempool.
    */
-  async checkTx(native: Uint8Array, dryRun = false): Promise<CheckTxResult> {
+  async checkTx(native: Uint8Array, dryRun = false, sender?: Uint8Array): Promise<CheckTxResult> {
     let d: DecodedTx;
+    const hash = nativeHash(native);
     try {
-      const { raw, from } = unwrapEthereumTx(native);
-      d = decodeTx(raw, this.common);
+      d = this.decodeNative(native, hash, sender);
+      const { from } = unwrapEthereumTx(native);
       if (from.length > 0 && Buffer.compare(from, d.evm.from) !== 0) {
         return checkErr(CheckCode.txDecode, 'invalid from address: MsgEthereumTx.from does not match the transaction signer');
       }
@@ -387,7 +393,33 @@ export class EvmApp implements Application {
       if (e instanceof FerryError) return checkErr(CheckCode.txDecode, e.message);
       throw e;
     }
-    return this.admit(d, native, dryRun);
+    return this.admit(d, native, dryRun, hash);
+  }
+
+  /**
+   * The decoded tx of native bytes: from the cache, else unwrapped, decoded (its sender recovered
+   * unless the RPC thread already did: `sender`) and remembered. Throws NativeTxError / FerryError
+   * when the bytes do not decode (never cached).
+   */
+  private decodeNative(native: Uint8Array, hash: Uint8Array = nativeHash(native), sender?: Uint8Array): DecodedTx {
+    const hit = this.decodedTxs.get(hash);
+    if (hit) return hit;
+    const d = decodeTx(unwrapEthereumTx(native).raw, this.common, sender);
+    this.rememberDecoded(native, d, hash);
+    return d;
+  }
+
+  /** Remembers the decoding of native bytes made elsewhere (eth_sendRawTransaction under CometBFT: its CheckTx then finds it). */
+  rememberDecoded(native: Uint8Array, d: DecodedTx, hash: Uint8Array = nativeHash(native)): void {
+    if (this.decodedTxs.put(hash, native, d) && !this.cacheFullLogged) {
+      this.cacheFullLogged = true;
+      this.log.info({ ...this.decodedTxs.stats() }, 'decoded-tx cache is full: the least recently seen txs are dropped and decoded again if they come back');
+    }
+  }
+
+  /** the decoded-tx cache's size, hits, misses and evictions since start */
+  decodedTxCacheStats() {
+    return this.decodedTxs.stats();
   }
 
   /** eth_sendRawTransaction's path: wraps into the native form and admits. */
@@ -395,7 +427,7 @@ export class EvmApp implements Application {
     return this.admit(d, wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm)));
   }
 
-  private async admit(d: DecodedTx, native: Uint8Array, dryRun = false): Promise<CheckTxResult> {
+  private async admit(d: DecodedTx, native: Uint8Array, dryRun = false, hash?: Uint8Array): Promise<CheckTxResult> {
     const tx = d.evm;
     if (native.length > this.opts.mempool.maxTxBytes) return checkErr(CheckCode.txDecode, 'oversized data');
     if (this.pool.has(tx.hash)) return checkErr(CheckCode.inMempoolCache, 'already known');
@@ -426,7 +458,7 @@ export class EvmApp implements Application {
     if (dryRun) return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
     let removed: EvmTx[];
     try {
-      removed = this.pool.add({ decoded: d, native, nativeHash: nativeHash(native) }, stateNonce, baseFee);
+      removed = this.pool.add({ decoded: d, native, nativeHash: hash ?? nativeHash(native) }, stateNonce, baseFee);
     } catch (e) {
       if (e instanceof FerryError) {
         const code = e.message === 'already known' ? CheckCode.inMempoolCache : e.message === 'txpool is full' ? CheckCode.mempoolFull : CheckCode.insufficientFee;
@@ -449,14 +481,15 @@ export class EvmApp implements Application {
    */
   async recheckTx(native: Uint8Array): Promise<CheckTxResult> {
     let d: DecodedTx;
+    const hash = nativeHash(native);
     try {
-      d = decodeTx(unwrapEthereumTx(native).raw, this.common);
+      d = this.decodeNative(native, hash);
     } catch (e) {
       if (e instanceof NativeTxError || e instanceof FerryError) return checkErr(CheckCode.txDecode, e.message);
       throw e;
     }
     const tx = d.evm;
-    if (!this.pool.has(tx.hash)) return this.admit(d, native);
+    if (!this.pool.has(tx.hash)) return this.admit(d, native, false, hash);
     const acct = await this.checkRunner.account(this.latestRef(), tx.from);
     let failure: CheckTxResult | undefined;
     if (tx.nonce < (acct?.nonce ?? 0n)) failure = checkErr(CheckCode.wrongSequence, 'nonce too low');
@@ -478,7 +511,7 @@ export class EvmApp implements Application {
     for (const native of txs) {
       let d: DecodedTx | undefined;
       try {
-        d = decodeTx(unwrapEthereumTx(native).raw, this.common);
+        d = this.decodeNative(native);
       } catch (e) {
         if (!(e instanceof NativeTxError || e instanceof FerryError)) throw e;
       }
@@ -555,8 +588,7 @@ export class EvmApp implements Application {
         return;
       }
       try {
-        const { raw } = unwrapEthereumTx(native);
-        decoded.push(decodeTx(raw, this.common));
+        decoded.push(this.decodeNative(native));
         natives.push(native);
       } catch {
         undecodable.push(i);

@@ -20,6 +20,7 @@ import { nextBaseFee } from './app.js';
 import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
 import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
+import { senderOfNative, senderOfRaw } from './txdecode.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
 export const SUGGESTED_TIP = 1_000_000_000n;
@@ -32,8 +33,11 @@ export interface ReaderOptions {
   coinbase: Uint8Array;
   /** runs eth_call / eth_estimateGas (chain/simulator.ts, in worker threads) */
   simulator: SimulatorPort;
-  /** submits a raw EVM tx to the chain thread; resolves to its CheckTx outcome */
-  submit(raw: Uint8Array): Promise<{ code: number; log: string; hash?: Uint8Array }>;
+  /**
+   * submits a raw EVM tx to the chain thread with its signer as recovered on this thread (undefined:
+   * the bytes did not decode, the chain thread says why); resolves to its CheckTx outcome
+   */
+  submit(raw: Uint8Array, sender: Uint8Array | undefined): Promise<{ code: number; log: string; hash?: Uint8Array }>;
 }
 
 export class ChainReader {
@@ -219,9 +223,14 @@ export class ChainReader {
   }
 
   async sendRawTransaction(raw: Bytes): Promise<Hash> {
-    const r = await this.opts.submit(raw);
+    const r = await this.opts.submit(raw, senderOfRaw(raw, this.common));
     if (r.code !== 0) throw new FerryError(ErrorCode.server, r.log);
     return r.hash!;
+  }
+
+  /** The signer of native (TxRaw) tx bytes, recovered on this thread so the chain thread need not (undefined: they do not decode). */
+  nativeSender(tx: Uint8Array): Uint8Array | undefined {
+    return senderOfNative(tx, this.common);
   }
 
   /** eth_call: runs on the simulator (a pool of worker threads in the node) */

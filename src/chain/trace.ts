@@ -12,13 +12,14 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, type BlockContext, type RunGate, type SimCall } from '../evm/executor.js';
+import { EvmRunner, type BlockContext, type RunGate, type SimCall, type StateRef } from '../evm/executor.js';
 import type { StateOverrides } from '../types/query.js';
 import { RESULT_TOO_LARGE, resultTooLarge, TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
 import { decodeTx } from '../evm/tx.js';
 import { ErrorCode, FerryError } from '../lib/errors.js';
 import { TaskCancelled } from '../lib/slices.js';
-import type { TrieDB } from '../store/triedb.js';
+import { FlatState } from '../store/flatstate.js';
+import { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
 import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
 
@@ -234,40 +235,9 @@ export class TraceService {
 
 // ---- worker side ------------------------------------------------------------------------------
 
-/**
- * The MPT database of the trace runner: the store's committed trie nodes, plus an in-memory layer
- * for the nodes a replay writes (never persisted), readable synchronously for JS tracers.
- */
-class ReplayTrieDB {
-  private overlay = new Map<string, Uint8Array>();
-  constructor(private readonly store: Store) {}
-  getSync(key: string): Uint8Array | undefined {
-    const o = this.overlay.get(key);
-    if (o !== undefined) return o;
-    const v = this.store.trieGet(Buffer.from(key, 'hex'));
-    return v === undefined ? undefined : new Uint8Array(v);
-  }
-  async get(key: string): Promise<Uint8Array | undefined> {
-    return this.getSync(key);
-  }
-  async put(key: string, val: Uint8Array): Promise<void> {
-    this.overlay.set(key, val);
-  }
-  async del(): Promise<void> {}
-  async batch(ops: { type: string; key: string; value?: Uint8Array }[]): Promise<void> {
-    for (const op of ops) if (op.type === 'put') this.overlay.set(op.key, op.value!);
-  }
-  shallowCopy(): ReplayTrieDB {
-    return this;
-  }
-  async open(): Promise<void> {}
-  /** a replay's writes are kept until the job ends (`clear`) */
-  rootMoved(): void {}
-
-  /** forget what the last replay wrote */
-  clear(): void {
-    this.overlay = new Map();
-  }
+/** the state after a committed block, as the flat runner reads it */
+function refOf(h: EvmHeader): StateRef {
+  return { height: h.number, root: h.stateRoot };
 }
 
 function contextOf(h: EvmHeader): BlockContext {
@@ -277,7 +247,9 @@ function contextOf(h: EvmHeader): BlockContext {
 async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Promise<void> {
   const store = new Store(opts.dbPath, { reader: true });
   const common = makeCommon(opts.chainId, opts.hardfork);
-  const db = new ReplayTrieDB(store);
+  // state reads come from the flat layer (no trie walks); the trie database is never written (no commit)
+  const flat = new FlatState(store);
+  const trieDb = new TrieDB(store);
   /** the job running now: its EVM stops at the next jump once the RPC thread cancels this id */
   let jobId = 0;
   const gate: RunGate = {
@@ -288,9 +260,9 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     },
   };
   const makeEngine = async () => {
-    const runner = await EvmRunner.create(common, db as unknown as TrieDB, (n) => store.evmBlock(n)?.header.hash);
+    const runner = await EvmRunner.createFlat(common, flat, trieDb, (n) => store.evmBlock(n)?.header.hash);
     runner.gate = gate;
-    return new TraceEngine(runner, (key) => db.getSync(Buffer.from(key).toString('hex')));
+    return new TraceEngine(runner);
   };
   let engine = await makeEngine();
 
@@ -299,35 +271,35 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     const block = store.evmBlock(height);
     const parent = store.evmBlock(height - 1n);
     if (!block || !parent) throw new TraceError(`block #${height} not found`);
-    return { block, parent, txs: block.transactions.map((t) => decodeTx(t.raw, common)) };
+    // the senders stored with the block were recovered when it was made
+    return { block, parent, txs: block.transactions.map((t) => decodeTx(t.raw, common, t.from)) };
   };
 
   const run = async (job: Job): Promise<unknown> => {
-    db.clear();
     switch (job.kind) {
       case 'tx': {
         const loc = store.txLocation(job.hash);
         if (!loc) throw new TraceError('transaction not found');
         const { block, parent, txs } = blockAt(loc.height);
-        const [out] = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts, loc.index);
+        const [out] = await engine.traceBlock(refOf(parent.header), contextOf(block.header), block.header.hash, txs, job.opts, loc.index);
         return unwrap(out!);
       }
       case 'block': {
         const { block, parent, txs } = blockAt(job.height);
-        const outs = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts);
+        const outs = await engine.traceBlock(refOf(parent.header), contextOf(block.header), block.header.hash, txs, job.opts);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
       case 'replay': {
         const parent = store.evmBlock(job.block.parent);
         if (!parent) throw new TraceError(`block #${job.block.parent} not found`);
         const txs = job.block.rawTxs.map((raw) => decodeTx(raw, common));
-        const outs = await engine.traceBlock(parent.header.stateRoot, job.block.ctx, job.block.hash, txs, job.opts, undefined, true);
+        const outs = await engine.traceBlock(refOf(parent.header), job.block.ctx, job.block.hash, txs, job.opts, undefined, true);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
       case 'call': {
         const block = store.evmBlock(job.height);
         if (!block) throw new TraceError(`block #${job.height} not found`);
-        return engine.traceCall(block.header.stateRoot, contextOf(block.header), job.call, job.overrides, job.opts);
+        return engine.traceCall(refOf(block.header), contextOf(block.header), job.call, job.overrides, job.opts);
       }
     }
   };

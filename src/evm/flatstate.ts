@@ -101,7 +101,12 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async getAccount(address: Address): Promise<Account | undefined> {
-    const rlp = this.rlpOf(hex(address.bytes), address.bytes);
+    return this.accountSync(address.bytes);
+  }
+
+  /** The account as the running code sees it (journal first), synchronously (JS tracers' `db`). */
+  accountSync(addr: Uint8Array): Account | undefined {
+    const rlp = this.rlpOf(hex(addr), addr);
     return rlp === undefined ? undefined : createAccountFromRLP(rlp);
   }
 
@@ -132,7 +137,11 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async getCode(address: Address): Promise<Uint8Array> {
-    const acct = await this.getAccount(address);
+    return this.codeSync(address.bytes);
+  }
+
+  codeSync(addr: Uint8Array): Uint8Array {
+    const acct = this.accountSync(addr);
     if (!acct || !acct.isContract()) return new Uint8Array(0);
     return this.codes.get(hex(acct.codeHash)) ?? this.flat.code(acct.codeHash) ?? new Uint8Array(0);
   }
@@ -142,16 +151,21 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
+    return this.storageSync(address.bytes, key);
+  }
+
+  /** a slot's value (leading zeros stripped), synchronously */
+  storageSync(addr: Uint8Array, key: Uint8Array): Uint8Array {
     if (key.length !== 32) throw new Error('Storage key must be 32 bytes long');
-    const k = hex(address.bytes);
+    const k = hex(addr);
     const rec = this.storage.get(k);
     if (rec !== undefined) {
       const v = rec.slots.get(hex(key));
       if (v !== undefined) return v;
       if (rec.cleared) return EMPTY;
     }
-    if (this.rlpOf(k, address.bytes) === undefined) return EMPTY;
-    return this.flat.storage(address.bytes, key, this._height);
+    if (this.rlpOf(k, addr) === undefined) return EMPTY;
+    return this.flat.storage(addr, key, this._height);
   }
 
   async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {

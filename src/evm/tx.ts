@@ -3,7 +3,7 @@
  */
 import type { Common } from '@ethereumjs/common';
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
-import { Address as EthAddress, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
+import { Address, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
 import { FerryError, ErrorCode } from '../lib/errors.js';
 import type { EvmTx } from '../types/chain.js';
 
@@ -55,14 +55,21 @@ export function impersonatedSender(sig: { v: bigint; r: bigint; s: bigint }, typ
 /** Whether an EVM transaction carries the impersonation placeholder signature. */
 export const isImpersonated = (tx: EvmTx): boolean => impersonatedSender(tx, tx.type) !== undefined;
 
-export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
+/**
+ * Decodes a signed envelope. `sender`: the signer as already recovered by another thread from these
+ * same bytes (eth_sendRawTransaction and broadcast_tx_* are decoded on the RPC thread, which hands the
+ * chain thread the sender so it does not recover it again); without it the sender is recovered here
+ * (secp256k1, the dearest step of decoding).
+ */
+export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array): DecodedTx {
   const first = raw[0];
   // geth: a first byte up to 0x7f is a typed envelope (type byte + payload); 0xc0+ is a legacy RLP list
   if (first === undefined || (first <= 0x7f && raw.length <= 1)) throw rejected('typed transaction too short');
   if (first <= 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected('transaction type not supported');
   let tx: TypedTransaction;
   try {
-    tx = createTxFromRLP(raw, { common }) as TypedTransaction;
+    // with a known sender the tx is frozen below, after its sender is set (frozen txs cache their hash)
+    tx = createTxFromRLP(raw, { common, freeze: sender === undefined }) as TypedTransaction;
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     if (/chain ID|EIP155|chainId/i.test(msg)) throw rejected('invalid chain id for signer');
@@ -72,11 +79,17 @@ export function decodeTx(raw: Uint8Array, common: Common): DecodedTx {
   if (!tx.isSigned()) throw rejected('invalid transaction v, r, s values');
   const impersonated = impersonatedSender({ v: tx.v!, r: tx.r!, s: tx.s! }, tx.type);
   if (impersonated !== undefined) {
-    // the sender is the one the placeholder names; an unfrozen copy lets the VM see it
-    const open = createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction;
-    const sender = new EthAddress(impersonated);
-    (open as { getSenderAddress: () => EthAddress }).getSenderAddress = () => sender;
+    // the sender is the one the placeholder names; an unfrozen tx lets the VM see it
+    const open = sender === undefined ? (createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction) : tx;
+    const address = new Address(impersonated);
+    (open as { getSenderAddress: () => Address }).getSenderAddress = () => address;
     return { tx: open, evm: toEvmTx(open, impersonated, raw) };
+  }
+  if (sender !== undefined) {
+    const address = new Address(sender);
+    (tx as { getSenderAddress: () => Address }).getSenderAddress = () => address;
+    Object.freeze(tx);
+    return { tx, evm: toEvmTx(tx, sender, raw) };
   }
   let from: Uint8Array;
   try {

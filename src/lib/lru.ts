@@ -9,6 +9,8 @@ export class Lru<K, V> {
   /** get() calls that found / did not find their key (for cache metrics) */
   hits = 0;
   misses = 0;
+  /** entries dropped to stay within the bound */
+  evictions = 0;
 
   constructor(
     readonly capacity: number,
@@ -63,6 +65,7 @@ export class Lru<K, V> {
       const [oldestKey, oldestValue] = this.map.entries().next().value as [K, V];
       this.map.delete(oldestKey);
       this.used -= this.weigh(oldestKey, oldestValue);
+      this.evictions++;
     }
   }
 }

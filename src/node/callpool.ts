@@ -55,29 +55,46 @@ export class CallPool implements SimulatorPort {
   private nextId = 1;
   private closing = false;
 
+  /**
+   * Settles once every worker has loaded and said so; rejects when one fails first. Calls sent
+   * before then wait in the worker's message queue, so the node listens without waiting for this.
+   */
+  readonly ready: Promise<void>;
+
   private constructor(
     private readonly slots: Slot[],
     private readonly evmTimeoutMs: number,
     private readonly log: Logger,
-  ) {}
+    workers: Promise<void>[],
+  ) {
+    this.ready = Promise.all(workers).then(() => undefined);
+    // a start failure is reported through `ready` (and `failed`); never an unhandled rejection
+    this.ready.catch(() => undefined);
+  }
 
-  static async start(size: number, dbPath: string, opts: SimulatorOptions, log: Logger): Promise<CallPool> {
+  /** Starts the workers without waiting for them to load (cold start: the listeners open meanwhile). */
+  static start(size: number, dbPath: string, opts: SimulatorOptions, log: Logger): CallPool {
     const slots: Slot[] = [];
-    const pool = new CallPool(slots, opts.evmTimeoutMs, log);
-    await Promise.all(
-      Array.from({ length: Math.max(1, size) }, async () => {
-        const worker = new Worker(new URL('./callworker.js', import.meta.url), { workerData: { dbPath, opts } });
-        const slot: Slot = { worker, pending: new Map() };
-        await new Promise<void>((resolve, reject) => {
+    const loaded: Promise<void>[] = [];
+    for (let i = 0; i < Math.max(1, size); i++) {
+      const worker = new Worker(new URL('./callworker.js', import.meta.url), { workerData: { dbPath, opts } });
+      const slot: Slot = { worker, pending: new Map() };
+      loaded.push(
+        new Promise<void>((resolve, reject) => {
           worker.once('error', reject);
+          worker.once('exit', (code) => reject(new Error(`call worker exited with code ${code} while starting`)));
+          // the worker's first message is its `ready` (id 0, which no call has)
           worker.once('message', () => resolve());
-        });
-        worker.on('message', (r: CallReply) => pool.settle(slot, r));
-        worker.on('error', (e) => pool.failed(slot, e));
-        worker.on('exit', (code) => pool.failed(slot, new Error(`call worker exited with code ${code}`)));
-        slots.push(slot);
-      }),
-    );
+        }),
+      );
+      slots.push(slot);
+    }
+    const pool = new CallPool(slots, opts.evmTimeoutMs, log, loaded);
+    for (const slot of slots) {
+      slot.worker.on('message', (r: CallReply) => pool.settle(slot, r));
+      slot.worker.on('error', (e) => pool.failed(slot, e));
+      slot.worker.on('exit', (code) => pool.failed(slot, new Error(`call worker exited with code ${code}`)));
+    }
     return pool;
   }
 

@@ -128,13 +128,13 @@ export class ChainClient {
   }
 
   /** eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread */
-  submitEvm(raw: Uint8Array): Promise<SubmitOutcome> {
-    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true }));
+  submitEvm(raw: Uint8Array, sender?: Uint8Array): Promise<SubmitOutcome> {
+    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true, sender }));
   }
 
   /** Surface B's broadcast_tx_* and check_tx (`dryRun`: checked, never added to the mempool) */
-  async checkNative(tx: Uint8Array, dryRun: boolean): Promise<CheckTxResult> {
-    const r = await this.ask((id) => ({ type: 'submitNative', id, tx, dryRun }));
+  async checkNative(tx: Uint8Array, dryRun: boolean, sender?: Uint8Array): Promise<CheckTxResult> {
+    const r = await this.ask((id) => ({ type: 'submitNative', id, tx, dryRun, sender }));
     return r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
   }
 
@@ -156,7 +156,7 @@ export class ChainClient {
   }
 
   /** A request the chain thread answers with a `reply`; `make` builds it around its id. */
-  ask(make: (id: number) => ToChain): Promise<ChainReply> {
+  private ask(make: (id: number) => ToChain): Promise<ChainReply> {
     return new Promise<ChainReply>((resolve) => {
       const id = this.reserve(this.replies, resolve);
       this.worker.postMessage(make(id));

@@ -25,11 +25,14 @@ const port = parentPort!;
 const send = (m: FromChain) => port.postMessage(m);
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
 
-/** eth_sendRawTransaction's bytes decoded, or why they are refused before any check (geth's texts). */
-function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp): DecodedTx | { rejected: string } {
+/**
+ * eth_sendRawTransaction's bytes decoded, or why they are refused before any check (geth's texts).
+ * `sender`: the signer the RPC thread recovered from these bytes (not recovered again here).
+ */
+function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uint8Array | undefined): DecodedTx | { rejected: string } {
   let d: DecodedTx;
   try {
-    d = decodeTx(raw, app.common);
+    d = decodeTx(raw, app.common, sender);
   } catch (e) {
     if (e instanceof FerryError) return { rejected: e.message };
     throw e;
@@ -209,12 +212,12 @@ async function main(): Promise<void> {
     }
     const run = async () => {
       if (m.type === 'submit') {
-        const d = decodeSubmitted(m.raw, m.rpc, app);
+        const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
         if ('rejected' in d) return reply(2, d.rejected);
         const r = await app.checkEvmTx(d);
         return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
       }
-      const r = await app.checkTx(m.tx, m.dryRun === true);
+      const r = await app.checkTx(m.tx, m.dryRun === true, m.sender);
       return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r, checkSeconds: (performance.now() - started) / 1000, txBytes });
     };
     run().catch((e) => {
@@ -279,9 +282,11 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     }
     const run = async () => {
       if (m.type === 'submit') {
-        const d = decodeSubmitted(m.raw, m.rpc, app);
+        const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
         if ('rejected' in d) return reply(2, d.rejected);
         const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
+        // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded
+        app.rememberDecoded(native, d);
         try {
           const r = await broadcastTxSync(cometRpc, native);
           return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
@@ -290,7 +295,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
           throw e;
         }
       }
-      const r = await app.checkTx(m.tx, m.dryRun === true);
+      const r = await app.checkTx(m.tx, m.dryRun === true, m.sender);
       return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r });
     };
     run().catch((e) => {

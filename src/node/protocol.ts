@@ -18,9 +18,10 @@ export interface ChainWorkerData {
 }
 
 export type ToChain =
-  | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean }
+  /** `sender`: the signer, recovered on the RPC thread (absent when the bytes did not decode there) */
+  | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array }
   /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool) */
-  | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean }
+  | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean; sender?: Uint8Array }
   /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
   | { type: 'setCoinbase'; id: number; address: Uint8Array }
   /** the answer to a chain-thread `query` (ABCI mode) */

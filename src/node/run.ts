@@ -39,12 +39,11 @@ import { CallPool } from './callpool.js';
 import { homePaths } from './home.js';
 import { ChainClient } from './chainclient.js';
 import { createDevControls, createMinerBackend } from './miner.js';
-import type { ChainWorkerData, ToChain } from './protocol.js';
+import type { ChainWorkerData } from './protocol.js';
 import { APP_VERSION } from '../chain/app.js';
 import { abciQuery } from '../chain/query.js';
 import { parseLaddr, formatHostPort } from '../config/address.js';
 import { VERSION } from '../config/version.js';
-import type { CheckTxResult } from '../consensus/abci.js';
 import { nodeId, readNodeKey, readValidatorKey } from '../consensus/cometbft/index.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import { ConsensusReader, NativeMempool } from '../consensus/reader.js';
@@ -112,7 +111,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   observe.started(height);
 
   const store = new Store(dbPath, { reader: true });
-  const calls = await CallPool.start(
+  // the call workers load while the rest starts; calls sent meanwhile wait in their queues
+  const calls = CallPool.start(
     opts.jsonRpc.callWorkers,
     dbPath,
     { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
@@ -125,7 +125,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     logsCap: opts.jsonRpc.logsCap,
     simulator: calls,
     coinbase: loadCoinbase(store, genesis.evm.coinbase),
-    submit: (raw) => chain.submitEvm(raw),
+    submit: (raw, sender) => chain.submitEvm(raw, sender),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
   // the dev preset: the dev accounts sign without a passphrase and are listed first by eth_accounts
@@ -276,7 +276,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   }
 
   if (opts.abci.withCometbft) {
-    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, ask: (make) => chain.ask(make), log });
+    consensusRpc = await startConsensusRpc({ opts, genesis, paths, store, reader, nativePool, chain, log });
     endpoints.rpc = consensusRpc.url;
     log.info({ address: endpoints.rpc }, 'CometBFT RPC server listening');
   } else {
@@ -285,6 +285,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   }
   await observe.startServers(log);
   Object.assign(endpoints, observe.endpoints);
+  // a call worker that cannot start still fails the start, as before (only later: after the listeners)
+  await calls.ready;
 
   return {
     endpoints,
@@ -318,7 +320,7 @@ interface ConsensusRpcDeps {
   store: Store;
   reader: ChainReader;
   nativePool: NativeMempool;
-  ask(make: (id: number) => ToChain): Promise<{ code: number; log: string }>;
+  chain: ChainClient;
   log: Logger;
 }
 
@@ -342,9 +344,9 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     validator: { address: validatorKey.address, pubKey: validatorKey.pubKey },
   };
   const checkTx = async (tx: Uint8Array, submit: boolean) => {
-    const r = (await d.ask((id) => ({ type: 'submitNative', id, tx, dryRun: !submit }))) as { code: number; log: string; check?: CheckTxResult };
-    const c = r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
-    return { ...c, info: '' };
+    // decoded and its sender recovered here, off the chain thread
+    const sender = reader.nativeSender(tx);
+    return { ...(await d.chain.checkNative(tx, !submit, sender)), info: '' };
   };
   const node: NodeInfo = { identity, genesisJson, blockParams: () => ({ maxBytes: genesis.maxBytes, maxGas: genesis.maxGas }) };
   const app: AppQuery = {

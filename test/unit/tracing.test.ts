@@ -5,14 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
-import { MapDB, ValueEncoding } from '@ethereumjs/util';
-import { keccak256 } from '../../src/evm/common.js';
 import { JsTracer, JS_TRACER_MEMORY_LIMIT } from '../../src/evm/tracing/js/host.js';
 import { LEGACY_TRACERS } from '../../src/evm/tracing/js/legacy.js';
 import { opName } from '../../src/evm/tracing/opcodes.js';
 import { StructLogger } from '../../src/evm/tracing/structlog.js';
-import { trieGet, type SyncState } from '../../src/evm/tracing/syncstate.js';
+import type { SyncState } from '../../src/evm/tracing/syncstate.js';
 import { TraceError, TraceTimeout, type Step } from '../../src/evm/tracing/types.js';
 import { createDebugMethods, type DebugBackend } from '../../src/evmrpc/debug.js';
 import { FerryError } from '../../src/lib/errors.js';
@@ -91,24 +88,6 @@ describe('struct logger entries', () => {
     assert.equal(opName(0x9f), 'SWAP16');
     assert.equal(opName(0xfe), 'INVALID');
     assert.equal(opName(0xef), 'opcode 0xef not defined');
-  });
-});
-
-describe('synchronous trie walk', () => {
-  it('finds every key ethereumjs put, and nothing else', async () => {
-    const db = new MapDB<string, Uint8Array>();
-    const trie = new MerklePatriciaTrie({ db, useKeyHashing: true, useKeyHashingFunction: keccak256, valueEncoding: ValueEncoding.Bytes });
-    const entries: [Uint8Array, Uint8Array][] = [];
-    for (let i = 0; i < 300; i++) {
-      const key = keccak256(Uint8Array.of(i, i >> 8)).slice(0, 20);
-      const value = i % 7 === 0 ? Uint8Array.of(i & 0xff) : keccak256(Uint8Array.of(i));
-      entries.push([key, value]);
-      await trie.put(key, value);
-    }
-    const read = (k: Uint8Array) => (db as unknown as { _database: Map<string, Uint8Array> })._database.get(Buffer.from(k).toString('hex'));
-    const root = trie.root();
-    for (const [k, v] of entries) assert.deepEqual(trieGet(read, root, keccak256(k)), v);
-    assert.equal(trieGet(read, root, keccak256(Uint8Array.of(1, 2, 3))), undefined);
   });
 });
 

@@ -6,9 +6,9 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
-import type { MerkleStateManager } from '@ethereumjs/statemanager';
+import type { FlatStateManager } from '../flatstate.js';
 import { checksumAddress } from '../../config/devaccounts.js';
-import type { BlockContext, EvmRunner, SimCall } from '../executor.js';
+import type { At, BlockContext, EvmRunner, SimCall } from '../executor.js';
 import type { StateOverrides } from '../../types/query.js';
 import type { DecodedTx } from '../tx.js';
 import { effectiveTip } from '../tx.js';
@@ -19,12 +19,11 @@ import { JsTracer } from './js/host.js';
 import { LEGACY_TRACERS } from './js/legacy.js';
 import { PrestateTracer, parsePrestateConfig } from './prestate.js';
 import { StructLogger } from './structlog.js';
-import { SyncState, type NodeReader } from './syncstate.js';
+import { SyncState } from './syncstate.js';
 import { TraceError, TraceTimeout, type Tracer, type TraceOptions, type TxEnv, type TxPosition } from './types.js';
 
 export * from './types.js';
 export { LEGACY_TRACERS } from './js/legacy.js';
-export type { NodeReader } from './syncstate.js';
 
 export const NATIVE_TRACERS = ['callTracer', 'prestateTracer', '4byteTracer', 'noopTracer'] as const;
 
@@ -80,20 +79,19 @@ export class TraceEngine {
   broken = false;
 
   constructor(
-    private readonly runner: EvmRunner<MerkleStateManager>,
-    readNode: NodeReader,
+    private readonly runner: EvmRunner<FlatStateManager>,
   ) {
     this.host = new TraceHost(runner.vm.evm as never);
-    this.state = new SyncState(runner.sm, readNode);
+    this.state = new SyncState(runner.sm);
   }
 
   /**
-   * Replays `txs` (a committed block's, in order) on `parentRoot` and traces those whose index is
+   * Replays `txs` (a committed block's, in order) on the parent's state `parent` and traces those whose index is
    * `traced` (all when undefined), stopping after it. A tracer failure is that tx's outcome; the
    * timeout covers the whole call and aborts it (TraceTimeout).
    */
   async traceBlock(
-    parentRoot: Uint8Array,
+    parent: At,
     ctx: BlockContext,
     blockHash: Uint8Array,
     txs: DecodedTx[],
@@ -102,7 +100,7 @@ export class TraceEngine {
     /** a tx failing the pre-execution checks gets an error entry and the block goes on (geth); else the call fails */
     tolerant = false,
   ): Promise<TxTraceOutcome[]> {
-    await this.runner.reset(parentRoot);
+    await this.runner.reset(parent);
     const block = this.runner.ethBlock(ctx);
     const out: TxTraceOutcome[] = [];
     let gasUsed = 0n;
@@ -135,13 +133,13 @@ export class TraceEngine {
       gasUsed += res.totalGasSpent;
       logs += res.receipt.logs.length;
     }
-    await this.runner.reset(parentRoot);
+    await this.runner.reset(parent);
     this.broken = false;
     return out;
   }
 
   /** debug_traceCall: the call on `root` (with overrides), like eth_call, traced. */
-  async traceCall(root: Uint8Array, ctx: BlockContext, call: SimCall, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown> {
+  async traceCall(root: At, ctx: BlockContext, call: SimCall, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown> {
     await this.runner.reset(root);
     let outcome: TxTraceOutcome | undefined;
     const deadline = Date.now() + opts.timeoutMs;

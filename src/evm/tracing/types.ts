@@ -6,7 +6,7 @@
  * Tracers produce their result in geth's wire form (hex strings, JSON objects) — like geth's
  * `GetResult() json.RawMessage`, the tracer output IS the answer, so it is formatted where it is made.
  */
-import type { MerkleStateManager } from '@ethereumjs/statemanager';
+import type { StateManagerInterface } from '@ethereumjs/common';
 
 /** What the trace config of the debug_trace* methods carries, decoded. */
 export interface TraceOptions {
@@ -56,7 +56,7 @@ export interface TxEnv {
   /** block-wide index of the first log this tx emits */
   firstLogIndex: number;
   /** state as the tx runs (reads see the tx's own writes) */
-  state: MerkleStateManager;
+  state: StateManagerInterface;
 }
 
 /** A call frame starts (geth OnEnter). depth 0 is the transaction's own frame. */
@@ -122,7 +122,7 @@ export interface Step {
   callValue: bigint;
   callData: Uint8Array;
   returnData: Uint8Array;
-  state: MerkleStateManager;
+  state: StateManagerInterface;
 }
 
 /** A tracer attached to one transaction run. Any callback may be async (the host awaits it). */
