@@ -13,7 +13,7 @@
  * | miner_setEtherbase | `true`; new blocks pay fees to the address (block `miner`, `eth_coinbase`), kept across restarts |
  */
 import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
-import { serverError } from '../lib/errors.js';
+import { invalidRequest, unsupported as unsupportedError } from '../lib/errors.js';
 import { EVM_DENOM, MAX_MINIMUM_GAS_PRICE } from '../config/options.js';
 import { address, quantity, string } from '../jsonrpc/codecs.js';
 import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
@@ -49,7 +49,7 @@ function privateSpec(params: readonly ParamCodec[], handler: MethodSpec['handler
 }
 
 const unsupported = (method: string): never => {
-  throw serverError(`unsupported rpc function: ${method}`);
+  throw unsupportedError(`unsupported rpc function: ${method}`);
 };
 
 export function createMinerMethods(backend: MinerBackend): MethodTable {
@@ -57,7 +57,7 @@ export function createMinerMethods(backend: MinerBackend): MethodTable {
     miner_getHashrate: privateSpec(NO_PARAMS, () => 0),
     miner_setExtra: privateSpec([string], ([extra]: [string]) => {
       const size = Buffer.byteLength(extra, 'utf8');
-      if (size > MAX_EXTRA_DATA_BYTES) throw serverError(`extra exceeds max length. ${size} > ${MAX_EXTRA_DATA_BYTES}`);
+      if (size > MAX_EXTRA_DATA_BYTES) throw invalidRequest(`extra exceeds max length. ${size} > ${MAX_EXTRA_DATA_BYTES}`);
       return unsupported('miner_setExtra');
     }),
     miner_setGasPrice: privateSpec([quantity], ([price]: [bigint]) => {

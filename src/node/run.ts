@@ -24,13 +24,14 @@ import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
 import { createDevMethods, type DevControls } from '../evmrpc/devmethods.js';
 import { devAccounts } from '../config/devaccounts.js';
-import { invalidParams } from '../lib/errors.js';
+import { fromDomainErrorData } from '../lib/errors.js';
 import { COMMIT } from '../config/version.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
 import { KeyStore } from '../keystore/index.js';
 import { createSubscriptionMethods, type SubscriptionService } from '../evmrpc/subscriptions.js';
 import { createDispatcher } from '../jsonrpc/core.js';
+import { evmErrors } from '../evmrpc/errors.js';
 import { mergeTables } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
 import { allowAll, checkPrivateExposure, createAuthenticator, readJwtSecret } from '../server/auth.js';
@@ -200,7 +201,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       const id = nextId++;
       devWaiting.set(id, (r) => {
         if (r.error === undefined) return resolve(r.result as T);
-        reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
+        reject(r.error.kind === 'domain' ? fromDomainErrorData(r.error.error) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
       });
       post({ type: 'dev', id, op });
     });
@@ -323,6 +324,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       table,
       enabledNamespaces: new Set(opts.jsonRpc.api),
       limits: { batchRequestLimit: opts.jsonRpc.batchRequestLimit, batchResponseMaxSize: opts.jsonRpc.batchResponseMaxSize },
+      errors: evmErrors,
       onInternalError: (err, method) => log.error({ method, err: err instanceof Error ? err.stack : String(err) }, 'internal error'),
       recorder: observe.rpcRecorder({
         wsConnections: () => ws?.connections() ?? 0,
