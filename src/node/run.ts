@@ -32,6 +32,7 @@ import { KeyStore } from '../keystore/index.js';
 import { createSubscriptionMethods, type SubscriptionService } from '../evmrpc/subscriptions.js';
 import { createDispatcher } from '../jsonrpc/core.js';
 import { evmErrors } from '../evmrpc/errors.js';
+import { accepted } from '../chain/checkcodes.js';
 import { mergeTables } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
 import { allowAll, checkPrivateExposure, createAuthenticator, readJwtSecret } from '../server/auth.js';
@@ -42,7 +43,7 @@ import { CallPool } from './callpool.js';
 import { homePaths, writeMinimumGasPrice } from './home.js';
 import type { ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
 import { APP_VERSION } from '../chain/app.js';
-import { abciQuery } from '../chain/query.js';
+import { abciQuery, queryFailure, QueryCode } from '../chain/query.js';
 import { parseLaddr, formatHostPort } from '../config/address.js';
 import { VERSION } from '../config/version.js';
 import type { CheckTxResult } from '../consensus/abci.js';
@@ -131,7 +132,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         case 'query': {
           // ABCI mode: CometBFT's Query, answered from the committed state
           const { id, req } = m;
-          const failed = (text: string) => ({ code: 1, log: text, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height: 0n, codespace: 'sdk' });
+          const failed = (text: string) => queryFailure(QueryCode.internal, text);
           void (reader ? abciQuery(reader, req) : Promise.resolve(failed('node starting'))).then(
             (res) => worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
             (e: unknown) => {
@@ -207,7 +208,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     });
   const setEtherbase = async (address: Uint8Array) => {
     const r = await ask((id) => ({ type: 'setCoinbase', id, address }));
-    if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
+    if (!accepted(r.code)) throw new Error(`setCoinbase failed: ${r.log}`);
     reader!.setCoinbase(address);
     log.info({ address: '0x' + Buffer.from(address).toString('hex') }, 'new blocks pay fees to this address');
   };
