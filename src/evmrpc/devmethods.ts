@@ -14,7 +14,7 @@ import { address, bool, hash } from '../jsonrpc/codecs.js';
 import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
 import type { Address, Hash } from '../types/chain.js';
 import type { EvmBackend } from './backend.js';
-import { jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
+import { argumentError, jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
 
 /** anvil_mine / hardhat_mine: the most blocks one call makes (each is a signed CometBFT block, written to disk) */
 export const MAX_MINE_BLOCKS = 10_000n;
@@ -66,14 +66,14 @@ function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint
       }
       let n: bigint;
       if (typeof v === 'number') {
-        if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(`invalid argument ${i}: ${name} must be a non-negative integer`);
+        if (!Number.isSafeInteger(v) || v < 0) throw argumentError(i, `${name} must be a non-negative integer`);
         n = BigInt(v);
       } else if (typeof v === 'string') {
         n = parseQuantity(v, i);
       } else {
         throw typeMismatch(i, jsonKind(v), 'uint64');
       }
-      if (n > max) throw invalidArgument(`invalid argument ${i}: ${name} ${n} is too large (at most ${max})`);
+      if (n > max) throw argumentError(i, `${name} ${n} is too large (at most ${max})`);
       return n;
     },
   };
@@ -98,7 +98,7 @@ const mineOptions: ParamCodec<MineOptions> = {
     if (typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
       for (const k of Object.keys(o)) {
-        if (k !== 'timestamp' && k !== 'blocks') throw invalidArgument(`invalid argument ${i}: unknown field ${JSON.stringify(k)}, expected timestamp or blocks`);
+        if (k !== 'timestamp' && k !== 'blocks') throw argumentError(i, `unknown field ${JSON.stringify(k)}, expected timestamp or blocks`);
       }
       return { timestamp: optionalSeconds.decode(o.timestamp, i), blocks: optionalCount.decode(o.blocks, i) };
     }

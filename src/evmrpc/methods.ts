@@ -7,6 +7,7 @@
  * `header not found` (geth). Limits come from `info` (app.toml [json-rpc]); 0 means unlimited for
  * the block-range and logs caps.
  */
+import { argumentError } from '../lib/hex.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { invalidArgument, invalidRequest, limitExceeded, notFound, timeout, unsupported } from '../lib/errors.js';
 import { formatDuration } from '../config/duration.js';
@@ -116,7 +117,7 @@ const powNonce: ParamCodec<Uint8Array> = {
   decode: (v, i) => {
     const b = data.decode(v, i);
     if (b.length !== POW_NONCE_LENGTH) {
-      throw invalidArgument(`invalid argument ${i}: hex string has length ${b.length * 2}, want ${POW_NONCE_LENGTH * 2} for types.BlockNonce`);
+      throw argumentError(i, `hex string has length ${b.length * 2}, want ${POW_NONCE_LENGTH * 2} for types.BlockNonce`);
     }
     return b;
   },

@@ -5,11 +5,9 @@
  * a non-zero ABCI code written as a literal `code: N` / `code === N`, and fails on any outside the maps.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { SRC_DIR, sourceFiles } from '../helpers/sources.js';
 
 /** The maps, relative to src/: the only files that may write a wire code. */
 const SURFACE_MAPS: readonly string[] = [
@@ -25,8 +23,7 @@ const SURFACE_MAPS: readonly string[] = [
 const JSON_RPC_CODE = /-32\d{3}\b/g;
 const ABCI_CODE_LITERAL = /\bcode\s*(?::|===|!==|==|!=)\s*[1-9]\d*\b/g;
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const SRC = join(ROOT, 'src');
+const SRC = SRC_DIR;
 
 /** The text of a TypeScript source without its comments (parsed, then printed without them). */
 function withoutComments(text: string): string {
@@ -47,14 +44,6 @@ function wireCodes(files: ReadonlyMap<string, string>): string[] {
   return out;
 }
 
-function sourceFiles(dir: string, acc = new Map<string, string>()): Map<string, string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) sourceFiles(full, acc);
-    else if (entry.name.endsWith('.ts')) acc.set(relative(SRC, full).split(sep).join('/'), readFileSync(full, 'utf8'));
-  }
-  return acc;
-}
 
 describe('wire error codes stay in the surface maps', () => {
   it('the scan finds codes in code and strings, not in comments or in the maps', () => {

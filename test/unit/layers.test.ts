@@ -7,11 +7,11 @@
  * comments and strings are not mistaken for imports.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { SRC_DIR, sourceFiles } from '../helpers/sources.js';
 
 /** folder under src/ → layer (keep in step with docs/architecture.md) */
 const LAYERS: Readonly<Record<string, number>> = {
@@ -51,9 +51,7 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
 const WIRE_ERROR_MAPS: readonly string[] = ['evmrpc/errors', 'cometrpc/errors', 'jsonrpc/errors'];
 const NO_WIRE_MAPS: readonly string[] = ['evm', 'chain', 'consensus', 'store', 'config'];
 
-/** dist/test/unit/ → repository root */
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const SRC = join(ROOT, 'src');
+const SRC = SRC_DIR;
 
 /** Top folder under src/ of a path relative to src/ ('' for files directly in src/). */
 function folderOf(relPath: string): string {
@@ -101,14 +99,6 @@ function violations(files: ReadonlyMap<string, string>): string[] {
   return out;
 }
 
-function sourceFiles(dir: string, acc = new Map<string, string>()): Map<string, string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) sourceFiles(full, acc);
-    else if (entry.name.endsWith('.ts')) acc.set(relative(SRC, full).split(sep).join('/'), readFileSync(full, 'utf8'));
-  }
-  return acc;
-}
 
 describe('layer rule checker', () => {
   const check = (files: Record<string, string>) => violations(new Map(Object.entries(files)));
