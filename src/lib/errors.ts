@@ -156,7 +156,8 @@ export function mapDomainError<Out>(map: ErrorMap<Out>, e: DomainError): Out {
 
 // ---------------------------------------------------------------------------------------------
 // The wire-numbered error below is being replaced by DomainError (issue 11): new code must not use
-// it, and it goes away once every throw site throws a kind.
+// it. Only src/cometrpc/ and src/consensus/reader.ts still do (with jsonrpc/errors.ts's fallback for
+// them); it goes away once they throw kinds and Surface B has its map (src/cometrpc/errors.ts).
 
 /**
  * @deprecated throw a DomainError kind instead; the wire code is chosen by the surface map.
