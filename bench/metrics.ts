@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createDispatcher, type Dispatcher } from '../src/jsonrpc/core.js';
+import { evmErrors } from '../src/evmrpc/errors.js';
 import type { MethodTable } from '../src/jsonrpc/types.js';
 import { RpcMetrics } from '../src/metrics/rpc.js';
 
@@ -33,6 +34,7 @@ function dispatcher(withMetrics: boolean): Dispatcher {
     table: table(),
     enabledNamespaces: null,
     limits: { batchRequestLimit: 1000, batchResponseMaxSize: 25_000_000 },
+    errors: evmErrors,
     onInternalError: () => undefined,
     recorder: withMetrics ? new RpcMetrics({ wsConnections: zero, subscriptions: zero, filters: zero, callQueue: zero, traceQueue: zero }) : undefined,
   });

@@ -4,6 +4,7 @@
  * calls CheckTx on ferry's mempool connection and returns its answer).
  */
 import { formatHostPort, parseLaddr } from '../config/address.js';
+import { txRejected, type TxRejectReason } from '../lib/errors.js';
 
 /** How long a broadcast may take before the caller gets an error. */
 export const BROADCAST_TIMEOUT_MS = 10_000;
@@ -15,11 +16,11 @@ export interface BroadcastResult {
   hash: string;
 }
 
-/** CometBFT mempool errors (JSON-RPC `error.data`) → geth's texts. */
-const MEMPOOL_ERRORS: readonly [RegExp, string][] = [
-  [/tx already exists in cache/, 'already known'],
-  [/mempool is full/, 'txpool is full'],
-  [/tx too large/, 'oversized data'],
+/** CometBFT mempool errors (JSON-RPC `error.data`) → why the tx was refused, in geth's text. */
+const MEMPOOL_ERRORS: readonly [RegExp, TxRejectReason, string][] = [
+  [/tx already exists in cache/, 'known', 'already known'],
+  [/mempool is full/, 'poolFull', 'txpool is full'],
+  [/tx too large/, 'decode', 'oversized data'],
 ];
 
 export class CometRpcError extends Error {}
@@ -31,6 +32,10 @@ export function rpcUrl(laddr: string): string {
   return `http://${formatHostPort(a)}`;
 }
 
+/**
+ * CheckTx's answer to a broadcast; a mempool refusal throws txRejected, any other CometBFT error (or
+ * none reachable) CometRpcError.
+ */
 export async function broadcastTxSync(url: string, tx: Uint8Array): Promise<BroadcastResult> {
   let body: { result?: { code: number; log: string; hash: string }; error?: { message: string; data?: string } };
   try {
@@ -46,8 +51,8 @@ export async function broadcastTxSync(url: string, tx: Uint8Array): Promise<Broa
   }
   if (body.error) {
     const detail = `${body.error.data ?? ''} ${body.error.message}`;
-    for (const [re, text] of MEMPOOL_ERRORS) if (re.test(detail)) return { code: 1, log: text, hash: '' };
-    return { code: 1, log: (body.error.data ?? body.error.message).trim(), hash: '' };
+    for (const [re, reason, text] of MEMPOOL_ERRORS) if (re.test(detail)) throw txRejected(reason, text);
+    throw new CometRpcError((body.error.data ?? body.error.message).trim());
   }
   if (!body.result) throw new CometRpcError(`CometBFT at ${url} answered neither result nor error`);
   return { code: body.result.code, log: body.result.log, hash: body.result.hash };

@@ -7,10 +7,10 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEV_ACCOUNT_COUNT, DEV_DERIVATION_PATH, DEV_MNEMONIC, checksumAddress, devAccounts } from '../config/devaccounts.js';
 import { DEFAULT_CHAIN_ID, parseGenesis, type Genesis } from '../config/genesis.js';
-import { CONFIG_KEYS, ConfigError } from '../config/keys.js';
+import { CONFIG_KEYS } from '../config/keys.js';
 import { defaultOptions, loadOptions } from '../config/load.js';
 import { clientVersion } from '../config/version.js';
-import { FerryError } from '../lib/errors.js';
+import { DomainError, badConfig } from '../lib/errors.js';
 import { createLogger, type Logger } from '../lib/log.js';
 import { KeyStore, readPassphrase } from '../keystore/index.js';
 import { defaultHome, ensureHome, ensureJwtSecret, homeExists, homePaths } from '../node/home.js';
@@ -22,7 +22,7 @@ const EXIT_ERROR = 1;
 
 /** Expected failures (bad config, bad files) print one line; anything else is a bug and shows its stack. */
 function fail(e: unknown): void {
-  if (e instanceof FerryError) process.stderr.write(`error: ${e.message}\n`);
+  if (e instanceof DomainError) process.stderr.write(`error: ${e.message}\n`);
   else process.stderr.write(`error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exitCode = EXIT_ERROR;
 }
@@ -152,7 +152,7 @@ function init(cmd: Command): void {
   const o = cmd.opts<{ home?: string; chainId?: string; overwrite?: boolean }>();
   const home = resolveHome(o.home);
   if (homeExists(home) && !o.overwrite) {
-    throw new ConfigError('home', `${homePaths(home).genesis} already exists; use --overwrite to replace the home (its chain data is deleted)`);
+    throw badConfig('home', `${homePaths(home).genesis} already exists; use --overwrite to replace the home (its chain data is deleted)`);
   }
   ensureHome(home, { chainId: o.chainId, overwrite: o.overwrite === true });
   process.stdout.write(`initialized ${home} (chain id ${o.chainId ?? DEFAULT_CHAIN_ID})\n`);
@@ -161,7 +161,7 @@ function init(cmd: Command): void {
 /** The home of a `keys`/`auth` command; it must exist (`ferry init` or a first `ferry start`). */
 function existingHome(flag: unknown): string {
   const home = resolveHome(flag);
-  if (!homeExists(home)) throw new ConfigError('home', `no ferry home at ${home}: run \`ferry init\` first`);
+  if (!homeExists(home)) throw badConfig('home', `no ferry home at ${home}: run \`ferry init\` first`);
   return home;
 }
 
@@ -191,7 +191,7 @@ async function keysImport(file: string, cmd: Command): Promise<void> {
     address = await ks.importKeyFile(text, o.passwordFile === undefined ? undefined : await readPassphrase({ file: o.passwordFile }));
   } else {
     const digits = text.replace(/^0x/i, '');
-    if (!/^[0-9a-fA-F]{64}$/.test(digits)) throw new ConfigError('keyfile', `${file} holds neither a JSON key file nor a hex private key`);
+    if (!/^[0-9a-fA-F]{64}$/.test(digits)) throw badConfig('keyfile', `${file} holds neither a JSON key file nor a hex private key`);
     const key = new Uint8Array(Buffer.from(digits, 'hex'));
     try {
       address = await ks.importKey(key, await readPassphrase({ file: o.passwordFile, confirm: true }));
@@ -210,10 +210,10 @@ function authToken(cmd: Command): void {
 
 async function testnet(cmd: Command): Promise<void> {
   const o = cmd.opts<{ validators: string; fullNodes: string; output?: string; chainId?: string; basePort?: string; timeoutCommit?: string }>();
-  if (!o.output) throw new ConfigError('output', '--output <dir> is required');
+  if (!o.output) throw badConfig('output', '--output <dir> is required');
   const count = (v: string | undefined, flag: string): number | undefined => {
     if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v)) throw new ConfigError(flag, `--${flag}: expected a whole number, got ${JSON.stringify(v)}`);
+    if (!/^\d+$/.test(v)) throw badConfig(flag, `--${flag}: expected a whole number, got ${JSON.stringify(v)}`);
     return Number(v);
   };
   const { writeTestnet } = await import('../node/testnet.js');

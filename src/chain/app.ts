@@ -26,13 +26,14 @@ import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, isImpersonated, type DecodedTx } from '../evm/tx.js';
-import { FerryError } from '../lib/errors.js';
+import { txRejected } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { FlatState, type FlatChange } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
-import { nativeHash, NativeTxError, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
+import { checkTxResult, isTxRejected } from './checkcodes.js';
+import { nativeHash, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
 import { DecodedTxCache } from './txdecode.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
@@ -47,20 +48,6 @@ export function loadCoinbase(store: Store, fallback: Uint8Array): Uint8Array {
 }
 export const EIP1559_ELASTICITY = 2n;
 export const EIP1559_DENOMINATOR = 8n;
-
-/** CheckTx codes (Cosmos SDK's where one fits). */
-export const CheckCode = {
-  ok: 0,
-  internal: 1,
-  txDecode: 2,
-  insufficientFunds: 5,
-  outOfGas: 11,
-  insufficientFee: 13,
-  inMempoolCache: 19,
-  mempoolFull: 20,
-  wrongSequence: 32,
-  invalidChainId: 33,
-} as const;
 
 export function nextBaseFee(parent: { baseFeePerGas: bigint; gasUsed: bigint; gasLimit: bigint }): bigint {
   const target = parent.gasLimit / EIP1559_ELASTICITY;
@@ -116,8 +103,14 @@ interface PendingBlock {
   flatChange: FlatChange;
 }
 
-function checkErr(code: number, log: string): CheckTxResult {
-  return { code, log, codespace: code === 0 ? '' : 'evm', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
+/** A CheckTx answer: the checks' result, or the code and log of the refusal they threw. */
+async function checked(run: () => Promise<CheckTxResult>): Promise<CheckTxResult> {
+  try {
+    return await run();
+  } catch (e) {
+    if (isTxRejected(e)) return checkTxResult(e);
+    throw e;
+  }
 }
 
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
@@ -380,26 +373,21 @@ export class EvmApp implements Application {
    * `dryRun` (Surface B's check_tx): the same checks, but the tx never enters the mempool.
    */
   async checkTx(native: Uint8Array, dryRun = false, sender?: Uint8Array): Promise<CheckTxResult> {
-    let d: DecodedTx;
     const hash = nativeHash(native);
-    try {
-      d = this.decodeNative(native, hash, sender);
+    return checked(async () => {
+      const d = this.decodeNative(native, hash, sender);
       const { from } = unwrapEthereumTx(native);
       if (from.length > 0 && Buffer.compare(from, d.evm.from) !== 0) {
-        return checkErr(CheckCode.txDecode, 'invalid from address: MsgEthereumTx.from does not match the transaction signer');
+        throw txRejected('decode', 'invalid from address: MsgEthereumTx.from does not match the transaction signer');
       }
-    } catch (e) {
-      if (e instanceof NativeTxError) return checkErr(CheckCode.txDecode, e.message);
-      if (e instanceof FerryError) return checkErr(CheckCode.txDecode, e.message);
-      throw e;
-    }
-    return this.admit(d, native, dryRun, hash);
+      return this.admit(d, native, dryRun, hash);
+    });
   }
 
   /**
    * The decoded tx of native bytes: from the cache, else unwrapped, decoded (its sender recovered
-   * unless the RPC thread already did: `sender`) and remembered. Throws NativeTxError / FerryError
-   * when the bytes do not decode (never cached).
+   * unless the RPC thread already did: `sender`) and remembered. Throws txRejected('decode') when the
+   * bytes do not decode (never cached).
    */
   private decodeNative(native: Uint8Array, hash: Uint8Array = nativeHash(native), sender?: Uint8Array): DecodedTx {
     const hit = this.decodedTxs.get(hash);
@@ -422,52 +410,44 @@ export class EvmApp implements Application {
     return this.decodedTxs.stats();
   }
 
-  /** eth_sendRawTransaction's path: wraps into the native form and admits. */
+  /** eth_sendRawTransaction's path: wraps into the native form and admits; throws txRejected when refused. */
   async checkEvmTx(d: DecodedTx): Promise<CheckTxResult> {
     return this.admit(d, wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm)));
   }
 
+  /** The stateful checks, then the pool; throws txRejected (geth's texts) when the tx is refused. */
   private async admit(d: DecodedTx, native: Uint8Array, dryRun = false, hash?: Uint8Array): Promise<CheckTxResult> {
     const tx = d.evm;
-    if (native.length > this.opts.mempool.maxTxBytes) return checkErr(CheckCode.txDecode, 'oversized data');
-    if (this.pool.has(tx.hash)) return checkErr(CheckCode.inMempoolCache, 'already known');
+    if (native.length > this.opts.mempool.maxTxBytes) throw txRejected('decode', 'oversized data');
+    if (this.pool.has(tx.hash)) throw txRejected('known', 'already known');
     if (isImpersonated(tx) && !this.mayImpersonate(tx.from)) {
-      return checkErr(CheckCode.txDecode, `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(tx.from)}, which is not impersonated`);
+      throw txRejected('decode', `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(tx.from)}, which is not impersonated`);
     }
-    if (tx.gasLimit > this.blockGasLimit) return checkErr(CheckCode.outOfGas, 'exceeds block gas limit');
+    if (tx.gasLimit > this.blockGasLimit) throw txRejected('gas', 'exceeds block gas limit');
     const intrinsic = d.tx.getIntrinsicGas();
-    if (tx.gasLimit < intrinsic) return checkErr(CheckCode.outOfGas, 'intrinsic gas too low');
-    if (feeCap(tx) < this.opts.minGasPrice) return checkErr(CheckCode.insufficientFee, 'transaction underpriced');
+    if (tx.gasLimit < intrinsic) throw txRejected('gas', 'intrinsic gas too low');
+    if (feeCap(tx) < this.opts.minGasPrice) throw txRejected('underpriced', 'transaction underpriced');
     if (tx.type === 2 && tx.maxPriorityFeePerGas! > tx.maxFeePerGas!) {
-      return checkErr(CheckCode.insufficientFee, 'max priority fee per gas higher than max fee per gas');
+      throw txRejected('underpriced', 'max priority fee per gas higher than max fee per gas');
     }
     const baseFee = this.nextBaseFee();
     if (feeCap(tx) < baseFee) {
-      return checkErr(
-        CheckCode.insufficientFee,
+      throw txRejected(
+        'underpriced',
         `max fee per gas less than block base fee: address ${checksumAddress(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
       );
     }
     const acct = await this.checkRunner.account(this.latestRef(), tx.from);
     const stateNonce = acct?.nonce ?? 0n;
     const balance = acct?.balance ?? 0n;
-    if (tx.nonce < stateNonce) return checkErr(CheckCode.wrongSequence, 'nonce too low');
+    if (tx.nonce < stateNonce) throw txRejected('nonceTooLow', 'nonce too low');
     if (balance < tx.gasLimit * feeCap(tx) + tx.value) {
-      return checkErr(CheckCode.insufficientFunds, 'insufficient funds for gas * price + value');
+      throw txRejected('insufficientFunds', 'insufficient funds for gas * price + value');
     }
-    if (dryRun) return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
-    let removed: EvmTx[];
-    try {
-      removed = this.pool.add({ decoded: d, native, nativeHash: hash ?? nativeHash(native) }, stateNonce, baseFee);
-    } catch (e) {
-      if (e instanceof FerryError) {
-        const code = e.message === 'already known' ? CheckCode.inMempoolCache : e.message === 'txpool is full' ? CheckCode.mempoolFull : CheckCode.insufficientFee;
-        return checkErr(code, e.message);
-      }
-      throw e;
-    }
+    if (dryRun) return { ...checkTxResult(), gasWanted: tx.gasLimit, data: tx.hash };
+    const removed = this.pool.add({ decoded: d, native, nativeHash: hash ?? nativeHash(native) }, stateNonce, baseFee);
     this.events.onPoolChange({ added: [tx], removed: removed.map((r) => r.hash), natives: [native] });
-    return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
+    return { ...checkTxResult(), gasWanted: tx.gasLimit, data: tx.hash };
   }
 
   pendingCount(): number {
@@ -480,28 +460,24 @@ export class EvmApp implements Application {
    * anew, which fails with geth's reason when it became invalid.
    */
   async recheckTx(native: Uint8Array): Promise<CheckTxResult> {
-    let d: DecodedTx;
-    const hash = nativeHash(native);
-    try {
-      d = this.decodeNative(native, hash);
-    } catch (e) {
-      if (e instanceof NativeTxError || e instanceof FerryError) return checkErr(CheckCode.txDecode, e.message);
-      throw e;
-    }
-    const tx = d.evm;
-    if (!this.pool.has(tx.hash)) return this.admit(d, native, false, hash);
-    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
-    let failure: CheckTxResult | undefined;
-    if (tx.nonce < (acct?.nonce ?? 0n)) failure = checkErr(CheckCode.wrongSequence, 'nonce too low');
-    else if ((acct?.balance ?? 0n) < tx.gasLimit * feeCap(tx) + tx.value) {
-      failure = checkErr(CheckCode.insufficientFunds, 'insufficient funds for gas * price + value');
-    }
-    if (failure) {
-      this.pool.drop([tx]);
-      this.events.onPoolChange({ added: [], removed: [tx.hash] });
-      return failure;
-    }
-    return { ...checkErr(0, ''), gasWanted: tx.gasLimit, data: tx.hash };
+    return checked(async () => {
+      const hash = nativeHash(native);
+      const d = this.decodeNative(native, hash);
+      const tx = d.evm;
+      if (!this.pool.has(tx.hash)) return this.admit(d, native, false, hash);
+      const acct = await this.checkRunner.account(this.latestRef(), tx.from);
+      let failure;
+      if (tx.nonce < (acct?.nonce ?? 0n)) failure = txRejected('nonceTooLow', 'nonce too low');
+      else if ((acct?.balance ?? 0n) < tx.gasLimit * feeCap(tx) + tx.value) {
+        failure = txRejected('insufficientFunds', 'insufficient funds for gas * price + value');
+      }
+      if (failure) {
+        this.pool.drop([tx]);
+        this.events.onPoolChange({ added: [], removed: [tx.hash] });
+        throw failure;
+      }
+      return { ...checkTxResult(), gasWanted: tx.gasLimit, data: tx.hash };
+    });
   }
 
   /** Decoded txs of a proposal and their senders' committed nonces; undefined when a tx does not decode. */
@@ -513,7 +489,7 @@ export class EvmApp implements Application {
       try {
         d = this.decodeNative(native);
       } catch (e) {
-        if (!(e instanceof NativeTxError || e instanceof FerryError)) throw e;
+        if (!isTxRejected(e)) throw e;
       }
       decoded.push(d);
       if (d && !nonces.has(hexKey(d.evm.from))) {
@@ -537,7 +513,7 @@ export class EvmApp implements Application {
       try {
         scratch.add({ decoded: d, native: req.txs[i]!, nativeHash: new Uint8Array() }, nonces.get(hexKey(d.evm.from))!, baseFee);
       } catch (e) {
-        if (!(e instanceof FerryError)) throw e;
+        if (!isTxRejected(e)) throw e;
       }
     });
     const maxBytes = req.maxTxBytes ?? Number.MAX_SAFE_INTEGER;

@@ -5,6 +5,7 @@
  *        auth_info: AuthInfo{ fee{ amount: [feeCap*gas EVM_DENOM], gas_limit } }, signatures: [] }.
  * The native hash is SHA-256 of the TxRaw bytes.
  */
+import { txRejected, type DomainError } from '../lib/errors.js';
 import { createHash } from 'node:crypto';
 import { ProtoDecodeError, ProtoWriter, readFields, type ProtoField } from '../lib/protobuf.js';
 
@@ -34,7 +35,8 @@ export function nativeHash(txBytes: Uint8Array): Uint8Array {
   return createHash('sha256').update(txBytes).digest();
 }
 
-export class NativeTxError extends Error {}
+/** bytes that are not a native Ethereum tx */
+const notNative = (message: string): DomainError<'txRejected'> => txRejected('decode', message);
 
 const only = (fields: ProtoField[], n: number): ProtoField[] => fields.filter((f) => f.field === n);
 
@@ -44,28 +46,28 @@ function decodeAny(b: Uint8Array): { url: string; value: Uint8Array } {
   return { url: url ? Buffer.from(url).toString('utf8') : '', value: only(f, 2)[0]?.bytes ?? new Uint8Array() };
 }
 
-/** Unwraps native tx bytes to the EVM envelope; throws NativeTxError saying what is wrong. */
+/** Unwraps native tx bytes to the EVM envelope; throws txRejected (reason `decode`) saying what is wrong. */
 export function unwrapEthereumTx(txBytes: Uint8Array): { raw: Uint8Array; from: Uint8Array } {
   try {
     const top = readFields(txBytes);
-    if (only(top, 3).length > 0) throw new NativeTxError('for eth tx Signatures should be empty');
+    if (only(top, 3).length > 0) throw notNative('for eth tx Signatures should be empty');
     const bodyBytes = only(top, 1)[0]?.bytes;
-    if (!bodyBytes) throw new NativeTxError('tx parse error: missing body');
+    if (!bodyBytes) throw notNative('tx parse error: missing body');
     const body = readFields(bodyBytes);
     const msgs = only(body, 1);
-    if (msgs.length !== 1) throw new NativeTxError(`for eth tx the number of messages should be 1, got ${msgs.length}`);
+    if (msgs.length !== 1) throw notNative(`for eth tx the number of messages should be 1, got ${msgs.length}`);
     const exts = only(body, 1023);
     if (exts.length !== 1 || decodeAny(exts[0]!.bytes!).url !== EXT_OPTION_ETHEREUM_TX_URL) {
-      throw new NativeTxError('for eth tx length of ExtensionOptions should be 1');
+      throw notNative('for eth tx length of ExtensionOptions should be 1');
     }
     const msg = decodeAny(msgs[0]!.bytes!);
-    if (msg.url !== MSG_ETHEREUM_TX_URL) throw new NativeTxError(`unrecognized message type ${msg.url || '(empty)'}: only ${MSG_ETHEREUM_TX_URL} is accepted`);
+    if (msg.url !== MSG_ETHEREUM_TX_URL) throw notNative(`unrecognized message type ${msg.url || '(empty)'}: only ${MSG_ETHEREUM_TX_URL} is accepted`);
     const mf = readFields(msg.value);
     const raw = only(mf, 6)[0]?.bytes;
-    if (!raw || raw.length === 0) throw new NativeTxError('MsgEthereumTx has no raw transaction');
+    if (!raw || raw.length === 0) throw notNative('MsgEthereumTx has no raw transaction');
     return { raw: new Uint8Array(raw), from: new Uint8Array(only(mf, 5)[0]?.bytes ?? []) };
   } catch (e) {
-    if (e instanceof ProtoDecodeError) throw new NativeTxError(`tx parse error: ${e.message}`);
+    if (e instanceof ProtoDecodeError) throw notNative(`tx parse error: ${e.message}`);
     throw e;
   }
 }

@@ -22,13 +22,13 @@ export const QUERY_PATHS = ['/evm/balance', '/evm/nonce', '/evm/code', '/evm/sto
 export const PROOF_OP_ACCOUNT = 'ferry/mpt-account';
 export const PROOF_OP_STORAGE = 'ferry/mpt-storage';
 export const QUERY_CODESPACE = 'sdk';
-/** Cosmos SDK codes: ErrUnknownRequest, ErrInvalidRequest, ErrInvalidHeight */
-export const QueryCode = { ok: 0, unknownRequest: 6, invalidRequest: 18, invalidHeight: 26 } as const;
+/** Cosmos SDK codes: ErrInternal (the query could not be answered), ErrUnknownRequest, ErrInvalidRequest, ErrInvalidHeight */
+export const QueryCode = { ok: 0, internal: 1, unknownRequest: 6, invalidRequest: 18, invalidHeight: 26 } as const;
 
 const ADDRESS_BYTES = 20;
 const SLOT_BYTES = 32;
 
-function failure(code: number, log: string, height = 0n): AbciQueryResponse {
+export function queryFailure(code: number, log: string, height = 0n): AbciQueryResponse {
   return { code, log, info: '', index: 0n, key: undefined, value: undefined, proofOps: undefined, height, codespace: QUERY_CODESPACE };
 }
 
@@ -45,16 +45,16 @@ function bigEndian(n: bigint, bytes: number): Uint8Array {
 /** Answers an abci_query from `reader`'s committed state. */
 export async function abciQuery(reader: ChainReader, req: AbciQueryRequest): Promise<AbciQueryResponse> {
   const latest = reader.latestNumber();
-  if (req.height < 0n) return failure(QueryCode.invalidHeight, 'cannot query with height < 0; please provide a valid height');
-  if (req.height > latest) return failure(QueryCode.invalidHeight, 'cannot query with height in the future; please provide a valid height');
+  if (req.height < 0n) return queryFailure(QueryCode.invalidHeight, 'cannot query with height < 0; please provide a valid height');
+  if (req.height > latest) return queryFailure(QueryCode.invalidHeight, 'cannot query with height in the future; please provide a valid height');
   const height = req.height === 0n ? latest : req.height;
   if (!(QUERY_PATHS as readonly string[]).includes(req.path)) {
-    return failure(QueryCode.unknownRequest, `unknown query path ${JSON.stringify(req.path)}; ferry answers ${QUERY_PATHS.join(', ')}`, height);
+    return queryFailure(QueryCode.unknownRequest, `unknown query path ${JSON.stringify(req.path)}; ferry answers ${QUERY_PATHS.join(', ')}`, height);
   }
   const wantLength = req.path === '/evm/storage' ? ADDRESS_BYTES + SLOT_BYTES : ADDRESS_BYTES;
   if (req.data.length !== wantLength) {
     const what = req.path === '/evm/storage' ? 'a 20-byte address followed by a 32-byte slot' : 'a 20-byte address';
-    return failure(QueryCode.invalidRequest, `invalid request: ${req.path} takes ${what} as data, got ${req.data.length} bytes`, height);
+    return queryFailure(QueryCode.invalidRequest, `invalid request: ${req.path} takes ${what} as data, got ${req.data.length} bytes`, height);
   }
   const address = req.data.subarray(0, ADDRESS_BYTES);
   const slot = req.path === '/evm/storage' ? req.data.subarray(ADDRESS_BYTES) : undefined;

@@ -10,7 +10,8 @@ import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
 import { proofStateManager } from '../evm/executor.js';
 import { effectiveTip } from '../evm/tx.js';
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { limitExceeded, notFound, txRejected } from '../lib/errors.js';
+import { accepted, rejectReasonOf } from './checkcodes.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
@@ -144,7 +145,7 @@ export class ChainReader {
     if (q.fromBlock > to) return [];
     const cap = this.opts.logsCap;
     const rows = this.store.logRows({ ...q, toBlock: to }, cap > 0 ? cap + 1 : 0);
-    if (cap > 0 && rows.length > cap) throw new FerryError(ErrorCode.server, `query returned more than ${cap} results`);
+    if (cap > 0 && rows.length > cap) throw limitExceeded(`query returned more than ${cap} results`);
     const out: EvmLog[] = new Array(rows.length);
     let hashHeight = -1;
     let blockHash: Uint8Array = new Uint8Array();
@@ -169,7 +170,7 @@ export class ChainReader {
 
   private root(n: bigint): Uint8Array {
     const b = this.blockByNumber(n);
-    if (!b) throw new FerryError(ErrorCode.server, 'header not found');
+    if (!b) throw notFound('header not found');
     return b.header.stateRoot;
   }
 
@@ -224,7 +225,7 @@ export class ChainReader {
 
   async sendRawTransaction(raw: Bytes): Promise<Hash> {
     const r = await this.opts.submit(raw, senderOfRaw(raw, this.common));
-    if (r.code !== 0) throw new FerryError(ErrorCode.server, r.log);
+    if (!accepted(r.code)) throw txRejected(rejectReasonOf(r.code), r.log);
     return r.hash!;
   }
 

@@ -14,10 +14,10 @@ import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockContext, type RunGate, type SimCall } from '../evm/executor.js';
 import { overrideOf, type StateOverrides } from '../types/query.js';
-import { PrecheckError, callFees } from '../evm/precheck.js';
+import { callFees } from '../evm/precheck.js';
 import { AccessListTracer } from '../evm/tracing/accesslist.js';
 import { TraceHost } from '../evm/tracing/hook.js';
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { DomainError, cancelled, executionFailed, notFound, timeout, txRejected } from '../lib/errors.js';
 import { TaskCancelled } from '../lib/slices.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
@@ -56,15 +56,15 @@ export const IDLE_RUNNERS_KEPT = 4;
  * texts come from evm/precheck.ts). Anything else is a bug and is thrown as it is: the RPC layer
  * answers -32603 "internal error" and logs it, so a library's message never reaches a client.
  */
-function simulationFailure(e: unknown, timeoutMs: number): FerryError {
-  if (e instanceof EvmTimeoutError) return new FerryError(ErrorCode.server, `execution aborted (timeout = ${formatDuration(timeoutMs)})`);
-  if (e instanceof TaskCancelled) return new FerryError(ErrorCode.server, e.message);
-  if (e instanceof FerryError) return e;
+function simulationFailure(e: unknown, timeoutMs: number): DomainError {
+  if (e instanceof EvmTimeoutError) return timeout(`execution aborted (timeout = ${formatDuration(timeoutMs)})`);
+  if (e instanceof TaskCancelled) return cancelled(e.message);
+  if (e instanceof DomainError) return e;
   throw e;
 }
 
 /** geth's estimator raises the gas on these (execute: ErrIntrinsicGas, ErrFloorDataGas) */
-const raisesGas = (e: unknown): boolean => e instanceof PrecheckError && (e.kind === 'intrinsicGas' || e.kind === 'floorDataGas');
+const raisesGas = (e: unknown): boolean => e instanceof DomainError && e.is('txRejected') && e.detail.reason === 'gas';
 
 /**
  * Runs simulations, each on an EVM of its own (so runs may be interleaved by a scheduler: see
@@ -114,7 +114,7 @@ export class Simulator {
 
   private header(n: bigint) {
     const b = this.store.evmBlock(n);
-    if (!b) throw new FerryError(ErrorCode.server, 'header not found');
+    if (!b) throw notFound('header not found');
     return b.header;
   }
 
@@ -175,7 +175,7 @@ export class Simulator {
       if (feeCap > 0n) {
         const bal = (await runner.account(root, req.from ?? new Uint8Array(20)))?.balance ?? 0n;
         const value = req.value ?? 0n;
-        if (value >= bal) throw new FerryError(ErrorCode.server, 'insufficient funds for transfer');
+        if (value >= bal) throw txRejected('insufficientFunds', 'insufficient funds for transfer');
         const allowance = (bal - value) / feeCap;
         if (allowance < hi) hi = allowance;
       }
@@ -199,13 +199,13 @@ export class Simulator {
       try {
         first = await run(hi);
       } catch (e) {
-        if (raisesGas(e)) throw new FerryError(ErrorCode.server, `gas required exceeds allowance (${hi})`);
+        if (raisesGas(e)) throw executionFailed(`gas required exceeds allowance (${hi})`);
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
       const firstErr = simulationError(first);
       if (firstErr) {
-        if (firstErr.code === ErrorCode.reverted) throw firstErr;
-        throw new FerryError(ErrorCode.server, `gas required exceeds allowance (${hi})`);
+        if (firstErr.is('reverted')) throw firstErr;
+        throw executionFailed(`gas required exceeds allowance (${hi})`);
       }
       let lo = first.totalGasSpent - 1n;
       // geth's optimistic limit: most txs succeed with (used + refund + call stipend) * 64/63
@@ -282,7 +282,7 @@ export class Simulator {
   }
 
   /** geth: `failed to apply transaction: <hash of the args as an unsigned legacy tx> err: <reason>` */
-  private applyFailure(req: CallRequest & { gas: bigint }, nonce: bigint, reason: string): FerryError {
+  private applyFailure(req: CallRequest & { gas: bigint }, nonce: bigint, reason: string): DomainError<'executionFailed'> {
     const unsigned = RLP.encode([
       bigIntToUnpaddedBytes(nonce),
       bigIntToUnpaddedBytes(req.gasPrice ?? 0n),
@@ -294,7 +294,7 @@ export class Simulator {
       new Uint8Array(),
       new Uint8Array(),
     ]);
-    return new FerryError(ErrorCode.server, `failed to apply transaction: 0x${hexOf(keccak256(unsigned))} err: ${reason}`);
+    return executionFailed(`failed to apply transaction: 0x${hexOf(keccak256(unsigned))} err: ${reason}`);
   }
 }
 

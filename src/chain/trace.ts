@@ -14,9 +14,21 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { makeCommon } from '../evm/common.js';
 import { EvmRunner, type BlockContext, type RunGate, type SimCall, type StateRef } from '../evm/executor.js';
 import type { StateOverrides } from '../types/query.js';
-import { RESULT_TOO_LARGE, resultTooLarge, TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
+import { TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceResultTooLarge, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
 import { decodeTx } from '../evm/tx.js';
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import {
+  DomainError,
+  cancelled,
+  domainErrorData,
+  executionFailed,
+  fromDomainErrorData,
+  invalidRequest,
+  limitExceeded,
+  resultTooLarge,
+  timeout,
+  unavailable,
+  type DomainErrorData,
+} from '../lib/errors.js';
 import { TaskCancelled } from '../lib/slices.js';
 import { FlatState } from '../store/flatstate.js';
 import { TrieDB } from '../store/triedb.js';
@@ -62,7 +74,7 @@ export interface ReplayBlock {
   rawTxs: Uint8Array[];
 }
 
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: DomainErrorData };
 
 interface Queued {
   id: number;
@@ -70,7 +82,7 @@ interface Queued {
   /** epoch ms by which the client needs the answer (Infinity = no limit) */
   answerBy: number;
   /** settles the request once (later outcomes are dropped) */
-  settle(outcome: { value: unknown } | { error: FerryError }): void;
+  settle(outcome: { value: unknown } | { error: DomainError }): void;
 }
 
 // ---- RPC thread side ------------------------------------------------------------------------
@@ -125,12 +137,12 @@ export class TraceService {
   }
 
   private submit(job: Job, origin: CallOrigin | undefined): Promise<unknown> {
-    if (this.closed) return Promise.reject(new FerryError(ErrorCode.server, 'node is shutting down'));
+    if (this.closed) return Promise.reject(unavailable('node is shutting down'));
     if (this.queue.length >= MAX_QUEUED_TRACES) {
-      return Promise.reject(new FerryError(ErrorCode.server, `too many trace requests waiting (max ${MAX_QUEUED_TRACES})`));
+      return Promise.reject(limitExceeded(`too many trace requests waiting (max ${MAX_QUEUED_TRACES})`));
     }
     const signal = origin?.signal;
-    if (signal?.aborted) return Promise.reject(new FerryError(ErrorCode.server, TRACE_CANCELLED_MESSAGE));
+    if (signal?.aborted) return Promise.reject(cancelled(TRACE_CANCELLED_MESSAGE));
     return new Promise((resolve, reject) => {
       let settled = false;
       let dueTimer: NodeJS.Timeout | undefined;
@@ -147,17 +159,17 @@ export class TraceService {
           else resolve(outcome.value);
         },
       };
-      const onAbort = () => this.abandon(q, new FerryError(ErrorCode.server, TRACE_CANCELLED_MESSAGE));
+      const onAbort = () => this.abandon(q, cancelled(TRACE_CANCELLED_MESSAGE));
       signal?.addEventListener('abort', onAbort, { once: true });
       // the transport's limit: answered by then, whether the job waits or runs
-      if (q.answerBy !== Infinity) dueTimer = setTimeout(() => this.abandon(q, new FerryError(ErrorCode.server, TIMEOUT_MESSAGE)), Math.max(0, q.answerBy - Date.now()));
+      if (q.answerBy !== Infinity) dueTimer = setTimeout(() => this.abandon(q, timeout(TIMEOUT_MESSAGE)), Math.max(0, q.answerBy - Date.now()));
       this.queue.push(q);
       this.pump();
     });
   }
 
   /** The request is answered with `error` now; its job leaves the queue, or is stopped if it runs. */
-  private abandon(q: Queued, error: FerryError): void {
+  private abandon(q: Queued, error: DomainError): void {
     q.settle({ error });
     const i = this.queue.indexOf(q);
     if (i >= 0) {
@@ -191,7 +203,7 @@ export class TraceService {
     clearTimeout(cur.timer);
     this.current = undefined;
     if (r.ok) cur.settle({ value: r.value });
-    else cur.settle({ error: new FerryError(r.message.startsWith(RESULT_TOO_LARGE) ? ErrorCode.responseTooLarge : ErrorCode.server, r.message) });
+    else cur.settle({ error: fromDomainErrorData(r.error) });
     this.pump();
   }
 
@@ -200,7 +212,7 @@ export class TraceService {
     const cur = this.current;
     if (!cur) return;
     this.current = undefined;
-    cur.settle({ error: new FerryError(ErrorCode.server, TIMEOUT_MESSAGE) });
+    cur.settle({ error: timeout(TIMEOUT_MESSAGE) });
     const w = this.worker;
     this.worker = undefined;
     void w?.terminate();
@@ -214,17 +226,17 @@ export class TraceService {
     this.current = undefined;
     if (cur) {
       clearTimeout(cur.timer);
-      cur.settle({ error: new FerryError(ErrorCode.server, `tracing failed: ${e instanceof Error ? e.message : String(e)}`) });
+      cur.settle({ error: executionFailed(`tracing failed: ${e instanceof Error ? e.message : String(e)}`) });
     }
     this.pump();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const q of this.queue.splice(0)) q.settle({ error: new FerryError(ErrorCode.server, 'node is shutting down') });
+    for (const q of this.queue.splice(0)) q.settle({ error: unavailable('node is shutting down') });
     if (this.current) {
       clearTimeout(this.current.timer);
-      this.current.settle({ error: new FerryError(ErrorCode.server, 'node is shutting down') });
+      this.current.settle({ error: unavailable('node is shutting down') });
       this.current = undefined;
     }
     const w = this.worker;
@@ -317,7 +329,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
   const bounded = (value: unknown): unknown => {
     if (opts.maxResultSize > 0) {
       const size = JSON.stringify(value ?? null).length;
-      if (size > opts.maxResultSize) throw new TraceError(resultTooLarge(size, opts.maxResultSize));
+      if (size > opts.maxResultSize) throw new TraceResultTooLarge(size, opts.maxResultSize);
     }
     return value;
   };
@@ -327,10 +339,8 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     runJob(m.job).then(bounded).then(
       (value) => parentPort!.postMessage({ id: m.id, ok: true, value } satisfies Reply),
       (e: unknown) => {
-        const message =
-          e instanceof TraceTimeout ? TIMEOUT_MESSAGE : e instanceof TraceError || e instanceof FerryError ? e.message : `tracing failed: ${e instanceof Error ? e.message.replace(/ \(tx type=[\s\S]*$/, '') : String(e)}`;
-        if (!(e instanceof TraceError || e instanceof FerryError)) process.stderr.write(`trace worker: ${e instanceof Error ? e.stack : String(e)}\n`);
-        parentPort!.postMessage({ id: m.id, ok: false, message } satisfies Reply);
+        if (!(e instanceof TraceError || e instanceof DomainError)) process.stderr.write(`trace worker: ${e instanceof Error ? e.stack : String(e)}\n`);
+        parentPort!.postMessage({ id: m.id, ok: false, error: domainErrorData(traceFailure(e)) } satisfies Reply);
       },
     );
   });
@@ -347,4 +357,13 @@ if (!isMainThread && (workerData as { ferryTrace?: TraceServiceOptions } | null)
     process.stderr.write(`trace worker failed to start: ${e instanceof Error ? e.stack : String(e)}\n`);
     process.exit(1);
   });
+}
+
+/** A failed trace job as the domain error the RPC thread answers with. */
+function traceFailure(e: unknown): DomainError {
+  if (e instanceof TraceTimeout) return timeout(TIMEOUT_MESSAGE);
+  if (e instanceof TraceResultTooLarge) return resultTooLarge(e.message);
+  if (e instanceof TraceError) return invalidRequest(e.message);
+  if (e instanceof DomainError) return e;
+  return executionFailed(`tracing failed: ${e instanceof Error ? e.message.replace(/ \(tx type=[\s\S]*$/, '') : String(e)}`);
 }

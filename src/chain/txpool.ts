@@ -4,7 +4,7 @@
  * A same-nonce replacement needs a price bump on both fee cap and tip; the pool is bounded and evicts
  * the cheapest tx when full. Error texts are geth's.
  */
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { txRejected } from '../lib/errors.js';
 import type { DecodedTx } from '../evm/tx.js';
 import { effectiveTip, feeCap, tipCap } from '../evm/tx.js';
 import type { EvmTx } from '../types/chain.js';
@@ -33,7 +33,6 @@ export interface PoolChange {
 }
 
 const key = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-const reject = (msg: string): FerryError => new FerryError(ErrorCode.server, msg);
 
 class Account {
   readonly txs = new Map<bigint, PoolEntry>();
@@ -67,13 +66,13 @@ export class TxPool {
 
   /**
    * Admits a checked tx. `stateNonce` is the sender's committed nonce. Returns the entries removed
-   * (replaced or evicted). Throws FerryError with geth's texts.
+   * (replaced or evicted). Throws txRejected with geth's texts.
    */
   add(entry: Omit<PoolEntry, 'seq'>, stateNonce: bigint, baseFee: bigint): EvmTx[] {
     const tx = entry.decoded.evm;
     const h = key(tx.hash);
-    if (this.byHash.has(h)) throw reject('already known');
-    if (tx.nonce < stateNonce) throw reject('nonce too low');
+    if (this.byHash.has(h)) throw txRejected('known', 'already known');
+    if (tx.nonce < stateNonce) throw txRejected('nonceTooLow', 'nonce too low');
     const sender = key(tx.from);
     let acct = this.accounts.get(sender);
     if (!acct) {
@@ -86,18 +85,18 @@ export class TxPool {
       const bump = BigInt(100 + this.limits.priceBumpPercent);
       const o = old.decoded.evm;
       if (feeCap(tx) * 100n < feeCap(o) * bump || tipCap(tx) * 100n < tipCap(o) * bump) {
-        throw reject('replacement transaction underpriced');
+        throw txRejected('underpriced', 'replacement transaction underpriced');
       }
     } else if (tx.nonce > acct.pendingEnd() + 1n) {
       // a gapped (queued) tx: bounded per account
       let queued = 0;
       const end = acct.pendingEnd();
       for (const n of acct.txs.keys()) if (n > end) queued++;
-      if (queued >= this.limits.accountQueue) throw reject('txpool is full');
+      if (queued >= this.limits.accountQueue) throw txRejected('poolFull', 'txpool is full');
     }
     if (!old && this.byHash.size >= this.limits.size) {
       const victim = this.cheapest(baseFee);
-      if (!victim || effectiveTip(victim.decoded.evm, baseFee) >= effectiveTip(tx, baseFee)) throw reject('txpool is full');
+      if (!victim || effectiveTip(victim.decoded.evm, baseFee) >= effectiveTip(tx, baseFee)) throw txRejected('poolFull', 'txpool is full');
       this.remove(victim.decoded.evm);
       removed.push(victim.decoded.evm);
     }

@@ -63,6 +63,7 @@ export const COMET_ERRORS: ErrorMap<CometWireError> = {
   unavailable: internal,
   unsupported: internal,
   corrupt: internal,
+  badConfig: internal,
 };
 
 /** What a bug (a thrown value that is not a DomainError) is answered with: no library text. */

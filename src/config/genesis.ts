@@ -2,10 +2,10 @@
  * genesis.json: a CometBFT genesis document (int64 as decimal strings, validator keys in base64)
  * whose `app_state.evm` holds the EVM genesis with a geth-style `alloc`.
  */
+import { badConfig } from '../lib/errors.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { DEV_ACCOUNT_BALANCE, DEV_ACCOUNT_COUNT, devAccounts } from './devaccounts.js';
-import { ConfigError } from './keys.js';
 
 export interface GenesisValidator {
   /** 20 bytes: first 20 bytes of sha256(pubKey) */
@@ -100,7 +100,7 @@ const SLOT_BYTES = 32;
 export function parseChainId(chainId: string): bigint {
   const m = CHAIN_ID.exec(chainId);
   if (!m || chainId.length > MAX_CHAIN_ID_LENGTH) {
-    throw new ConfigError('chain_id', `invalid chain-id ${JSON.stringify(chainId)}: want {name}_{evm chain id}-{epoch}, e.g. ${DEFAULT_CHAIN_ID}`);
+    throw badConfig('chain_id', `invalid chain-id ${JSON.stringify(chainId)}: want {name}_{evm chain id}-{epoch}, e.g. ${DEFAULT_CHAIN_ID}`);
   }
   return BigInt(m[2]!);
 }
@@ -150,7 +150,7 @@ export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array
 // parsing
 
 function fail(path: string, detail: string): never {
-  throw new ConfigError(path, `invalid genesis: ${path}: ${detail}`);
+  throw badConfig(path, `invalid genesis: ${path}: ${detail}`);
 }
 
 type Obj = Record<string, unknown>;
@@ -227,7 +227,7 @@ export function parseGenesis(json: string | unknown): Genesis {
     try {
       doc = JSON.parse(json);
     } catch (e) {
-      throw new ConfigError('genesis', `invalid genesis: not JSON: ${(e as Error).message}`);
+      throw badConfig('genesis', `invalid genesis: not JSON: ${(e as Error).message}`);
     }
   }
   const g = object(doc, '', ['genesis_time', 'chain_id', 'initial_height', 'consensus_params', 'validators', 'app_hash', 'app_state']);
@@ -353,7 +353,7 @@ function parseAccount(v: unknown, path: string): GenesisAccount {
 /** genesis.json text (2-space indent, trailing newline). Throws if evmChainId does not match chainId. */
 export function renderGenesis(g: Genesis): string {
   if (parseChainId(g.chainId) !== g.evmChainId) {
-    throw new ConfigError('chain_id', `genesis evmChainId ${g.evmChainId} does not match chain id ${g.chainId}`);
+    throw badConfig('chain_id', `genesis evmChainId ${g.evmChainId} does not match chain id ${g.chainId}`);
   }
   const alloc: Obj = {};
   for (const [addr, a] of [...g.evm.alloc].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {

@@ -3,21 +3,15 @@
  * is read and validated, how it is written back to TOML, and its comment in the templates. load.ts,
  * templates.ts and the CLI all work from this one table.
  */
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { badConfig } from '../lib/errors.js';
 import { parseAbciAddress, parseHostPort, parseLaddr } from './address.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { ABCI_TRANSPORTS, EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
 
-/** A bad configuration value or file. `key` is the flag-style name (`json-rpc.logs-cap`) or the file. */
-export class ConfigError extends FerryError {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(ErrorCode.server, message);
-    this.name = 'ConfigError';
-  }
-}
+/**
+ * A bad configuration value or file throws badConfig (src/lib/errors.ts): its `key` is the flag-style
+ * name (`json-rpc.logs-cap`) or the file.
+ */
 
 export type ConfigFile = 'app.toml' | 'config.toml';
 
@@ -38,7 +32,7 @@ export interface ConfigKey {
   toToml(opts: NodeOptions): string;
 }
 
-/** Thrown by the readers below; `apply` turns it into a ConfigError with the section's prefix. */
+/** Thrown by the readers below; `apply` turns it into a badConfig error with the section's prefix. */
 class Invalid extends Error {}
 
 const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
@@ -239,7 +233,7 @@ function def<T>(
         set(o, read(raw, name));
       } catch (e) {
         if (!(e instanceof Invalid)) throw e;
-        throw new ConfigError(name, `invalid ${section === '' ? '' : section + ' '}config value: ${e.message}`);
+        throw badConfig(name, `invalid ${section === '' ? '' : section + ' '}config value: ${e.message}`);
       }
     },
   };

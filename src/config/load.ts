@@ -1,12 +1,13 @@
 /**
  * Loads NodeOptions from `<home>/config/app.toml`, `<home>/config/config.toml` and flags.
- * Precedence: flag > file > default. Every value is validated; a bad one throws a ConfigError whose
+ * Precedence: flag > file > default. Every value is validated; a bad one throws a badConfig error whose
  * message names the key, e.g. `invalid json-rpc config value: json-rpc.api: unknown namespace "foo"`.
  */
+import { badConfig } from '../lib/errors.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import { CONFIG_KEYS, ConfigError, type ConfigFile, type ConfigKey } from './keys.js';
+import { CONFIG_KEYS, type ConfigFile, type ConfigKey } from './keys.js';
 import {
   DEFAULT_ABCI,
   DEFAULT_CONSENSUS,
@@ -20,7 +21,6 @@ import {
   type NodeOptions,
 } from './options.js';
 
-export { ConfigError } from './keys.js';
 
 export const CONFIG_DIR = 'config';
 export const DATA_DIR = 'data';
@@ -82,7 +82,7 @@ export function loadOptions(home: string, flags: Record<string, unknown>, preset
   for (const [name, raw] of Object.entries(flags)) {
     if (raw === undefined) continue;
     const key = KEYS_BY_NAME.get(name);
-    if (!key) throw new ConfigError(name, `unknown flag --${name}`);
+    if (!key) throw badConfig(name, `unknown flag --${name}`);
     key.apply(opts, raw);
     if (name === 'minimum-gas-prices') opts.minimumGasPriceFromFlag = true;
   }
@@ -97,13 +97,13 @@ function applyFile(opts: NodeOptions, file: ConfigFile, path: string): void {
     doc = parse(readFileSync(path, 'utf8'), { integersAsBigInt: true });
   } catch (e) {
     const detail = e instanceof TomlError ? e.message.split('\n')[0] : (e as Error).message;
-    throw new ConfigError(file, `cannot read ${path}: ${detail}`);
+    throw badConfig(file, `cannot read ${path}: ${detail}`);
   }
   const keys = CONFIG_KEYS.filter((k) => k.file === file);
   const sections = new Set(keys.map((k) => k.section));
   for (const [name, value] of Object.entries(doc)) {
     if (sections.has(name) && name !== '') {
-      if (!isTable(value)) throw new ConfigError(name, `${path}: [${name}] must be a table`);
+      if (!isTable(value)) throw badConfig(name, `${path}: [${name}] must be a table`);
       for (const [key, raw] of Object.entries(value)) applyKey(keys, name, key, raw, path);
     } else {
       applyKey(keys, '', name, value, path);
@@ -113,7 +113,7 @@ function applyFile(opts: NodeOptions, file: ConfigFile, path: string): void {
   function applyKey(keys: readonly ConfigKey[], section: string, key: string, raw: unknown, where: string): void {
     const spec = keys.find((k) => k.section === section && k.key === key);
     const name = section === '' ? key : `${section}.${key}`;
-    if (!spec) throw new ConfigError(name, `${where}: unknown key ${JSON.stringify(name)}`);
+    if (!spec) throw badConfig(name, `${where}: unknown key ${JSON.stringify(name)}`);
     spec.apply(opts, raw);
   }
 }
@@ -121,7 +121,7 @@ function applyFile(opts: NodeOptions, file: ConfigFile, path: string): void {
 /** Rules across keys (Evmos `JSONRPCConfig.Validate`). */
 function checkCombination(opts: NodeOptions): void {
   if (opts.jsonRpc.enable && opts.jsonRpc.api.length === 0) {
-    throw new ConfigError(
+    throw badConfig(
       'json-rpc.api',
       'invalid json-rpc config value: json-rpc.api: cannot enable JSON-RPC without defining any API namespace',
     );
@@ -133,7 +133,7 @@ function checkAbciFlags(opts: NodeOptions, flags: Record<string, unknown>): void
   if (!opts.abci.withCometbft) return;
   for (const name of ['address', 'transport', 'cometbft-rpc']) {
     if (flags[name] !== undefined) {
-      throw new ConfigError(name, `--${name} applies only with --with-cometbft=false (the application waiting for an external CometBFT); the embedded engine is running`);
+      throw badConfig(name, `--${name} applies only with --with-cometbft=false (the application waiting for an external CometBFT); the embedded engine is running`);
     }
   }
 }

@@ -3,6 +3,7 @@
  * transaction arrives, in the dev mode), real CometBFT v0.38 headers, BlockIDs and signed commits.
  * Each height is written in ONE store transaction together with the application's commit.
  */
+import { invalidArgument, type DomainError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { Store } from '../store/store.js';
 import { EventIndex } from '../store/eventindex.js';
@@ -96,13 +97,9 @@ export interface MiningMode {
   intervalMs: number | null;
 }
 
-/** A dev time request that would make time go backwards (Anvil's message). */
-export class TimestampError extends Error {
-  constructor(seconds: bigint) {
-    super(`Timestamp error: ${seconds} is lower than previous block's timestamp`);
-    this.name = 'TimestampError';
-  }
-}
+/** A dev time request that would make time go backwards (Anvil's message): the client's argument is wrong. */
+const timestampError = (seconds: bigint): DomainError<'invalidArgument'> =>
+  invalidArgument(`Timestamp error: ${seconds} is lower than previous block's timestamp`);
 
 export class Engine {
   private timer: NodeJS.Timeout | undefined;
@@ -210,7 +207,7 @@ export class Engine {
 
   /** evm_setNextBlockTimestamp: refused below the last block's second (time never goes backwards). */
   setNextTimestamp(seconds: bigint): void {
-    if (seconds * 1000n < BigInt(Math.floor(this.lastTimeMs() / 1000) * 1000)) throw new TimestampError(seconds);
+    if (seconds * 1000n < BigInt(Math.floor(this.lastTimeMs() / 1000) * 1000)) throw timestampError(seconds);
     this.nextTimeMs = Number(seconds) * 1000;
   }
 

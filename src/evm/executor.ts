@@ -12,7 +12,7 @@ import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { executionFailed, reverted, type DomainError } from '../lib/errors.js';
 import { Lru } from '../lib/lru.js';
 import type { FlatChange, FlatState } from '../store/flatstate.js';
 import type { TrieDB } from '../store/triedb.js';
@@ -531,18 +531,16 @@ export function revertReason(data: Uint8Array): string | undefined {
   }
 }
 
-/** Turns a failed simulation into geth's error: code 3 with data for reverts, -32000 otherwise. */
-export function simulationError(res: RunTxResult): FerryError | undefined {
+/** A failed simulation as a domain error: `reverted` with the revert output, else executionFailed (geth's texts). */
+export function simulationError(res: RunTxResult): DomainError<'reverted' | 'executionFailed'> | undefined {
   const err = res.execResult.exceptionError;
   if (!err) return undefined;
   if (err.error === 'revert') {
     const data = res.execResult.returnValue;
     const reason = revertReason(data);
-    const hex = '0x' + Buffer.from(data).toString('hex');
-    if (data.length === 0) return new FerryError(ErrorCode.reverted, 'execution reverted', hex);
-    return new FerryError(ErrorCode.reverted, reason !== undefined ? `execution reverted: ${reason}` : 'execution reverted', hex);
+    return reverted(reason !== undefined ? `execution reverted: ${reason}` : 'execution reverted', data);
   }
-  return new FerryError(ErrorCode.server, vmErrorText(err.error));
+  return executionFailed(vmErrorText(err.error));
 }
 
 export { bigIntToBytes };

@@ -8,33 +8,17 @@
  * (geth's NoBaseFee) and pays nothing for gas; the sender must still hold the call's value.
  */
 import { checksumAddress } from '../config/devaccounts.js';
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import { txRejected } from '../lib/errors.js';
 
 /** EIP-3860: the largest init code a creation may carry. */
 export const MAX_INIT_CODE_SIZE = 49_152;
 const MAX_UINT256 = 2n ** 256n - 1n;
 
-/** Which check failed: eth_estimateGas raises the gas on `intrinsicGas`/`floorDataGas`, and fails on the rest. */
-export type PrecheckKind =
-  | 'feeFields'
-  | 'tipAboveFeeCap'
-  | 'feeCapTooLow'
-  | 'insufficientFunds'
-  | 'intrinsicGas'
-  | 'floorDataGas'
-  | 'initCodeSize'
-  | 'senderNotEoa';
-
-/** A call that fails a pre-execution check; its message is geth's text. */
-export class PrecheckError extends FerryError {
-  constructor(
-    readonly kind: PrecheckKind,
-    message: string,
-  ) {
-    super(ErrorCode.server, message);
-    this.name = 'PrecheckError';
-  }
-}
+/**
+ * A call that fails a pre-execution check throws txRejected with geth's text; eth_estimateGas raises
+ * the gas on reason `gas` (intrinsic gas, calldata floor) and fails on the rest.
+ */
+const precheckFailed = txRejected;
 
 export interface CallFeeFields {
   gasPrice?: bigint;
@@ -53,7 +37,7 @@ export interface CallFees {
 
 export function callFees(call: CallFeeFields, baseFee: bigint): CallFees {
   if (call.gasPrice !== undefined && (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined)) {
-    throw new PrecheckError('feeFields', 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    throw precheckFailed('invalid', 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
   }
   if (call.gasPrice !== undefined) {
     return { feeCap: call.gasPrice, tip: call.gasPrice, gasPrice: call.gasPrice, free: call.gasPrice === 0n };
@@ -75,28 +59,28 @@ export function checkFeesAndFunds(
   // geth prints addresses in EIP-55 form (common.Address.Hex)
   const from = checksumAddress(m.from);
   if (m.code.length > 0 && !isDelegation(m.code)) {
-    throw new PrecheckError('senderNotEoa', `sender not an eoa: address ${from}, len(code): ${m.code.length}`);
+    throw precheckFailed('invalid', `sender not an eoa: address ${from}, len(code): ${m.code.length}`);
   }
   if (!m.fees.free) {
     if (m.fees.feeCap < m.fees.tip) {
-      throw new PrecheckError(
-        'tipAboveFeeCap',
+      throw precheckFailed(
+        'underpriced',
         `max priority fee per gas higher than max fee per gas: address ${from}, maxPriorityFeePerGas: ${m.fees.tip}, maxFeePerGas: ${m.fees.feeCap}`,
       );
     }
     if (m.fees.feeCap < m.baseFee) {
-      throw new PrecheckError(
-        'feeCapTooLow',
+      throw precheckFailed(
+        'underpriced',
         `max fee per gas less than block base fee: address ${from}, maxFeePerGas: ${m.fees.feeCap}, baseFee: ${m.baseFee}`,
       );
     }
   }
   const want = m.gas * m.fees.feeCap + m.value;
   if (want > MAX_UINT256) {
-    throw new PrecheckError('insufficientFunds', `insufficient funds for gas * price + value: address ${from} required balance exceeds 256 bits`);
+    throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from} required balance exceeds 256 bits`);
   }
   if (m.balance < want) {
-    throw new PrecheckError('insufficientFunds', `insufficient funds for gas * price + value: address ${from} have ${m.balance} want ${want}`);
+    throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from} have ${m.balance} want ${want}`);
   }
 }
 
@@ -105,10 +89,10 @@ export function checkFeesAndFunds(
  * active), EIP-3860 init code size.
  */
 export function checkGasAndCode(m: { gas: bigint; intrinsic: bigint; floor: bigint; creation: boolean; dataLength: number }): void {
-  if (m.gas < m.intrinsic) throw new PrecheckError('intrinsicGas', `intrinsic gas too low: have ${m.gas}, want ${m.intrinsic}`);
-  if (m.gas < m.floor) throw new PrecheckError('floorDataGas', `insufficient gas for floor data gas cost: have ${m.gas}, want ${m.floor}`);
+  if (m.gas < m.intrinsic) throw precheckFailed('gas', `intrinsic gas too low: have ${m.gas}, want ${m.intrinsic}`);
+  if (m.gas < m.floor) throw precheckFailed('gas', `insufficient gas for floor data gas cost: have ${m.gas}, want ${m.floor}`);
   if (m.creation && m.dataLength > MAX_INIT_CODE_SIZE) {
-    throw new PrecheckError('initCodeSize', `max initcode size exceeded: code size ${m.dataLength} limit ${MAX_INIT_CODE_SIZE}`);
+    throw precheckFailed('invalid', `max initcode size exceeded: code size ${m.dataLength} limit ${MAX_INIT_CODE_SIZE}`);
   }
 }
 

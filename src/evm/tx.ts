@@ -4,7 +4,7 @@
 import type { Common } from '@ethereumjs/common';
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
 import { Address, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { txRejected, type DomainError } from '../lib/errors.js';
 import type { EvmTx } from '../types/chain.js';
 
 export const SUPPORTED_TX_TYPES = new Set([0, 1, 2]);
@@ -14,8 +14,9 @@ export interface DecodedTx {
   evm: EvmTx;
 }
 
-function rejected(message: string): FerryError {
-  return new FerryError(ErrorCode.server, message);
+/** bytes that are not a valid signed transaction */
+function rejected(message: string): DomainError<'txRejected'> {
+  return txRejected('decode', message);
 }
 
 /**

@@ -21,7 +21,7 @@
  * one; CheckTx admits it only for an address impersonated on the chain thread too.
  */
 import { argumentError, parseQuantity } from '../lib/hex.js';
-import { FerryError, serverError } from '../lib/errors.js';
+import { DomainError, invalidRequest, notFound } from '../lib/errors.js';
 import { address, data } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import {
@@ -59,8 +59,8 @@ export const sendArgs: ParamCodec<CallArgs> = {
     try {
       gasLimit = parseQuantity(raw, i);
     } catch (e) {
-      const reason = e instanceof FerryError ? e.message.replace(/^invalid argument \d+: /, '') : String(e);
-      throw argumentError(i, `gasLimit: ${reason}`);
+      if (!(e instanceof DomainError && e.is('invalidArgument') && e.detail !== undefined)) throw e;
+      throw argumentError(i, `gasLimit: ${e.detail.reason}`);
     }
     if (gasLimit > MAX_UINT64) throw argumentError(i, 'gasLimit: hex number > 64 bits');
     if (args.gas !== undefined && args.gas !== gasLimit) throw argumentError(i, 'both "gas" and "gasLimit" are set and not equal');
@@ -75,7 +75,7 @@ export const typedData: ParamCodec<TypedData> = {
     try {
       return parseTypedData(v);
     } catch (e) {
-      if (e instanceof FerryError) throw argumentError(i, e.message);
+      if (e instanceof DomainError && e.is('invalidArgument')) throw argumentError(i, e.message);
       throw e;
     }
   },
@@ -154,7 +154,7 @@ export class AccountSigner {
 
   /** The sender, required. */
   private fromOf(args: CallArgs): Address {
-    if (args.from === undefined) throw serverError('missing "from": the sending account is required');
+    if (args.from === undefined) throw invalidRequest('missing "from": the sending account is required');
     return args.from;
   }
 
@@ -162,19 +162,19 @@ export class AccountSigner {
   async fill(args: CallArgs): Promise<TxFields> {
     const b = this.backend;
     if (args.chainId !== undefined && args.chainId !== b.chainId) {
-      throw serverError(`chainId does not match node's (have=${args.chainId}, want=${b.chainId})`);
+      throw invalidRequest(`chainId does not match node's (have=${args.chainId}, want=${b.chainId})`);
     }
     const hasLegacyPrice = args.gasPrice !== undefined;
     const hasDynamicFee = args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined;
-    if (hasLegacyPrice && hasDynamicFee) throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    if (hasLegacyPrice && hasDynamicFee) throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
     const input = args.data ?? new Uint8Array();
-    if (args.to === undefined && input.length === 0) throw serverError('contract creation without any data provided');
+    if (args.to === undefined && input.length === 0) throw invalidRequest('contract creation without any data provided');
     let type: 0 | 1 | 2;
     if (args.type !== undefined) {
-      if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw serverError('transaction type not supported');
+      if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw invalidRequest('transaction type not supported');
       type = args.type;
-      if (type !== 2 && hasDynamicFee) throw serverError('maxFeePerGas and maxPriorityFeePerGas need a type-2 transaction');
-      if (type === 2 && hasLegacyPrice) throw serverError('gasPrice cannot be used with a type-2 transaction');
+      if (type !== 2 && hasDynamicFee) throw invalidRequest('maxFeePerGas and maxPriorityFeePerGas need a type-2 transaction');
+      if (type === 2 && hasLegacyPrice) throw invalidRequest('gasPrice cannot be used with a type-2 transaction');
     } else if (hasLegacyPrice) {
       type = args.accessList !== undefined ? 1 : 0;
     } else {
@@ -193,7 +193,7 @@ export class AccountSigner {
     if (type === 2) {
       const tip = args.maxPriorityFeePerGas ?? b.maxPriorityFeePerGas();
       const cap = args.maxFeePerGas ?? BASE_FEE_MULTIPLIER * b.nextBaseFee() + tip;
-      if (cap < tip) throw serverError(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
+      if (cap < tip) throw invalidRequest(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
       fields.maxFeePerGas = cap;
       fields.maxPriorityFeePerGas = tip;
     } else {
@@ -227,8 +227,8 @@ export class AccountSigner {
   /** Fails fast (before any nonce or fee lookup) when the account cannot sign. */
   private checkSigner(from: Address, passphrase: string | undefined): void {
     if (passphrase === undefined && (this.memoryKeys.has(hexKey(from)) || this.keystore.isUnlocked(from))) return;
-    if (!this.keystore.find(from)) throw serverError(KeystoreErrors.unknownAccount);
-    if (passphrase === undefined) throw serverError(KeystoreErrors.locked);
+    if (!this.keystore.find(from)) throw notFound(KeystoreErrors.unknownAccount);
+    if (passphrase === undefined) throw invalidRequest(KeystoreErrors.locked);
   }
 }
 

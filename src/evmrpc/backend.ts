@@ -30,7 +30,7 @@ export interface EvmBackend {
   transactionByHash(hash: Hash): { tx: EvmTx; location: TxLocation | undefined; baseFee: bigint | undefined } | undefined;
   receipt(hash: Hash): EvmReceipt | undefined;
   blockReceipts(n: bigint): EvmReceipt[] | undefined;
-  /** throws FerryError on logs-cap overflow */
+  /** throws limitExceeded on logs-cap overflow */
   getLogs(q: LogQuery): EvmLog[];
 
   balance(addr: Address, n: bigint): Promise<bigint>;
@@ -41,9 +41,9 @@ export interface EvmBackend {
   storageAt(addr: Address, slot: Hash, n: bigint): Promise<Hash>;
   proof(addr: Address, slots: Hash[], n: bigint): Promise<AccountProof>;
 
-  /** decodes, checks (CheckTx) and adds to the mempool; resolves to the EVM hash; throws FerryError with geth's texts */
+  /** decodes, checks (CheckTx) and adds to the mempool; resolves to the EVM hash; throws txRejected with geth's texts */
   sendRawTransaction(raw: Bytes): Promise<Hash>;
-  /** throws FerryError code 3 with revert data on revert, -32000 on other VM errors */
+  /** throws `reverted` (with the revert output) on revert, executionFailed on other VM errors */
   call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
   estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
 

@@ -1,14 +1,14 @@
 /**
  * Surface A param codecs: block parameters (with EIP-1898 where it applies), call objects, state
  * overrides, log filters, storage keys, fee-history arguments. Each decodes one positional param
- * into domain values and throws FerryError(-32602) `invalid argument N: …` with geth's texts.
+ * into domain values and throws invalidArgument `invalid argument N: …` with geth's texts.
  *
  * Like Go's encoding/json (which geth uses), object fields match case-insensitively (an exact match
  * wins; so the filter's `blockhash` spelling works), unknown fields are ignored, and a field set to
  * null counts as absent.
  */
 import { asBuffer, equalBytes } from '../lib/bytes.js';
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import { DomainError, type ArgumentProblem } from '../lib/errors.js';
 import { HexError, argumentError, jsonKind, parseData, parseQuantity, typeMismatch } from '../lib/hex.js';
 import { ADDRESS_LENGTH, HASH_LENGTH } from '../jsonrpc/codecs.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
@@ -33,8 +33,8 @@ const HEX_DIGITS = /^[0-9a-fA-F]*$/;
 
 const TX_DATA_CONFLICT = 'both "data" and "input" are set and not equal. Please use "input" to pass transaction call data';
 
-/** hexutil decode errors: geth's JSON decoder wraps these with the Go field they were found in */
-const HEX_DECODE_ERRORS: ReadonlySet<string> = new Set(Object.values(HexError));
+/** marks a hexutil decode error: geth's JSON decoder wraps these with the Go field they were found in */
+const HEX_DECODE = { hexDecode: true } as const;
 
 export const LATEST: BlockSelector = Object.freeze({ kind: 'tag', tag: 'latest' });
 export const PENDING: BlockSelector = Object.freeze({ kind: 'tag', tag: 'pending' });
@@ -66,12 +66,9 @@ function field(obj: JsonObject, name: string): unknown {
   return v === null ? undefined : v;
 }
 
-/** The reason of a -32602 thrown by a nested decode (its `invalid argument N: ` prefix removed). */
-function reasonOf(err: unknown, index: number): string {
-  const prefix = `invalid argument ${index}: `;
-  if (err instanceof FerryError && err.code === ErrorCode.invalidParams && err.message.startsWith(prefix)) {
-    return err.message.slice(prefix.length);
-  }
+/** What a nested decode of argument `index` found wrong; anything else is rethrown. */
+function problemOf(err: unknown, index: number): ArgumentProblem {
+  if (err instanceof DomainError && err.is('invalidArgument') && err.detail?.index === index) return err.detail;
   throw err;
 }
 
@@ -80,7 +77,7 @@ function inContext<T>(index: number, context: string, decode: () => T): T {
   try {
     return decode();
   } catch (err) {
-    throw argumentError(index, context + reasonOf(err, index));
+    throw argumentError(index, context + problemOf(err, index).reason);
   }
 }
 
@@ -92,13 +89,11 @@ function structField<T>(index: number, struct: string, name: string, goType: str
   try {
     return decode();
   } catch (err) {
-    const reason = reasonOf(err, index);
+    const p = problemOf(err, index);
     const where = ` into Go struct field ${struct}.${name} of type ${goType}`;
-    if (reason.startsWith('json: cannot unmarshal ')) {
-      throw argumentError(index, reason.replace(/ into Go value of type .*$/, where));
-    }
-    if (HEX_DECODE_ERRORS.has(reason)) throw argumentError(index, `json: cannot unmarshal ${reason}${where}`);
-    throw argumentError(index, reason);
+    if (p.mismatch) throw argumentError(index, `json: cannot unmarshal ${p.mismatch.found}${where}`);
+    if (p.hexDecode) throw argumentError(index, `json: cannot unmarshal ${p.reason}${where}`);
+    throw argumentError(index, p.reason);
   }
 }
 
@@ -114,7 +109,7 @@ function parseUint64(v: unknown, index: number): bigint {
 
 /** geth rpc.BlockNumber: a tag or a quantity. Unquoted JSON is read as hex text, as geth does. */
 function decodeBlockNumber(v: unknown, index: number): BlockSelector {
-  if (typeof v !== 'string') throw argumentError(index, HexError.missingPrefix);
+  if (typeof v !== 'string') throw argumentError(index, HexError.missingPrefix, HEX_DECODE);
   if (isTag(v)) return { kind: 'tag', tag: v };
   const n = parseUint64(v, index);
   if (n > MAX_INT64) throw argumentError(index, 'block number larger than int64');
@@ -402,15 +397,15 @@ export interface StorageKey {
 /** A quantity (`0x1a`) or data of at most 32 bytes (`0x00…01`), left-padded to 32 bytes. */
 function decodeStorageKey(v: unknown, index: number): StorageKey {
   if (typeof v !== 'string') throw typeMismatch(index, jsonKind(v), 'string');
-  if (v.length === 0) throw argumentError(index, HexError.empty);
-  if (!(v.startsWith('0x') || v.startsWith('0X'))) throw argumentError(index, HexError.missingPrefix);
+  if (v.length === 0) throw argumentError(index, HexError.empty, HEX_DECODE);
+  if (!(v.startsWith('0x') || v.startsWith('0X'))) throw argumentError(index, HexError.missingPrefix, HEX_DECODE);
   let digits = v.slice(2);
-  if (digits.length === 0) throw argumentError(index, HexError.emptyNumber);
-  if (!HEX_DIGITS.test(digits)) throw argumentError(index, HexError.syntax);
+  if (digits.length === 0) throw argumentError(index, HexError.emptyNumber, HEX_DECODE);
+  if (!HEX_DIGITS.test(digits)) throw argumentError(index, HexError.syntax, HEX_DECODE);
   if (digits.length > STORAGE_KEY_DIGITS) throw argumentError(index, 'storage key too long (want at most 32 bytes)');
   // odd digit count: only a compact quantity is acceptable
   if (digits.length % 2 === 1) {
-    if (digits.length > 1 && digits[0] === '0') throw argumentError(index, HexError.leadingZero);
+    if (digits.length > 1 && digits[0] === '0') throw argumentError(index, HexError.leadingZero, HEX_DECODE);
     digits = '0' + digits;
   }
   const slot = new Uint8Array(HASH_LENGTH);
@@ -443,7 +438,7 @@ export const blockCount: ParamCodec<number> = {
     if (typeof v !== 'string') throw typeMismatch(i, jsonKind(v), 'math.HexOrDecimal64');
     if (v.startsWith('0x') || v.startsWith('0X')) {
       const n = parseUint64(v, i);
-      if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw argumentError(i, HexError.safeRange);
+      if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw argumentError(i, HexError.safeRange, HEX_DECODE);
       return Number(n);
     }
     if (!/^(0|[1-9][0-9]*)$/.test(v) || !Number.isSafeInteger(Number(v))) {

@@ -11,7 +11,7 @@
 import { parseDuration } from '../config/duration.js';
 import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
 import { argumentError, jsonKind } from '../lib/hex.js';
-import { serverError } from '../lib/errors.js';
+import { invalidRequest, notFound, unsupported } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
 import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { CallOrigin, CallRequest, Hash } from '../types/chain.js';
@@ -140,7 +140,7 @@ export function traceOptions(c: TraceConfigArg, capMs: number): TraceOptions {
     try {
       ms = parseDuration(c.timeout);
     } catch {
-      throw serverError(`time: invalid duration ${JSON.stringify(c.timeout)}`);
+      throw invalidRequest(`time: invalid duration ${JSON.stringify(c.timeout)}`);
     }
   }
   if (ms < 0) ms = 0;
@@ -159,8 +159,8 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
   function blockNumber(sel: BlockSelector): bigint {
     const n = backend.resolveBlock(sel);
     if (n === undefined) {
-      if (sel.kind === 'hash') throw serverError(`block ${hexData(sel.hash)} not found`);
-      throw serverError(`block #${sel.kind === 'number' ? sel.number : sel.tag} not found`);
+      if (sel.kind === 'hash') throw notFound(`block ${hexData(sel.hash)} not found`);
+      throw notFound(`block #${sel.kind === 'number' ? sel.number : sel.tag} not found`);
     }
     return n;
   }
@@ -172,7 +172,7 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
   const table: Record<string, MethodSpec> = {
     debug_traceTransaction: method([hash, traceConfig], ([h, c], ctx) => backend.traceTransaction(h, options(c), ctx)),
     debug_traceBlockByNumber: method([blockNumberOrTag, traceConfig], ([sel, c], ctx) => {
-      if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
+      if (sel.kind === 'tag' && sel.tag === 'pending') throw unsupported('tracing on top of pending is not supported');
       return blockTrace(blockNumber(sel), c, ctx);
     }),
     debug_traceBlockByHash: method([hash, traceConfig], ([h, c], ctx) =>
@@ -181,13 +181,13 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
     debug_traceCall: method(
       [callArgs, blockOrDefault(blockNumberOrTagOrHash), traceCallConfig],
       ([args, sel, c], ctx) => {
-        if (sel.kind === 'tag' && sel.tag === 'pending') throw serverError('tracing on top of pending is not supported');
+        if (sel.kind === 'tag' && sel.tag === 'pending') throw unsupported('tracing on top of pending is not supported');
         const { chainId, ...req } = args;
         if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-          throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+          throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
         }
         if (chainId !== undefined && chainId !== backend.chainId) {
-          throw serverError(`chainId does not match node's (have=${chainId}, want=${backend.chainId})`);
+          throw invalidRequest(`chainId does not match node's (have=${chainId}, want=${backend.chainId})`);
         }
         const n = blockNumber(sel);
         const cap = info.gasCap > 0n ? info.gasCap : (backend.blockGasLimit(n) ?? 0n);

@@ -10,12 +10,12 @@
  * forms take both. Blocks stay real CometBFT blocks made by the chain thread's engine.
  */
 import { randomBytes } from 'node:crypto';
-import { invalidParams } from '../lib/errors.js';
+import { invalidArgument } from '../lib/errors.js';
 import { address, bool, hash } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address, Hash } from '../types/chain.js';
 import type { EvmBackend } from './backend.js';
-import { jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
+import { argumentError, jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
 
 /** anvil_mine / hardhat_mine: the most blocks one call makes (each is a signed CometBFT block, written to disk) */
 export const MAX_MINE_BLOCKS = 10_000n;
@@ -68,18 +68,18 @@ function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint
     decode(v, i) {
       if (v === undefined || v === null) {
         if (optional) return undefined;
-        throw invalidParams(`missing value for required argument ${i}`);
+        throw invalidArgument(`missing value for required argument ${i}`);
       }
       let n: bigint;
       if (typeof v === 'number') {
-        if (!Number.isSafeInteger(v) || v < 0) throw invalidParams(`invalid argument ${i}: ${name} must be a non-negative integer`);
+        if (!Number.isSafeInteger(v) || v < 0) throw argumentError(i, `${name} must be a non-negative integer`);
         n = BigInt(v);
       } else if (typeof v === 'string') {
         n = parseQuantity(v, i);
       } else {
         throw typeMismatch(i, jsonKind(v), 'uint64');
       }
-      if (n > max) throw invalidParams(`invalid argument ${i}: ${name} ${n} is too large (at most ${max})`);
+      if (n > max) throw argumentError(i, `${name} ${n} is too large (at most ${max})`);
       return n;
     },
   };
@@ -104,7 +104,7 @@ const mineOptions: ParamCodec<MineOptions> = {
     if (typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
       for (const k of Object.keys(o)) {
-        if (k !== 'timestamp' && k !== 'blocks') throw invalidParams(`invalid argument ${i}: unknown field ${JSON.stringify(k)}, expected timestamp or blocks`);
+        if (k !== 'timestamp' && k !== 'blocks') throw argumentError(i, `unknown field ${JSON.stringify(k)}, expected timestamp or blocks`);
       }
       return { timestamp: optionalSeconds.decode(o.timestamp, i), blocks: optionalCount.decode(o.blocks, i) };
     }
@@ -113,7 +113,7 @@ const mineOptions: ParamCodec<MineOptions> = {
 };
 
 function checkBlocks(blocks: bigint): bigint {
-  if (blocks > MAX_MINE_BLOCKS) throw invalidParams(`cannot mine more than ${MAX_MINE_BLOCKS} blocks in one call (asked ${blocks})`);
+  if (blocks > MAX_MINE_BLOCKS) throw invalidArgument(`cannot mine more than ${MAX_MINE_BLOCKS} blocks in one call (asked ${blocks})`);
   return blocks;
 }
 
@@ -155,7 +155,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
   }, PRIVATE);
   const minGasPrice = (name: string) =>
     method([wei], () => {
-      throw invalidParams(`${name} is not supported when EIP-1559 is active`);
+      throw invalidArgument(`${name} is not supported when EIP-1559 is active`);
     }, PRIVATE);
   // impersonation (docs/dev-mode.md): eth_sendTransaction from the address needs no key
   const impersonate = (on: boolean) =>

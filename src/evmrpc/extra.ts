@@ -9,7 +9,7 @@
  * gas × fee cap + value; then CallDefaults (gas = the gas cap, or 2^63 - 1 without one); then
  * runs until the list is stable (chain/simulator.ts, on the call workers).
  */
-import { serverError } from '../lib/errors.js';
+import { invalidRequest } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable } from '../jsonrpc/types.js';
 import type { AccessListResult, CallOrigin, CallRequest } from '../types/chain.js';
@@ -41,18 +41,18 @@ export const LOWER_CASE_ALIAS = { alias: 'eth_getTransactionbyBlockNumberAndInde
 function feeDefaults(req: CallRequest, baseFee: bigint, suggestedTip: () => bigint): CallRequest {
   const hex = hexQuantity;
   if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-    throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
   }
   if (req.gasPrice !== undefined) {
-    if (req.gasPrice === 0n) throw serverError('gasPrice must be non-zero after london fork');
+    if (req.gasPrice === 0n) throw invalidRequest('gasPrice must be non-zero after london fork');
     return req;
   }
   if (req.maxFeePerGas !== undefined && req.maxPriorityFeePerGas !== undefined) {
-    if (req.maxFeePerGas === 0n) throw serverError('maxFeePerGas must be non-zero');
+    if (req.maxFeePerGas === 0n) throw invalidRequest('maxFeePerGas must be non-zero');
   }
   const tip = req.maxPriorityFeePerGas ?? suggestedTip();
   const feeCap = req.maxFeePerGas ?? tip + 2n * baseFee;
-  if (feeCap < tip) throw serverError(`maxFeePerGas (${hex(feeCap)}) < maxPriorityFeePerGas (${hex(tip)})`);
+  if (feeCap < tip) throw invalidRequest(`maxFeePerGas (${hex(feeCap)}) < maxPriorityFeePerGas (${hex(tip)})`);
   return { ...req, maxFeePerGas: feeCap, maxPriorityFeePerGas: tip };
 }
 

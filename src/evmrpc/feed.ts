@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { equalBytes } from '../lib/bytes.js';
-import { invalidParams } from '../lib/errors.js';
+import { invalidArgument } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { Address, EvmBlock, EvmLog, EvmTx, Hash } from '../types/chain.js';
 import type { EvmBackend } from './backend.js';
@@ -239,7 +239,7 @@ function bound(sel: LogFilter['fromBlock']): Bound {
   if (sel === undefined) return 'latest';
   if (sel.kind === 'number') return sel.number;
   if (sel.kind === 'tag') {
-    if (sel.tag === 'pending') throw invalidParams('pending logs are not supported');
+    if (sel.tag === 'pending') throw invalidArgument('pending logs are not supported');
     if (sel.tag === 'earliest') return 0n;
   }
   // latest, safe and finalized are one block in ferry (instant finality)
@@ -255,7 +255,7 @@ export function liveCriteria(f: LogFilter): LiveCriteria {
   const from = bound(f.fromBlock);
   const to = bound(f.toBlock);
   const ok = (from === 'latest' && to === 'latest') || (from !== 'latest' && (to === 'latest' || to >= from));
-  if (!ok) throw invalidParams('invalid block range params');
+  if (!ok) throw invalidArgument('invalid block range params');
   return {
     addresses: f.addresses,
     topics: f.topics,

@@ -25,7 +25,7 @@
  * 1.10's filters.Type number (FILTER_TYPE): 4 for a pending-transaction filter, 5 for a block filter.
  */
 import { jsonKind, typeMismatch } from '../lib/hex.js';
-import { serverError } from '../lib/errors.js';
+import { invalidRequest, limitExceeded, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { bool, optional } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
@@ -125,14 +125,14 @@ export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: Fi
     const f = filters.get(id.toLowerCase());
     if (f === undefined || expired(f, now())) {
       if (f !== undefined) filters.delete(f.id);
-      throw serverError(`filter ${id} not found`);
+      throw notFound(`filter ${id} not found`);
     }
     return f;
   }
 
   function install(make: (id: string, t: number) => Filter, type: Filter['type']): string {
     if (filters.size >= opts.filterCap) sweep();
-    if (filters.size >= opts.filterCap) throw serverError(CAP_MESSAGES[type]);
+    if (filters.size >= opts.filterCap) throw limitExceeded(CAP_MESSAGES[type]);
     let id = newId();
     while (filters.has(id)) id = newId();
     filters.set(id, make(id, now()));
@@ -200,7 +200,7 @@ export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: Fi
     }),
     eth_getFilterLogs: method([filterId], ([id]) => {
       const f = lookup(id);
-      if (f.type !== FILTER_TYPE.logs) throw serverError(`filter ${id} doesn't have a LogsSubscription type: got ${f.type}`);
+      if (f.type !== FILTER_TYPE.logs) throw invalidRequest(`filter ${id} doesn't have a LogsSubscription type: got ${f.type}`);
       f.lastPoll = now();
       return findLogs(backend, opts, f.filter);
     }),

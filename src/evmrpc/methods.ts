@@ -7,8 +7,9 @@
  * `header not found` (geth). Limits come from `info` (app.toml [json-rpc]); 0 means unlimited for
  * the block-range and logs caps.
  */
+import { argumentError } from '../lib/hex.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { invalidParams, serverError } from '../lib/errors.js';
+import { invalidArgument, invalidRequest, limitExceeded, notFound, timeout, unsupported } from '../lib/errors.js';
 import { formatDuration } from '../config/duration.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
@@ -75,7 +76,7 @@ export async function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   if (ms <= 0) return p;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(serverError(`execution aborted (timeout = ${formatDuration(ms)})`)), ms);
+    timer = setTimeout(() => reject(timeout(`execution aborted (timeout = ${formatDuration(ms)})`)), ms);
   });
   try {
     return await Promise.race([p, expired]);
@@ -92,13 +93,13 @@ function goFloat(p: number): string {
 /** geth eth/gasprice: percentiles within [0, 100], ascending, at most MAX_REWARD_PERCENTILES. */
 function checkPercentiles(ps: readonly number[]): void {
   if (ps.length > MAX_REWARD_PERCENTILES) {
-    throw serverError(`invalid reward percentile: over the query limit ${MAX_REWARD_PERCENTILES}`);
+    throw invalidRequest(`invalid reward percentile: over the query limit ${MAX_REWARD_PERCENTILES}`);
   }
   for (let i = 0; i < ps.length; i++) {
     const p = ps[i]!;
-    if (p < 0 || p > 100) throw serverError(`invalid reward percentile: ${goFloat(p)}`);
+    if (p < 0 || p > 100) throw invalidRequest(`invalid reward percentile: ${goFloat(p)}`);
     if (i > 0 && p < ps[i - 1]!) {
-      throw serverError(`invalid reward percentile: #${i - 1}:${goFloat(ps[i - 1]!)} >= #${i}:${goFloat(p)}`);
+      throw invalidRequest(`invalid reward percentile: #${i - 1}:${goFloat(ps[i - 1]!)} >= #${i}:${goFloat(p)}`);
     }
   }
 }
@@ -111,7 +112,7 @@ const powNonce: ParamCodec<Uint8Array> = {
   decode: (v, i) => {
     const b = data.decode(v, i);
     if (b.length !== POW_NONCE_LENGTH) {
-      throw invalidParams(`invalid argument ${i}: hex string has length ${b.length * 2}, want ${POW_NONCE_LENGTH * 2} for types.BlockNonce`);
+      throw argumentError(i, `hex string has length ${b.length * 2}, want ${POW_NONCE_LENGTH * 2} for types.BlockNonce`);
     }
     return b;
   },
@@ -121,7 +122,7 @@ const powNonce: ParamCodec<Uint8Array> = {
 function logRange(backend: EvmBackend, blockRangeCap: number, f: LogFilter): { from: bigint; to: bigint } | undefined {
   if (f.blockHash !== undefined) {
     const n = backend.resolveBlock({ kind: 'hash', hash: f.blockHash, requireCanonical: false });
-    if (n === undefined) throw serverError('unknown block');
+    if (n === undefined) throw notFound('unknown block');
     return { from: n, to: n };
   }
   const latest = backend.latestNumber();
@@ -129,12 +130,12 @@ function logRange(backend: EvmBackend, blockRangeCap: number, f: LogFilter): { f
     sel?.kind === 'number' ? sel.number : (backend.resolveBlock(sel ?? LATEST) ?? latest);
   const from = resolve(f.fromBlock);
   let to = resolve(f.toBlock);
-  if (from > to) throw invalidParams('invalid block range params');
+  if (from > to) throw invalidArgument('invalid block range params');
   if (to > latest) to = latest;
   // the whole range lies beyond the head: nothing to find
   if (from > to) return undefined;
   if (blockRangeCap > 0 && to - from > BigInt(blockRangeCap)) {
-    throw serverError(`maximum [from, to] blocks distance: ${blockRangeCap}`);
+    throw limitExceeded(`maximum [from, to] blocks distance: ${blockRangeCap}`);
   }
   return { from, to };
 }
@@ -148,7 +149,7 @@ export function findLogs(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockR
   if (range === undefined) return [];
   const logs = backend.getLogs({ fromBlock: range.from, toBlock: range.to, addresses: f.addresses, topics: f.topics });
   if (caps.logsCap > 0 && logs.length > caps.logsCap) {
-    throw serverError(`query returned more than ${caps.logsCap} results`);
+    throw limitExceeded(`query returned more than ${caps.logsCap} results`);
   }
   return logs.map(formatLog);
 }
@@ -156,7 +157,7 @@ export function findLogs(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockR
 /** Block number for a state query; -32000 `header not found` when the block does not exist. */
 export function stateBlockNumber(backend: Pick<EvmBackend, 'resolveBlock'>, sel: BlockSelector): bigint {
   const n = backend.resolveBlock(sel);
-  if (n === undefined) throw serverError(sel.kind === 'hash' ? HASH_HEADER_NOT_FOUND : HEADER_NOT_FOUND);
+  if (n === undefined) throw notFound(sel.kind === 'hash' ? HASH_HEADER_NOT_FOUND : HEADER_NOT_FOUND);
   return n;
 }
 
@@ -167,10 +168,10 @@ export function stateBlockNumber(backend: Pick<EvmBackend, 'resolveBlock'>, sel:
 export function callDefaults(args: CallArgs, chainId: bigint, gasCap: bigint, defaultToCap: boolean): CallRequest {
   const { chainId: argChainId, ...req } = args;
   if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-    throw serverError('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
   }
   if (argChainId !== undefined && argChainId !== chainId) {
-    throw serverError(`chainId does not match node's (have=${argChainId}, want=${chainId})`);
+    throw invalidRequest(`chainId does not match node's (have=${argChainId}, want=${chainId})`);
   }
   if (gasCap > 0n) {
     if (req.gas === undefined) {
@@ -236,7 +237,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
       [blockCount, blockNumberOrTag, rewardPercentiles],
       ([count, newestSel, percentiles]): RpcFeeHistory => {
         if (count > info.feeHistoryCap) {
-          throw serverError(`FeeHistory user block count ${count} higher than ${info.feeHistoryCap}`);
+          throw limitExceeded(`FeeHistory user block count ${count} higher than ${info.feeHistoryCap}`);
         }
         if (count === 0) return { oldestBlock: hexQuantity(0), baseFeePerGas: [], gasUsedRatio: [] };
         if (percentiles !== undefined) checkPercentiles(percentiles);
@@ -244,7 +245,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
         let newest: bigint;
         if (newestSel.kind === 'number') {
           newest = newestSel.number;
-          if (newest > latest) throw serverError(`request beyond head block: requested ${newest}, head ${latest}`);
+          if (newest > latest) throw invalidRequest(`request beyond head block: requested ${newest}, head ${latest}`);
         } else {
           newest = backend.resolveBlock(newestSel) ?? latest;
         }
@@ -274,7 +275,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
       [address, storageKeyList, optionalBlockOrHash],
       async ([addr, keys, sel]) => {
         if (keys.length > MAX_PROOF_KEYS) {
-          throw invalidParams(`too many storage keys requested (max ${MAX_PROOF_KEYS}, got ${keys.length})`);
+          throw invalidArgument(`too many storage keys requested (max ${MAX_PROOF_KEYS}, got ${keys.length})`);
         }
         const proof = await backend.proof(addr, keys.map((k) => k.slot), stateBlock(sel));
         return formatProof(proof, keys.map((k) => k.fullHash));
@@ -370,7 +371,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     eth_mining: method([], () => false),
     eth_hashrate: method([], () => hexQuantity(0)),
     eth_getWork: method([], () => {
-      throw serverError('not supported');
+      throw unsupported('not supported');
     }),
     eth_submitWork: method([powNonce, hash, hash], () => false),
     eth_submitHashrate: method([quantity, hash], () => false),

@@ -13,7 +13,7 @@
  * | miner_setEtherbase | `true`; new blocks pay fees to the address (block `miner`, `eth_coinbase`), kept across restarts |
  */
 import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
-import { serverError } from '../lib/errors.js';
+import { invalidRequest, unsupported as unsupportedError } from '../lib/errors.js';
 import { EVM_DENOM, MAX_MINIMUM_GAS_PRICE } from '../config/options.js';
 import { address, quantity, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
@@ -46,7 +46,7 @@ const threads: ParamCodec<number | undefined> = {
 const PRIVATE = { private: true } as const;
 
 const unsupported = (method: string): never => {
-  throw serverError(`unsupported rpc function: ${method}`);
+  throw unsupportedError(`unsupported rpc function: ${method}`);
 };
 
 export function createMinerMethods(backend: MinerBackend): MethodTable {
@@ -54,7 +54,7 @@ export function createMinerMethods(backend: MinerBackend): MethodTable {
     miner_getHashrate: method([], () => 0, PRIVATE),
     miner_setExtra: method([string], ([extra]) => {
       const size = Buffer.byteLength(extra, 'utf8');
-      if (size > MAX_EXTRA_DATA_BYTES) throw serverError(`extra exceeds max length. ${size} > ${MAX_EXTRA_DATA_BYTES}`);
+      if (size > MAX_EXTRA_DATA_BYTES) throw invalidRequest(`extra exceeds max length. ${size} > ${MAX_EXTRA_DATA_BYTES}`);
       return unsupported('miner_setExtra');
     }, PRIVATE),
     miner_setGasPrice: method([quantity], ([price]) => {

@@ -18,7 +18,7 @@
  *   drive: an error naming the method.
  */
 import { jsonKind, typeMismatch } from '../lib/hex.js';
-import { serverError } from '../lib/errors.js';
+import { invalidRequest, unsupported } from '../lib/errors.js';
 import { address, data, optional, quantity, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import {
@@ -44,12 +44,12 @@ const unlockDuration: ParamCodec<number | undefined> = {
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'string') {
       const n = quantity.decode(v, i);
-      if (n > BigInt(MAX_UNLOCK_SECONDS)) throw serverError(KeystoreErrors.durationTooLarge);
+      if (n > BigInt(MAX_UNLOCK_SECONDS)) throw invalidRequest(KeystoreErrors.durationTooLarge);
       return Number(n);
     }
     if (typeof v !== 'number') throw typeMismatch(i, jsonKind(v), 'uint64');
     if (!Number.isInteger(v) || v < 0) throw typeMismatch(i, `number ${v}`, 'uint64');
-    if (v > MAX_UNLOCK_SECONDS) throw serverError(KeystoreErrors.durationTooLarge);
+    if (v > MAX_UNLOCK_SECONDS) throw invalidRequest(KeystoreErrors.durationTooLarge);
     return v;
   },
 };
@@ -61,7 +61,7 @@ const rawPrivateKey: ParamCodec<Uint8Array> = {
     const s = string.decode(v, i);
     const digits = s.startsWith('0x') || s.startsWith('0X') ? s.slice(2) : s;
     if (digits.length !== PRIVATE_KEY_HEX_DIGITS || !/^[0-9a-fA-F]*$/.test(digits)) {
-      throw serverError('invalid private key: expected 32 bytes as hex');
+      throw invalidRequest('invalid private key: expected 32 bytes as hex');
     }
     return new Uint8Array(Buffer.from(digits, 'hex'));
   },
@@ -71,7 +71,7 @@ const rawPrivateKey: ParamCodec<Uint8Array> = {
 const PRIVATE = { private: true } as const;
 
 function notSupported(method: string): never {
-  throw serverError(`${method} is not supported: ferry keeps keys in its key store only and drives no hardware or smart-card wallets`);
+  throw unsupported(`${method} is not supported: ferry keeps keys in its key store only and drives no hardware or smart-card wallets`);
 }
 
 export function createPersonalMethods(signer: AccountSigner): MethodTable {
@@ -111,13 +111,13 @@ export function createPersonalMethods(signer: AccountSigner): MethodTable {
       ([message, from, passphrase]) => signer.signMessage(from, message, passphrase), PRIVATE,
     ),
     personal_ecRecover: method([data, data], ([message, sig]) => {
-      if (sig.length !== SIGNATURE_LENGTH) throw serverError(`signature must be ${SIGNATURE_LENGTH} bytes long`);
+      if (sig.length !== SIGNATURE_LENGTH) throw invalidRequest(`signature must be ${SIGNATURE_LENGTH} bytes long`);
       const v = sig[64]!;
-      if (v !== SIGNATURE_V_OFFSET && v !== SIGNATURE_V_OFFSET + 1) throw serverError('invalid Ethereum signature (V is not 27 or 28)');
+      if (v !== SIGNATURE_V_OFFSET && v !== SIGNATURE_V_OFFSET + 1) throw invalidRequest('invalid Ethereum signature (V is not 27 or 28)');
       try {
         return hexData(recoverAddress(personalMessageHash(message), sig.subarray(0, 64), v - SIGNATURE_V_OFFSET));
       } catch {
-        throw serverError('invalid signature: no public key recovers from it');
+        throw invalidRequest('invalid signature: no public key recovers from it');
       }
     }, PRIVATE),
     personal_initializeWallet: method([string], () => notSupported('personal_initializeWallet'), PRIVATE),

@@ -9,8 +9,7 @@
  * the client is reduced to its base name and written under the node's `<home>/profiles/`; a base
  * name that is empty, `.`/`..` or has characters beyond [A-Za-z0-9._-] is refused.
  */
-import { invalidParams } from '../lib/errors.js';
-import { jsonKind } from '../lib/hex.js';
+import { argumentError, jsonKind } from '../lib/hex.js';
 import { optional, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 
@@ -34,9 +33,9 @@ const seconds: ParamCodec<number> = {
   name: 'seconds',
   decode: (v, i) => {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      throw invalidParams(`invalid argument ${i}: json: cannot unmarshal ${typeof v === 'number' ? 'number ' + String(v) : jsonKind(v)} into Go value of type uint`);
+      throw argumentError(i, `json: cannot unmarshal ${typeof v === 'number' ? 'number ' + String(v) : jsonKind(v)} into Go value of type uint`);
     }
-    if (v > MAX_CPU_PROFILE_SECONDS) throw invalidParams(`invalid argument ${i}: at most ${MAX_CPU_PROFILE_SECONDS} seconds`);
+    if (v > MAX_CPU_PROFILE_SECONDS) throw argumentError(i, `at most ${MAX_CPU_PROFILE_SECONDS} seconds`);
     return v;
   },
 };

@@ -13,7 +13,7 @@ import type { Common } from '@ethereumjs/common';
 import { decodeBlock, encodeBlock, encodeHeader, encodeReceipt, type DecodedBlock } from '../evm/ethrlp.js';
 import { keccak256 } from '../evm/common.js';
 import { equalBytes } from '../lib/bytes.js';
-import { serverError } from '../lib/errors.js';
+import { invalidRequest, notFound } from '../lib/errors.js';
 import { data, hash } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable } from '../jsonrpc/types.js';
 import type { CallOrigin, EvmBlock, Hash } from '../types/chain.js';
@@ -57,7 +57,7 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
   function find(sel: BlockSelector, what: string): EvmBlock | null {
     if (sel.kind === 'hash') {
       const b = backend.blockByHash(sel.hash);
-      if (b === undefined) throw serverError(`${what} #${goBytes(sel.hash)} not found`);
+      if (b === undefined) throw notFound(`${what} #${goBytes(sel.hash)} not found`);
       return b;
     }
     const n = backend.resolveBlock(sel);
@@ -101,11 +101,11 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
       try {
         b = decodeBlock(raw);
       } catch (e) {
-        throw serverError(`could not decode block: ${e instanceof Error ? e.message : String(e)}`);
+        throw invalidRequest(`could not decode block: ${e instanceof Error ? e.message : String(e)}`);
       }
-      if (b.number === 0n) throw serverError('genesis is not traceable');
+      if (b.number === 0n) throw invalidRequest('genesis is not traceable');
       const parent = backend.blockByHash(b.parentHash);
-      if (parent === undefined) throw serverError(`block ${hexData(b.parentHash)} not found`);
+      if (parent === undefined) throw notFound(`block ${hexData(b.parentHash)} not found`);
       const opts = traceOptions(c, info.traceTimeoutCapMs);
       const entries = await backend.traceReplay(
         {

@@ -21,7 +21,7 @@
  * Subscriptions belong to their connection and die with it. A connection holds at most
  * `maxPerConnection`. Over HTTP both methods answer geth's -32601 `notifications not supported`.
  */
-import { ErrorCode, FerryError, serverError } from '../lib/errors.js';
+import { DomainError, invalidArgument, limitExceeded } from '../lib/errors.js';
 import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
 import type { Logger } from '../lib/log.js';
 import { optional, string } from '../jsonrpc/codecs.js';
@@ -73,8 +73,8 @@ const NOTIFICATION_SUFFIX = '}}';
 const SYNCING_FALSE = 'false';
 
 /** -32601 like geth's notificationsUnsupportedError (HTTP has no way to push). */
-export function notificationsUnsupported(): FerryError {
-  return new FerryError(ErrorCode.methodNotFound, NOTIFICATIONS_UNSUPPORTED);
+export function notificationsUnsupported(method: string): DomainError<'methodNotFound'> {
+  return new DomainError('methodNotFound', NOTIFICATIONS_UNSUPPORTED, { method });
 }
 
 /** The second eth_subscribe param, undecoded: its meaning depends on the first. */
@@ -168,7 +168,7 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
   }
 
   function subscribe([name, arg]: [string, unknown], ctx: CallContext): string {
-    if (ctx.sendText === undefined || ctx.onClose === undefined || ctx.connectionId === undefined) throw notificationsUnsupported();
+    if (ctx.sendText === undefined || ctx.onClose === undefined || ctx.connectionId === undefined) throw notificationsUnsupported('eth_subscribe');
     let fullTx = false;
     let crit: LiveCriteria | undefined;
     switch (name) {
@@ -182,16 +182,16 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
         fullTx = pendingArgs(arg);
         break;
       case 'syncing':
-        if (arg !== undefined) throw new FerryError(ErrorCode.invalidParams, 'too many arguments, want at most 1');
+        if (arg !== undefined) throw invalidArgument('too many arguments, want at most 1');
         break;
       default:
-        throw new FerryError(ErrorCode.methodNotFound, `no ${JSON.stringify(name)} subscription in eth namespace`);
+        throw new DomainError('methodNotFound', `no ${JSON.stringify(name)} subscription in eth namespace`, { method: `eth_subscribe ${name}` });
     }
     const conn = connectionOf(ctx);
     // the connection closed meanwhile: its reply goes nowhere, and nothing is registered
     if (connections.get(conn.id) !== conn) return newId();
     if (conn.subs.size >= opts.maxPerConnection) {
-      throw serverError(`too many subscriptions on this connection (limit ${opts.maxPerConnection})`);
+      throw limitExceeded(`too many subscriptions on this connection (limit ${opts.maxPerConnection})`);
     }
     let id = newId();
     while (conn.subs.has(id)) id = newId();
@@ -212,7 +212,7 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
   }
 
   function unsubscribeOne([id]: [string], ctx: CallContext): boolean {
-    if (ctx.sendText === undefined || ctx.connectionId === undefined) throw notificationsUnsupported();
+    if (ctx.sendText === undefined || ctx.connectionId === undefined) throw notificationsUnsupported('eth_unsubscribe');
     const s = connections.get(ctx.connectionId)?.subs.get(id.toLowerCase());
     return s === undefined ? false : remove(s);
   }

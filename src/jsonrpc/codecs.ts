@@ -1,5 +1,5 @@
 /**
- * Generic positional-param codecs built on src/lib/hex.ts. Each throws FerryError(-32602) whose
+ * Generic positional-param codecs built on src/lib/hex.ts. Each throws invalidArgument whose
  * message names the argument (`invalid argument N: …`). Surface-specific codecs (block tags, call
  * objects, filters) live with their surface.
  */

@@ -24,8 +24,8 @@
  * Numeric ids are echoed as the same JSON number value (JSON.parse/stringify): exact for every safe
  * integer, normalised for forms such as `1e3` or `1.50`.
  */
-import { ErrorCode, FerryError } from '../lib/errors.js';
-import { INTERNAL_ERROR_MESSAGE, methodNotFound, toJsonRpcError, unauthorized } from './errors.js';
+import { invalidArgument, resultTooLarge, type DomainError } from '../lib/errors.js';
+import { INTERNAL_ERROR_MESSAGE, JsonRpcCode, methodNotFound, toJsonRpcError, unauthorized, type JsonRpcErrorMap } from './errors.js';
 import type { CallContext, MethodSpec, MethodTable } from './types.js';
 
 export const JSONRPC_VERSION = '2.0';
@@ -42,7 +42,9 @@ export interface DispatcherOptions {
   /** namespaces served (text before the first `_` of a method name); null = all */
   readonly enabledNamespaces: ReadonlySet<string> | null;
   readonly limits: BatchLimits;
-  /** called with a thrown value that is not a FerryError (a bug); the caller logs its stack */
+  /** the surface's map from every domain error kind to its wire error (Surface A: src/evmrpc/errors.ts) */
+  readonly errors: JsonRpcErrorMap;
+  /** called with a thrown value that is not a DomainError (a bug); the caller logs its stack */
   onInternalError(err: unknown, method: string): void;
   /** metrics of the calls (geth counts calls of existing methods; see src/metrics/rpc.ts) */
   readonly recorder?: CallRecorder;
@@ -86,9 +88,9 @@ function errorText(id: Id, code: number, message: string, data?: unknown): strin
   return JSON.stringify({ jsonrpc: JSONRPC_VERSION, id, error });
 }
 
-const PARSE_ERROR = errorText(null, ErrorCode.parse, 'parse error');
-const EMPTY_BATCH = errorText(null, ErrorCode.invalidRequest, 'empty batch');
-const INVALID_REQUEST_NULL_ID = errorText(null, ErrorCode.invalidRequest, 'invalid request');
+const PARSE_ERROR = errorText(null, JsonRpcCode.parse, 'parse error');
+const EMPTY_BATCH = errorText(null, JsonRpcCode.invalidRequest, 'empty batch');
+const INVALID_REQUEST_NULL_ID = errorText(null, JsonRpcCode.invalidRequest, 'invalid request');
 
 function isValidId(id: unknown): id is Id {
   return id === null || typeof id === 'string' || typeof id === 'number';
@@ -110,8 +112,8 @@ function isNotification(msg: unknown): boolean {
   return isObject(msg) && msg.jsonrpc === JSONRPC_VERSION && msg.id === undefined && typeof msg.method === 'string' && msg.method !== '';
 }
 
-function missingArgument(index: number): FerryError {
-  return new FerryError(ErrorCode.invalidParams, `missing value for required argument ${index}`);
+function missingArgument(index: number): DomainError<'invalidArgument'> {
+  return invalidArgument(`missing value for required argument ${index}`);
 }
 
 /** Decodes positional params with the method's codecs; geth's parsePositionalArguments texts. */
@@ -121,11 +123,11 @@ function decodeParams(spec: MethodSpec, params: unknown): unknown[] {
   let given: readonly unknown[];
   if (params === undefined || params === null) given = NO_ARGS;
   else if (Array.isArray(params)) given = params;
-  else throw new FerryError(ErrorCode.invalidParams, 'non-array args');
+  else throw invalidArgument('non-array args');
   if (want === 0 && given.length === 0) return NO_ARGS as unknown[];
   const args = new Array<unknown>(want);
   for (let i = 0; i < given.length; i++) {
-    if (i >= want) throw new FerryError(ErrorCode.invalidParams, `too many arguments, want at most ${want}`);
+    if (i >= want) throw invalidArgument(`too many arguments, want at most ${want}`);
     const codec = codecs[i]!;
     const v = given[i];
     if (v === null) {
@@ -144,7 +146,7 @@ function decodeParams(spec: MethodSpec, params: unknown): unknown[] {
 }
 
 export function createDispatcher(opts: DispatcherOptions): Dispatcher {
-  const { enabledNamespaces, onInternalError } = opts;
+  const { enabledNamespaces, onInternalError, errors } = opts;
   const { batchRequestLimit, batchResponseMaxSize } = opts.limits;
 
   // Only methods of enabled namespaces are in the map, so a disabled one is simply unknown.
@@ -157,14 +159,14 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   }
 
   function failure(id: Id | undefined, method: string, err: unknown): string | undefined {
-    const e = toJsonRpcError(err, (bug) => onInternalError(bug, method));
+    const e = toJsonRpcError(err, (bug) => onInternalError(bug, method), errors);
     if (id === undefined) return undefined;
     try {
       return errorText(id, e.code, e.message, e.data);
     } catch (bug) {
       // error data JSON cannot encode: a bug in whoever threw it
       onInternalError(bug, method);
-      return errorText(id, ErrorCode.internal, INTERNAL_ERROR_MESSAGE);
+      return errorText(id, JsonRpcCode.internal, INTERNAL_ERROR_MESSAGE);
     }
   }
 
@@ -185,7 +187,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     if (id !== undefined && !isValidId(id)) return INVALID_REQUEST_NULL_ID;
     const method = msg.method;
     if (msg.jsonrpc !== JSONRPC_VERSION || typeof method !== 'string' || method === '') {
-      return errorText(id ?? null, ErrorCode.invalidRequest, 'invalid request');
+      return errorText(id ?? null, JsonRpcCode.invalidRequest, 'invalid request');
     }
     const entry = methods.get(method);
     if (entry === undefined) {
@@ -222,7 +224,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     if (items.length === 0) return EMPTY_BATCH;
     if (batchRequestLimit > 0 && items.length > batchRequestLimit) {
       const first = items.find(isCall);
-      return '[' + errorText(first === undefined ? null : first.id, ErrorCode.invalidRequest, 'batch too large') + ']';
+      return '[' + errorText(first === undefined ? null : first.id, JsonRpcCode.invalidRequest, 'batch too large') + ']';
     }
     const replies = new Array<Reply>(items.length);
     let knownSize = 0;
@@ -233,6 +235,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       if (typeof reply === 'string') knownSize += reply.length;
     }
     const out: string[] = [];
+    const tooLargeError = toJsonRpcError(resultTooLarge('response too large'), undefined, errors);
     let size = 0;
     let tooLarge = false;
     for (let i = 0; i < items.length; i++) {
@@ -240,7 +243,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
         const item = items[i];
         if (!isNotification(item)) {
           const id = isObject(item) && isValidId(item.id) ? item.id : null;
-          out.push(errorText(id, ErrorCode.responseTooLarge, 'response too large'));
+          out.push(errorText(id, tooLargeError.code, tooLargeError.message, tooLargeError.data));
         }
         continue;
       }

@@ -41,7 +41,7 @@ export interface CallContext {
   readonly afterReply?: (fn: () => void) => void;
 }
 
-/** Decodes one positional param; throws FerryError(-32602) naming the argument on bad input. */
+/** Decodes one positional param; throws invalidArgument naming the argument on bad input. */
 export interface ParamCodec<T = unknown> {
   /** human name used in docs */
   readonly name: string;

@@ -7,7 +7,7 @@
  * from the domain's fields (name, version, chainId, verifyingContract, salt), as ethers does.
  */
 import { asBuffer, concatBytes } from '../lib/bytes.js';
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import { invalidArgument, type DomainError } from '../lib/errors.js';
 import { keccak256 } from './crypto.js';
 
 export interface TypedField {
@@ -38,8 +38,8 @@ const INT_TYPE = /^(u?)int(\d*)$/;
 const BYTES_TYPE = /^bytes(\d+)$/;
 const ARRAY_TYPE = /^(.*)\[(\d*)\]$/;
 
-function bad(message: string): FerryError {
-  return new FerryError(ErrorCode.invalidParams, `invalid typed data: ${message}`);
+function bad(message: string): DomainError<'invalidArgument'> {
+  return invalidArgument(`invalid typed data: ${message}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -29,7 +29,6 @@ export { signTransaction, type TxFields } from './txsign.js';
 export {
   DECRYPT_ERROR,
   KDF_QUEUE_MAX,
-  KeystoreError,
   MAX_CONCURRENT_KDF,
   STANDARD_SCRYPT,
   decryptKey,

@@ -16,13 +16,14 @@
  * named as geth names them (`UTC--<time>--<address>`), so other tools read the directory and files
  * other tools wrote are listed. Passphrases and keys never reach logs or error messages.
  */
+import { invalidRequest, notFound } from '../lib/errors.js';
 import { writeFileAtomic } from '../lib/fs.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../lib/log.js';
 import { ADDRESS_LENGTH, isValidPrivateKey, privateKeyToAddress, signHash, type Signature } from './crypto.js';
-import { KeystoreError, STANDARD_SCRYPT, decryptKey, encryptKey, parseKeyFile, type KeyFileJson, type ScryptParams } from './v3.js';
+import { STANDARD_SCRYPT, decryptKey, encryptKey, parseKeyFile, type KeyFileJson, type ScryptParams } from './v3.js';
 
 /** personal_unlockAccount's duration when none is given (SPEC.md) */
 export const DEFAULT_UNLOCK_SECONDS = 300;
@@ -172,13 +173,13 @@ export class KeyStore {
     try {
       return JSON.parse(readFileSync(account.path, 'utf8'));
     } catch {
-      throw new KeystoreError(KeystoreErrors.noMatch);
+      throw notFound(KeystoreErrors.noMatch);
     }
   }
 
   /** Writes a new key file atomically; refuses an address the store already has. */
   private writeKeyFile(json: KeyFileJson, address: Uint8Array): string {
-    if (this.find(address)) throw new KeystoreError(KeystoreErrors.exists);
+    if (this.find(address)) throw invalidRequest(KeystoreErrors.exists);
     mkdirSync(this.dir, { recursive: true, mode: DIR_MODE });
     const name = keyFileName(address);
     const path = join(this.dir, name);
@@ -202,9 +203,9 @@ export class KeyStore {
 
   /** personal_importRawKey: stores `key` encrypted with the passphrase. */
   async importKey(key: Uint8Array, passphrase: string): Promise<Uint8Array> {
-    if (!isValidPrivateKey(key)) throw new KeystoreError('invalid private key');
+    if (!isValidPrivateKey(key)) throw invalidRequest('invalid private key');
     const address = privateKeyToAddress(key);
-    if (this.find(address)) throw new KeystoreError(KeystoreErrors.exists);
+    if (this.find(address)) throw invalidRequest(KeystoreErrors.exists);
     const json = await encryptKey(key, passphrase, this.scryptParams);
     this.writeKeyFile(json, address);
     return address;
@@ -220,7 +221,7 @@ export class KeyStore {
     try {
       json = JSON.parse(text);
     } catch {
-      throw new KeystoreError('invalid key file: not JSON');
+      throw invalidRequest('invalid key file: not JSON');
     }
     const parsed = parseKeyFile(json);
     let address = parsed.address;
@@ -229,7 +230,7 @@ export class KeyStore {
       address = privateKeyToAddress(key);
       key.fill(0);
     }
-    if (address === undefined) throw new KeystoreError('invalid key file: it has no address; give its passphrase to import it');
+    if (address === undefined) throw invalidRequest('invalid key file: it has no address; give its passphrase to import it');
     const out = { ...(json as KeyFileJson), address: hex(address) };
     this.writeKeyFile(out, address);
     return address;
@@ -246,10 +247,10 @@ export class KeyStore {
    * A wrong passphrase throws and unlocks nothing.
    */
   async unlock(address: Uint8Array, passphrase: string, seconds: number): Promise<void> {
-    if (!Number.isSafeInteger(seconds) || seconds < 0) throw new KeystoreError('invalid unlock duration');
-    if (seconds > MAX_UNLOCK_SECONDS) throw new KeystoreError(KeystoreErrors.durationTooLarge);
+    if (!Number.isSafeInteger(seconds) || seconds < 0) throw invalidRequest('invalid unlock duration');
+    if (seconds > MAX_UNLOCK_SECONDS) throw invalidRequest(KeystoreErrors.durationTooLarge);
     const account = this.find(address);
-    if (!account) throw new KeystoreError(KeystoreErrors.noMatch);
+    if (!account) throw notFound(KeystoreErrors.noMatch);
     const key = await decryptKey(this.readKeyFile(account), passphrase);
     const k = hex(address);
     const current = this.unlocked.get(k);
@@ -306,15 +307,15 @@ export class KeyStore {
    * (the unlock state does not change); without, the account must be unlocked.
    */
   async sign(address: Uint8Array, hash: Uint8Array, passphrase?: string): Promise<Signature> {
-    if (address.length !== ADDRESS_LENGTH) throw new KeystoreError(KeystoreErrors.unknownAccount);
+    if (address.length !== ADDRESS_LENGTH) throw notFound(KeystoreErrors.unknownAccount);
     const account = this.find(address);
     if (passphrase === undefined) {
       const entry = this.unlocked.get(hex(address));
       if (entry) return signHash(hash, entry.key);
-      if (!account) throw new KeystoreError(KeystoreErrors.unknownAccount);
-      throw new KeystoreError(KeystoreErrors.locked);
+      if (!account) throw notFound(KeystoreErrors.unknownAccount);
+      throw invalidRequest(KeystoreErrors.locked);
     }
-    if (!account) throw new KeystoreError(KeystoreErrors.unknownAccount);
+    if (!account) throw notFound(KeystoreErrors.unknownAccount);
     const key = await decryptKey(this.readKeyFile(account), passphrase);
     try {
       return signHash(hash, key);

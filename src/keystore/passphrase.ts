@@ -3,8 +3,8 @@
  * geth's --password), else typed at a terminal without echo, else the first line of standard input
  * (scripts: `echo pass | ferry keys new`).
  */
+import { badConfig, cancelled, invalidRequest } from '../lib/errors.js';
 import { readFileSync } from 'node:fs';
-import { KeystoreError } from './v3.js';
 
 /** bigger password files or stdin are not read further */
 const MAX_PASSPHRASE_INPUT = 64 * 1024;
@@ -49,7 +49,7 @@ function promptHidden(prompt: string): Promise<string> {
     const onData = (chunk: string) => {
       for (const ch of chunk) {
         if (ch === '\r' || ch === '\n' || ch === CTRL_D) return finish();
-        if (ch === CTRL_C) return finish(new KeystoreError('interrupted'));
+        if (ch === CTRL_C) return finish(cancelled('interrupted'));
         if (BACKSPACE.has(ch)) typed = typed.slice(0, -1);
         else typed += ch;
       }
@@ -69,18 +69,18 @@ export async function readPassphrase(opts: { file?: string; confirm?: boolean; w
     try {
       text = readFileSync(opts.file, 'utf8').slice(0, MAX_PASSPHRASE_INPUT);
     } catch (e) {
-      throw new KeystoreError(`cannot read the password file ${opts.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw badConfig('password-file', `cannot read the password file ${opts.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
     return firstLine(text);
   }
   if (process.stdin.isTTY) {
     const pass = await promptHidden(`${what}: `);
     if (opts.confirm && (await promptHidden(`Repeat ${what.toLowerCase()}: `)) !== pass) {
-      throw new KeystoreError('the passphrases do not match');
+      throw invalidRequest('the passphrases do not match');
     }
     return pass;
   }
   const text = await readStdin();
-  if (text === '') throw new KeystoreError('no passphrase: give --password-file, type it at a terminal, or pipe it to standard input');
+  if (text === '') throw invalidRequest('no passphrase: give --password-file, type it at a terminal, or pipe it to standard input');
   return firstLine(text);
 }

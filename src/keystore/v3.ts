@@ -15,7 +15,7 @@
 import { createCipheriv, createDecipheriv, pbkdf2, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { scryptAsync } from '@noble/hashes/scrypt.js';
 import { concatBytes } from '../lib/bytes.js';
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import { corrupt, invalidRequest, limitExceeded, unavailable, type DomainError } from '../lib/errors.js';
 import { ADDRESS_LENGTH, PRIVATE_KEY_LENGTH, isValidPrivateKey, keccak256, privateKeyToAddress } from './crypto.js';
 
 export const KEY_FILE_VERSION = 3;
@@ -50,13 +50,6 @@ export const KDF_QUEUE_MAX = 32;
 /** geth keystore.ErrDecrypt */
 export const DECRYPT_ERROR = 'could not decrypt key with given password';
 
-/** A key-store failure; its message never holds a passphrase or key material. */
-export class KeystoreError extends FerryError {
-  constructor(message: string) {
-    super(ErrorCode.server, message);
-    this.name = 'KeystoreError';
-  }
-}
 
 export interface KeyFileJson {
   address: string;
@@ -90,7 +83,7 @@ const waiting: (() => void)[] = [];
 
 async function withKdfSlot<T>(fn: () => Promise<T>): Promise<T> {
   if (running >= MAX_CONCURRENT_KDF) {
-    if (waiting.length >= KDF_QUEUE_MAX) throw new KeystoreError('key store busy: too many key derivations waiting, try again');
+    if (waiting.length >= KDF_QUEUE_MAX) throw limitExceeded('key store busy: too many key derivations waiting, try again');
     await new Promise<void>((resolve) => waiting.push(resolve));
   } else {
     running++;
@@ -119,7 +112,7 @@ function deriveKey(passphrase: Buffer, kdf: Kdf): Promise<Buffer> {
       return Buffer.from(await scryptAsync(passphrase, kdf.salt, { N: kdf.n, r: kdf.r, p: kdf.p, dkLen: DERIVED_KEY_LENGTH, maxmem }));
     }
     return new Promise<Buffer>((resolve, reject) => {
-      const done = (err: Error | null, key: Buffer) => (err ? reject(new KeystoreError(`key derivation failed: ${err.message}`)) : resolve(key));
+      const done = (err: Error | null, key: Buffer) => (err ? reject(unavailable(`key derivation failed: ${err.message}`)) : resolve(key));
       try {
         if (kdf.kind === 'scrypt') {
           const maxmem = 128 * kdf.r * (kdf.n + kdf.p + 2) + 1024 * 1024;
@@ -128,7 +121,7 @@ function deriveKey(passphrase: Buffer, kdf: Kdf): Promise<Buffer> {
           pbkdf2(passphrase, kdf.salt, kdf.c, DERIVED_KEY_LENGTH, 'sha256', done);
         }
       } catch (e) {
-        reject(new KeystoreError(`key derivation failed: ${(e as Error).message}`));
+        reject(unavailable(`key derivation failed: ${(e as Error).message}`));
       }
     });
   });
@@ -142,7 +135,7 @@ function macOf(derived: Buffer, ciphertext: Buffer): Buffer {
 
 /** Encrypts a private key with a passphrase into a v3 key file (geth's field names and order). */
 export async function encryptKey(privateKey: Uint8Array, passphrase: string, params: ScryptParams = STANDARD_SCRYPT): Promise<KeyFileJson> {
-  if (!isValidPrivateKey(privateKey)) throw new KeystoreError('invalid private key');
+  if (!isValidPrivateKey(privateKey)) throw invalidRequest('invalid private key');
   const salt = randomBytes(SALT_LENGTH);
   const iv = randomBytes(IV_LENGTH);
   const derived = await deriveKey(Buffer.from(passphrase, 'utf8'), { kind: 'scrypt', ...params, salt });
@@ -167,8 +160,8 @@ export async function encryptKey(privateKey: Uint8Array, passphrase: string, par
 
 // --- reading ----------------------------------------------------------------------------------
 
-function invalid(reason: string): KeystoreError {
-  return new KeystoreError(`invalid key file: ${reason}`);
+function invalid(reason: string): DomainError<'corrupt'> {
+  return corrupt(`invalid key file: ${reason}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -218,7 +211,7 @@ function parseKdf(name: unknown, params: unknown): Kdf {
   throw invalid(`unsupported kdf ${JSON.stringify(name)}`);
 }
 
-/** Checks the shape of a v3 key file (no passphrase needed). Throws KeystoreError naming what is wrong. */
+/** Checks the shape of a v3 key file (no passphrase needed). Throws corrupt naming what is wrong. */
 export function parseKeyFile(json: unknown): ParsedKeyFile {
   if (!isObject(json)) throw invalid('not a JSON object');
   const version = field(json, 'version');
@@ -267,5 +260,5 @@ export async function decryptKey(json: unknown, passphrase: string): Promise<Uin
     }
     return key;
   }
-  throw new KeystoreError(DECRYPT_ERROR);
+  throw invalidRequest(DECRYPT_ERROR);
 }

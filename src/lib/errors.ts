@@ -38,10 +38,24 @@ export type TxRejectReason =
   /** wrong chain id, unsupported type, or another rule the tx breaks */
   | 'invalid';
 
+/**
+ * Which positional argument did not decode and why, so a codec of a nested field can word it again
+ * (geth: `invalid argument N: <reason>`, and `json: cannot unmarshal … into Go struct field …`).
+ */
+export interface ArgumentProblem {
+  readonly index: number;
+  /** the reason, without the `invalid argument N: ` prefix */
+  readonly reason: string;
+  /** a JSON value of the wrong kind: Go's encoding/json names the kind found and the type wanted */
+  readonly mismatch?: { readonly found: string; readonly goType: string };
+  /** a `common/hexutil` decode error, which geth's JSON decoder wraps with the field it was in */
+  readonly hexDecode?: boolean;
+}
+
 /** Every kind and the typed detail it carries (`undefined`: the message says it all). */
 export interface ErrorDetails {
   /** A request value does not decode (bad hex, wrong type, missing/extra argument). geth: -32602 */
-  invalidArgument: undefined;
+  invalidArgument: ArgumentProblem | undefined;
   /** The request decodes but asks for something inconsistent or disallowed. geth: -32000 */
   invalidRequest: undefined;
   /** No such method on this surface (or its namespace is disabled). */
@@ -70,6 +84,8 @@ export interface ErrorDetails {
   unsupported: undefined;
   /** Stored data or local files are unusable (bad key file, corrupt state …). */
   corrupt: undefined;
+  /** A configuration value (flag, config file, genesis, home) is wrong; `key` names it. */
+  badConfig: { key: string };
 }
 
 export type ErrorKind = keyof ErrorDetails;
@@ -97,7 +113,8 @@ type PlainKind = { [K in ErrorKind]: ErrorDetails[K] extends undefined ? K : nev
 export const domainError = <K extends PlainKind>(kind: K, message: string): DomainError<K> =>
   new DomainError(kind, message, undefined as ErrorDetails[K]);
 
-export const invalidArgument = (message: string): DomainError<'invalidArgument'> => domainError('invalidArgument', message);
+export const invalidArgument = (message: string, problem?: ArgumentProblem): DomainError<'invalidArgument'> =>
+  new DomainError('invalidArgument', message, problem);
 export const invalidRequest = (message: string): DomainError<'invalidRequest'> => domainError('invalidRequest', message);
 export const notFound = (message: string): DomainError<'notFound'> => domainError('notFound', message);
 export const limitExceeded = (message: string): DomainError<'limitExceeded'> => domainError('limitExceeded', message);
@@ -106,6 +123,25 @@ export const unavailable = (message: string): DomainError<'unavailable'> => doma
 export const txRejected = (reason: TxRejectReason, message: string): DomainError<'txRejected'> =>
   new DomainError('txRejected', message, { reason });
 export const reverted = (message: string, data: Uint8Array): DomainError<'reverted'> => new DomainError('reverted', message, { data });
+export const timeout = (message: string): DomainError<'timeout'> => domainError('timeout', message);
+export const cancelled = (message: string): DomainError<'cancelled'> => domainError('cancelled', message);
+export const executionFailed = (message: string): DomainError<'executionFailed'> => domainError('executionFailed', message);
+export const resultTooLarge = (message: string): DomainError<'resultTooLarge'> => domainError('resultTooLarge', message);
+export const corrupt = (message: string): DomainError<'corrupt'> => domainError('corrupt', message);
+export const badConfig = (key: string, message: string): DomainError<'badConfig'> => new DomainError('badConfig', message, { key });
+
+/** A DomainError as plain data, for a worker thread's reply (structured clone keeps the detail). */
+export interface DomainErrorData {
+  readonly kind: ErrorKind;
+  readonly message: string;
+  readonly detail: unknown;
+}
+
+export const domainErrorData = (e: DomainError): DomainErrorData => ({ kind: e.kind, message: e.message, detail: e.detail });
+
+/** The DomainError a worker thread's reply carried. */
+export const fromDomainErrorData = (d: DomainErrorData): DomainError =>
+  new DomainError(d.kind, d.message, d.detail as ErrorDetails[ErrorKind]);
 
 /**
  * One surface's exhaustive map: a function per kind. Declaring a surface map with this type makes a
@@ -117,41 +153,3 @@ export type ErrorMap<Out> = { [K in ErrorKind]: (e: DomainError<K>) => Out };
 export function mapDomainError<Out>(map: ErrorMap<Out>, e: DomainError): Out {
   return (map[e.kind] as (e: DomainError) => Out)(e);
 }
-
-// ---------------------------------------------------------------------------------------------
-// The wire-numbered error below is being replaced by DomainError (issue 11): new code must not use
-// it, and it goes away once every throw site throws a kind.
-
-/**
- * @deprecated throw a DomainError kind instead; the wire code is chosen by the surface map.
- */
-export class FerryError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-    this.name = 'FerryError';
-  }
-}
-
-/** @deprecated JSON-RPC codes belong in the surface maps (src/evmrpc/errors.ts, src/cometrpc/errors.ts). */
-export const ErrorCode = {
-  parse: -32700,
-  invalidRequest: -32600,
-  methodNotFound: -32601,
-  invalidParams: -32602,
-  internal: -32603,
-  server: -32000,
-  /** geth: transaction/call reverted, with `data` = revert bytes */
-  reverted: 3,
-  /** geth: response too large */
-  responseTooLarge: -32003,
-  unauthorized: -32001,
-} as const;
-
-/** @deprecated use invalidArgument */
-export const invalidParams = (message: string): FerryError => new FerryError(ErrorCode.invalidParams, message);
-/** @deprecated use a DomainError kind */
-export const serverError = (message: string, data?: unknown): FerryError => new FerryError(ErrorCode.server, message, data);

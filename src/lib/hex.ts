@@ -3,17 +3,17 @@
  *
  * Encoders (`toQuantity`, `toData`, `bytesToHex`) and the trusted decoder `hexToBytes` are for
  * internal use. The strict parsers (`parseQuantity`, `parseQuantityNumber`, `parseData`) are for
- * values that come from the wire: they throw FerryError(-32602) with geth's `common/hexutil` texts,
+ * values that come from the wire: they throw an invalidArgument DomainError with geth's `common/hexutil` texts,
  * prefixed `invalid argument N: ` like geth's positional-argument decoder.
  *
  * Like geth, the prefix may be `0x` or `0X` and digits may be upper or lower case. Unlike geth's
  * JSON decoders, the empty string is rejected ("empty hex string") instead of read as zero/empty,
  * and the hexutil messages are not wrapped in encoding/json's "cannot unmarshal … into Go value"
  * (a value that is not a string is: `json: cannot unmarshal non-string into Go value of type
- * hexutil.Big`). HexArgumentError keeps the bare reason for codecs of nested fields.
+ * hexutil.Big`). The error's ArgumentProblem keeps the bare reason for codecs of nested fields.
  */
 import { asBuffer } from './bytes.js';
-import { ErrorCode, FerryError } from './errors.js';
+import { invalidArgument, type ArgumentProblem, type DomainError } from './errors.js';
 
 /** geth `common/hexutil` error texts */
 export const HexError = {
@@ -41,9 +41,9 @@ const NON_STRING = 'non-string';
 /** geth's Go type names, used in its length and type errors. */
 const FIXED_TYPE_NAMES: Readonly<Record<number, string>> = { 20: 'common.Address', 32: 'common.Hash' };
 
-/** The -32602 error for argument `index`, geth style. */
-export function argumentError(index: number, message: string): FerryError {
-  return new FerryError(ErrorCode.invalidParams, `invalid argument ${index}: ${message}`);
+/** The error for argument `index`, geth style: `invalid argument N: <reason>`. */
+export function argumentError(index: number, reason: string, problem?: Omit<ArgumentProblem, 'index' | 'reason'>): DomainError<'invalidArgument'> {
+  return invalidArgument(`invalid argument ${index}: ${reason}`, { index, reason, ...problem });
 }
 
 /** Go encoding/json's name of a JSON value kind, for type-mismatch messages. */
@@ -66,34 +66,18 @@ export function jsonKind(v: unknown): string {
  * geth's text for a value of the wrong JSON kind, e.g.
  * `json: cannot unmarshal number into Go value of type bool`; hexutil types say `non-string`.
  */
-export function typeMismatch(index: number, kind: string, goType: string): FerryError {
-  return argumentError(index, `json: cannot unmarshal ${kind} into Go value of type ${goType}`);
+export function typeMismatch(index: number, kind: string, goType: string): DomainError<'invalidArgument'> {
+  return argumentError(index, `json: cannot unmarshal ${kind} into Go value of type ${goType}`, { mismatch: { found: kind, goType } });
 }
 
 /**
- * The -32602 error of the strict hex parsers. Besides the wire message it keeps geth's bare reason
- * and Go type, so a codec for a nested field can word it as geth does there, e.g.
- * `json: cannot unmarshal <reason> into Go struct field TransactionArgs.value of type *hexutil.Big`.
+ * The error of the strict hex parsers: a hexutil decode error (`reason` is a HexError value), which
+ * a codec for a nested field words as geth does there, e.g.
+ * `json: cannot unmarshal <reason> into Go struct field TransactionArgs.value of type *hexutil.Big`;
+ * a value that is not a string is a type mismatch.
  */
-export class HexArgumentError extends FerryError {
-  constructor(
-    readonly index: number,
-    /** geth's bare text: a HexError value, `non-string`, or the fixed-length sentence */
-    readonly reason: string,
-    /** geth's Go type name: hexutil.Big, hexutil.Uint64, hexutil.Bytes, common.Address, … */
-    readonly goType: string,
-    /** true when geth's encoding/json wraps the reason in "cannot unmarshal … into Go … of type …" */
-    readonly jsonTypeError: boolean,
-  ) {
-    super(
-      ErrorCode.invalidParams,
-      `invalid argument ${index}: ` + (reason === NON_STRING ? `json: cannot unmarshal ${reason} into Go value of type ${goType}` : reason),
-    );
-  }
-}
-
-function hexError(index: number, reason: string, goType: string): HexArgumentError {
-  return new HexArgumentError(index, reason, goType, true);
+export function hexError(index: number, reason: string, goType: string): DomainError<'invalidArgument'> {
+  return reason === NON_STRING ? typeMismatch(index, NON_STRING, goType) : argumentError(index, reason, { hexDecode: true });
 }
 
 function hasPrefix(s: string): boolean {
@@ -167,8 +151,7 @@ export function parseData(v: unknown, index: number, size?: number): Uint8Array 
   const digits = v.length - 2;
   if (digits % 2 !== 0) throw hexError(index, HexError.oddLength, goType);
   if (size !== undefined && digits !== size * 2) {
-    const reason = `hex string has length ${digits}, want ${size * 2} for ${goType}`;
-    throw new HexArgumentError(index, reason, goType, false);
+    throw argumentError(index, `hex string has length ${digits}, want ${size * 2} for ${goType}`);
   }
   const out = new Uint8Array(digits >>> 1);
   // Buffer's hex decoder stops at the first pair that is not hex: a short count means bad syntax

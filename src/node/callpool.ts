@@ -10,7 +10,7 @@
 import { Worker } from 'node:worker_threads';
 import type { CallOrigin, CallRequest, SimulatorOptions, SimulatorPort } from '../chain/simulator.js';
 import type { StateOverrides } from '../types/query.js';
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { cancelled, fromDomainErrorData, limitExceeded, unavailable, type DomainErrorData } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AccessListResult } from '../types/chain.js';
 
@@ -42,8 +42,8 @@ export interface CallCancel {
 export interface CallReply {
   id: number;
   value?: unknown;
-  /** code 0: not a FerryError (a bug in the worker) */
-  error?: { code: number; message: string; data?: unknown };
+  /** a domain error, or `bug`: the stack of anything else thrown in the worker */
+  error?: DomainErrorData | { bug: string };
 }
 
 interface Slot {
@@ -103,15 +103,15 @@ export class CallPool implements SimulatorPort {
     if (!p) return;
     slot.pending.delete(r.id);
     if (!r.error) return p.resolve(r.value);
-    if (r.error.code === 0) {
-      this.log.error({ err: r.error.message }, 'call worker failed');
-      return p.reject(new Error(r.error.message));
+    if ('bug' in r.error) {
+      this.log.error({ err: r.error.bug }, 'call worker failed');
+      return p.reject(new Error(r.error.bug));
     }
-    p.reject(new FerryError(r.error.code, r.error.message, r.error.data));
+    p.reject(fromDomainErrorData(r.error));
   }
 
   private failed(slot: Slot, e: unknown): void {
-    for (const p of slot.pending.values()) p.reject(new FerryError(ErrorCode.server, 'call worker stopped'));
+    for (const p of slot.pending.values()) p.reject(unavailable('call worker stopped'));
     slot.pending.clear();
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
@@ -121,10 +121,10 @@ export class CallPool implements SimulatorPort {
   private submit<T>(op: CallJob['op'], req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<T> {
     let best: Slot | undefined;
     for (const s of this.slots) if (!best || s.pending.size < best.pending.size) best = s;
-    if (!best) return Promise.reject(new FerryError(ErrorCode.server, 'no call worker available'));
-    if (best.pending.size >= CALL_QUEUE_PER_WORKER) return Promise.reject(new FerryError(ErrorCode.server, CALLS_BUSY_MESSAGE));
+    if (!best) return Promise.reject(unavailable('no call worker available'));
+    if (best.pending.size >= CALL_QUEUE_PER_WORKER) return Promise.reject(limitExceeded(CALLS_BUSY_MESSAGE));
     const signal = origin?.signal;
-    if (signal?.aborted) return Promise.reject(new FerryError(ErrorCode.server, CALL_CANCELLED_MESSAGE));
+    if (signal?.aborted) return Promise.reject(cancelled(CALL_CANCELLED_MESSAGE));
     const id = this.nextId++;
     const slot = best;
     const deadline = this.evmTimeoutMs > 0 ? Date.now() + this.evmTimeoutMs : Infinity;
@@ -132,7 +132,7 @@ export class CallPool implements SimulatorPort {
       const onAbort = () => {
         if (!slot.pending.delete(id)) return;
         slot.worker.postMessage({ op: 'cancel', id } satisfies CallCancel);
-        reject(new FerryError(ErrorCode.server, CALL_CANCELLED_MESSAGE));
+        reject(cancelled(CALL_CANCELLED_MESSAGE));
       };
       const done = () => signal?.removeEventListener('abort', onAbort);
       slot.pending.set(id, {

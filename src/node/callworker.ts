@@ -12,7 +12,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { formatDuration } from '../config/duration.js';
 import { Simulator, type SimulatorOptions } from '../chain/simulator.js';
-import { FerryError, ErrorCode } from '../lib/errors.js';
+import { DomainError, cancelled, domainErrorData, timeout, type DomainErrorData } from '../lib/errors.js';
 import { SliceScheduler, type Task } from '../lib/slices.js';
 import { Store } from '../store/store.js';
 import { createLogger } from '../lib/log.js';
@@ -37,15 +37,13 @@ const waiting: CallJob[] = [];
 const perClient = new Map<string, number>();
 
 function reply(id: number, e: unknown): void {
-  const error =
-    e instanceof FerryError
-      ? { code: e.code, message: e.message, data: e.data }
-      : { code: 0, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+  const error: DomainErrorData | { bug: string } =
+    e instanceof DomainError ? domainErrorData(e) : { bug: e instanceof Error ? (e.stack ?? e.message) : String(e) };
   port.postMessage({ id, error } satisfies CallReply);
 }
 
-function timeoutError(): FerryError {
-  return new FerryError(ErrorCode.server, `execution aborted (timeout = ${formatDuration(opts.evmTimeoutMs)})`);
+function timeoutError(): DomainError<'timeout'> {
+  return timeout(`execution aborted (timeout = ${formatDuration(opts.evmTimeoutMs)})`);
 }
 
 async function run(r: Running): Promise<void> {
@@ -103,7 +101,7 @@ function cancel(id: number): void {
   const i = waiting.findIndex((j) => j.id === id);
   if (i >= 0) {
     waiting.splice(i, 1);
-    reply(id, new FerryError(ErrorCode.server, CALL_CANCELLED_MESSAGE));
+    reply(id, cancelled(CALL_CANCELLED_MESSAGE));
   }
 }
 

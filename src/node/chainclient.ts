@@ -10,12 +10,14 @@
  * The one timeout is the shutdown grace (`CHAIN_STOP_GRACE_MS`).
  */
 import { Worker } from 'node:worker_threads';
-import { invalidParams, unavailable } from '../lib/errors.js';
+import { fromDomainErrorData, unavailable } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { ChainReply, ChainWorkerData, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
+import { accepted } from '../chain/checkcodes.js';
+import { queryFailure, QueryCode } from '../chain/query.js';
 
 /** requests sent to the chain thread and not yet answered, at most */
 export const MAX_PENDING_CHAIN_REQUESTS = 4096;
@@ -44,17 +46,7 @@ export interface ChainListener {
 type DevReply = Extract<FromChain, { type: 'devReply' }>;
 
 /** an ABCI Query answer for a query that could not be served */
-const failedQuery = (text: string): AbciQueryResponse => ({
-  code: 1,
-  log: text,
-  info: '',
-  index: 0n,
-  key: undefined,
-  value: undefined,
-  proofOps: undefined,
-  height: 0n,
-  codespace: 'sdk',
-});
+const failedQuery = (text: string): AbciQueryResponse => queryFailure(QueryCode.internal, text);
 
 export class ChainClient {
   private nextId = 1;
@@ -141,15 +133,15 @@ export class ChainClient {
   /** miner_setEtherbase: the fee recipient of the next blocks (persisted by the chain thread) */
   async setCoinbase(address: Uint8Array): Promise<void> {
     const r = await this.ask((id) => ({ type: 'setCoinbase', id, address }));
-    if (r.code !== 0) throw new Error(`setCoinbase failed: ${r.log}`);
+    if (!accepted(r.code)) throw new Error(`setCoinbase failed: ${r.log}`);
   }
 
-  /** A dev control (docs/dev-mode.md); a backwards time is the client's error (invalid params). */
+  /** A dev control (docs/dev-mode.md); a domain error (e.g. a backwards time) keeps its kind. */
   dev<K extends DevOp['op']>(op: Extract<DevOp, { op: K }>): Promise<DevResults[K]> {
     return new Promise<DevResults[K]>((resolve, reject) => {
       const id = this.reserve(this.devReplies, (r) => {
         if (r.error === undefined) return resolve(r.result as DevResults[K]);
-        reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
+        reject(r.error.kind === 'domain' ? fromDomainErrorData(r.error.error) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
       });
       this.worker.postMessage({ type: 'dev', id, op } satisfies ToChain);
     });

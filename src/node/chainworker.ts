@@ -11,10 +11,11 @@ import { wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
 import { feeCap } from '../evm/tx.js';
 import type { AbciQueryResponse } from '../types/cometbft.js';
-import { Engine, TimestampError } from '../consensus/engine.js';
+import { Engine } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
-import { FerryError } from '../lib/errors.js';
+import { DomainError, domainErrorData, txRejected } from '../lib/errors.js';
+import { accepted, CheckCode, checkTxResult, isTxRejected } from '../chain/checkcodes.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
@@ -26,21 +27,27 @@ const send = (m: FromChain) => port.postMessage(m);
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
 
 /**
- * eth_sendRawTransaction's bytes decoded, or why they are refused before any check (geth's texts).
- * `sender`: the signer the RPC thread recovered from these bytes (not recovered again here).
+ * eth_sendRawTransaction's bytes decoded; throws txRejected saying why they are refused before any
+ * check (geth's texts). `sender`: the signer the RPC thread recovered from these bytes (not recovered
+ * again here).
  */
-function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uint8Array | undefined): DecodedTx | { rejected: string } {
-  let d: DecodedTx;
-  try {
-    d = decodeTx(raw, app.common, sender);
-  } catch (e) {
-    if (e instanceof FerryError) return { rejected: e.message };
-    throw e;
-  }
+function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uint8Array | undefined): DecodedTx {
+  const d = decodeTx(raw, app.common, sender);
   if (rpc && !data.opts.jsonRpc.allowUnprotectedTxs && d.evm.chainId === undefined) {
-    return { rejected: 'only replay-protected (EIP-155) transactions allowed over RPC' };
+    throw txRejected('invalid', 'only replay-protected (EIP-155) transactions allowed over RPC');
   }
   return d;
+}
+
+/** Runs a submission; a refusal is answered with its CheckTx code and log, anything else is thrown. */
+async function submitting(run: () => Promise<void>, reply: (code: number, log: string) => void): Promise<void> {
+  try {
+    await run();
+  } catch (e) {
+    if (!isTxRejected(e)) throw e;
+    const r = checkTxResult(e);
+    reply(r.code, r.log);
+  }
 }
 
 async function main(): Promise<void> {
@@ -199,7 +206,7 @@ async function main(): Promise<void> {
       devControl(m.op).then(
         (result) => send({ type: 'devReply', id: m.id, result }),
         (e: unknown) => {
-          if (e instanceof TimestampError) return send({ type: 'devReply', id: m.id, error: { kind: 'timestamp', message: e.message } });
+          if (e instanceof DomainError) return send({ type: 'devReply', id: m.id, error: { kind: 'domain', error: domainErrorData(e) } });
           log.error({ err: e instanceof Error ? e.stack : String(e), op: m.op.op }, 'dev control failed');
           send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: e instanceof Error ? e.message : String(e) } });
         },
@@ -208,21 +215,22 @@ async function main(): Promise<void> {
     }
     if (m.type === 'setCoinbase') {
       app.setCoinbase(m.address);
-      return reply(0, '');
+      return reply(CheckCode.ok, '');
     }
     const run = async () => {
       if (m.type === 'submit') {
-        const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
-        if ('rejected' in d) return reply(2, d.rejected);
-        const r = await app.checkEvmTx(d);
-        return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
+        return submitting(async () => {
+          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
+          const r = await app.checkEvmTx(d);
+          reply(r.code, r.log, d.evm.hash);
+        }, reply);
       }
       const r = await app.checkTx(m.tx, m.dryRun === true, m.sender);
-      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r, checkSeconds: (performance.now() - started) / 1000, txBytes });
+      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: accepted(r.code) ? r.data : undefined, check: r, checkSeconds: (performance.now() - started) / 1000, txBytes });
     };
     run().catch((e) => {
       log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');
-      reply(1, 'internal error');
+      reply(CheckCode.internal, 'internal error');
     });
   });
 }
@@ -274,7 +282,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     }
     const reply = (code: number, logText: string, hash?: Uint8Array) => send({ type: 'reply', id: m.id, code, log: logText, hash });
     if (m.type === 'setCoinbase') {
-      return reply(1, 'miner_setEtherbase is unavailable under CometBFT: every block pays its proposer');
+      return reply(CheckCode.internal, 'miner_setEtherbase is unavailable under CometBFT: every block pays its proposer');
     }
     if (m.type === 'dev') {
       // blocks, time and the pool belong to CometBFT in this mode (docs/dev-mode.md)
@@ -282,25 +290,26 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     }
     const run = async () => {
       if (m.type === 'submit') {
-        const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
-        if ('rejected' in d) return reply(2, d.rejected);
-        const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
-        // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded
-        app.rememberDecoded(native, d);
-        try {
-          const r = await broadcastTxSync(cometRpc, native);
-          return reply(r.code, r.log, r.code === 0 ? d.evm.hash : undefined);
-        } catch (e) {
-          if (e instanceof CometRpcError) return reply(1, e.message);
-          throw e;
-        }
+        return submitting(async () => {
+          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
+          const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
+          // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded
+          app.rememberDecoded(native, d);
+          try {
+            const r = await broadcastTxSync(cometRpc, native);
+            reply(r.code, r.log, accepted(r.code) ? d.evm.hash : undefined);
+          } catch (e) {
+            if (e instanceof CometRpcError) return reply(CheckCode.internal, e.message);
+            throw e;
+          }
+        }, reply);
       }
       const r = await app.checkTx(m.tx, m.dryRun === true, m.sender);
-      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: r.code === 0 ? r.data : undefined, check: r });
+      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: accepted(r.code) ? r.data : undefined, check: r });
     };
     run().catch((e) => {
       log.error({ err: e instanceof Error ? e.stack : String(e) }, 'submit failed');
-      reply(1, 'internal error');
+      reply(CheckCode.internal, 'internal error');
     });
   });
 }

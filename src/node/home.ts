@@ -90,7 +90,7 @@ export function ensureHome(home: string, opts: { chainId?: string; overwrite?: b
     return { created: false };
   }
   const chainId = opts.chainId ?? DEFAULT_CHAIN_ID;
-  parseChainId(chainId); // throws a ConfigError naming a bad chain id before anything is written
+  parseChainId(chainId); // throws badConfig naming a bad chain id before anything is written
 
   if (opts.overwrite) rmSync(paths.dataDir, { recursive: true, force: true });
   mkdirSync(paths.configDir, { recursive: true, mode: DIR_MODE });

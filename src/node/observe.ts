@@ -16,7 +16,7 @@
  *   `json-rpc.metrics-address` at `/debug/metrics/prometheus` (geth's exporter path, Evmos's server).
  */
 import { statSync } from 'node:fs';
-import { CheckCode } from '../chain/app.js';
+import { accepted, refusedAsFull } from '../chain/checkcodes.js';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
 import type { Logger } from '../lib/log.js';
@@ -107,7 +107,7 @@ export class NodeObservability {
         if (m.evicted) this.comet?.onEvicted(m.evicted);
         break;
       case 'reply':
-        if (m.txBytes !== undefined) this.comet?.onCheckTx(m.code === 0, m.code === CheckCode.mempoolFull, m.txBytes, m.checkSeconds);
+        if (m.txBytes !== undefined) this.comet?.onCheckTx(accepted(m.code), refusedAsFull(m.code), m.txBytes, m.checkSeconds);
         break;
       case 'fatal':
       case 'stopped':

@@ -9,7 +9,7 @@ import { Session } from 'node:inspector/promises';
 import { basename, join } from 'node:path';
 import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
-import { ErrorCode, FerryError } from '../lib/errors.js';
+import { invalidRequest } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { Profiler } from '../evmrpc/profiling.js';
 
@@ -27,7 +27,7 @@ export function profilePath(dir: string, file: string): string {
   const base = basename(path);
   // a name ending in a separator names a folder, not a file
   if (path.endsWith('/') || base === '.' || base === '..' || !PROFILE_NAME.test(base)) {
-    throw new FerryError(ErrorCode.server, `invalid profile file name ${JSON.stringify(file)}: use letters, digits, '.', '_' and '-' (written under <home>/${PROFILES_DIR}/)`);
+    throw invalidRequest(`invalid profile file name ${JSON.stringify(file)}: use letters, digits, '.', '_' and '-' (written under <home>/${PROFILES_DIR}/)`);
   }
   return join(dir, base);
 }
@@ -63,7 +63,7 @@ export class NodeProfiler implements Profiler {
   }
 
   async startCpuProfile(file: string): Promise<void> {
-    if (this.cpu !== undefined || this.starting) throw new FerryError(ErrorCode.server, 'CPU profiling already in progress');
+    if (this.cpu !== undefined || this.starting) throw invalidRequest('CPU profiling already in progress');
     const path = this.target(file);
     this.starting = true;
     const session = new Session();
@@ -83,7 +83,7 @@ export class NodeProfiler implements Profiler {
 
   async stopCpuProfile(): Promise<void> {
     const cpu = this.cpu;
-    if (cpu === undefined) throw new FerryError(ErrorCode.server, 'CPU profiling not in progress');
+    if (cpu === undefined) throw invalidRequest('CPU profiling not in progress');
     this.cpu = undefined;
     try {
       const { profile } = await cpu.session.post('Profiler.stop');

@@ -2,6 +2,7 @@
  * Messages between the RPC thread (main) and the chain thread (worker). Values are structured-cloned
  * (bigint, Uint8Array and Map survive).
  */
+import type { DomainErrorData } from '../lib/errors.js';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
 import type { EvmTx } from '../types/chain.js';
@@ -66,7 +67,8 @@ export interface DevResults {
 }
 
 /** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
-export type DevErrorKind = 'timestamp' | 'internal';
+/** why a dev control failed: a domain error the client sees (a backwards time), or a bug */
+export type DevError = { kind: 'domain'; error: DomainErrorData } | { kind: 'internal'; message: string };
 
 /**
  * The answer to `submit`, `submitNative` and `setCoinbase`. `check`: the whole CheckTx response
@@ -97,6 +99,6 @@ export type FromChain =
   | { type: 'roundStep'; event: RoundStepEvent }
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */
   | { type: 'query'; id: number; req: AbciQueryRequest }
-  | { type: 'devReply'; id: number; result?: unknown; error?: { kind: DevErrorKind; message: string } }
+  | { type: 'devReply'; id: number; result?: unknown; error?: DevError }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };

@@ -29,6 +29,8 @@ import { createTxPoolMethods } from '../evmrpc/txpool.js';
 import { KeyStore } from '../keystore/index.js';
 import { createSubscriptionMethods, type SubscriptionService } from '../evmrpc/subscriptions.js';
 import { createDispatcher } from '../jsonrpc/core.js';
+import { evmErrors } from '../evmrpc/errors.js';
+import { accepted } from '../chain/checkcodes.js';
 import { mergeTables } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
 import { allowAll, checkPrivateExposure, createAuthenticator, readJwtSecret } from '../server/auth.js';
@@ -41,7 +43,7 @@ import { ChainClient } from './chainclient.js';
 import { createDevControls, createMinerBackend } from './miner.js';
 import type { ChainWorkerData } from './protocol.js';
 import { APP_VERSION } from '../chain/app.js';
-import { abciQuery } from '../chain/query.js';
+import { abciQuery, queryFailure, QueryCode } from '../chain/query.js';
 import { parseLaddr, formatHostPort } from '../config/address.js';
 import { VERSION } from '../config/version.js';
 import { nodeId, readNodeKey, readValidatorKey } from '../consensus/cometbft/index.js';
@@ -223,6 +225,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       table,
       enabledNamespaces: new Set(opts.jsonRpc.api),
       limits: { batchRequestLimit: opts.jsonRpc.batchRequestLimit, batchResponseMaxSize: opts.jsonRpc.batchResponseMaxSize },
+      errors: evmErrors,
       onInternalError: (err, method) => log.error({ method, err: err instanceof Error ? err.stack : String(err) }, 'internal error'),
       recorder: observe.rpcRecorder({
         wsConnections: () => ws?.connections() ?? 0,

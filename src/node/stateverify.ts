@@ -1,8 +1,8 @@
 /** `ferry state verify [--height N] [--home H]`: the operator's check of the flat state layer. */
+import { DomainError, badConfig } from '../lib/errors.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifyFlatState } from '../chain/stateverify.js';
-import { ConfigError } from '../config/keys.js';
 import { Store } from '../store/store.js';
 import { homePaths } from './home.js';
 import { DB_FILE } from './run.js';
@@ -15,11 +15,11 @@ const hex = (b: Uint8Array) => '0x' + Buffer.from(b).toString('hex');
 export async function stateVerify(home: string, heightFlag: string | undefined): Promise<number> {
   let height: bigint | undefined;
   if (heightFlag !== undefined) {
-    if (!/^[0-9]+$/.test(heightFlag)) throw new ConfigError('height', `--height must be a block number, got "${heightFlag}"`);
+    if (!/^[0-9]+$/.test(heightFlag)) throw badConfig('height', `--height must be a block number, got "${heightFlag}"`);
     height = BigInt(heightFlag);
   }
   const dbPath = join(homePaths(home).dataDir, DB_FILE);
-  if (!existsSync(dbPath)) throw new ConfigError('home', `no chain database at ${dbPath}: the node has not run on this home`);
+  if (!existsSync(dbPath)) throw badConfig('home', `no chain database at ${dbPath}: the node has not run on this home`);
   const store = new Store(dbPath, { reader: true });
   const tty = process.stderr.isTTY === true;
   const started = Date.now();
@@ -37,9 +37,9 @@ export async function stateVerify(home: string, heightFlag: string | undefined):
     return ok ? 0 : EXIT_STATE_MISMATCH;
   } catch (e) {
     if (e instanceof Error && /no such table: state_/.test(e.message)) {
-      throw new ConfigError('home', 'this chain database has no flat state layer yet: start the node once (it builds it)');
+      throw badConfig('home', 'this chain database has no flat state layer yet: start the node once (it builds it)');
     }
-    if (e instanceof Error && !(e instanceof ConfigError)) throw new ConfigError('height', e.message);
+    if (e instanceof Error && !(e instanceof DomainError && e.is('badConfig'))) throw badConfig('height', e.message);
     throw e;
   } finally {
     store.close();

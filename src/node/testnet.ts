@@ -5,6 +5,7 @@
  * distinct loopback ports; plus start.sh / stop.sh. Validators come first, then full nodes (a key of
  * their own that is not in the validator set).
  */
+import { badConfig } from '../lib/errors.js';
 import { mkdirSync, existsSync, readdirSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../lib/fs.js';
@@ -20,7 +21,6 @@ import {
   type ValidatorKey,
 } from '../consensus/cometbft/index.js';
 import { DEFAULT_CHAIN_ID, DEV_VALIDATOR_POWER, devGenesis, parseChainId, renderGenesis, validatorAddress } from '../config/genesis.js';
-import { ConfigError } from '../config/keys.js';
 import { defaultOptions } from '../config/load.js';
 import { renderAppToml, renderConfigToml } from '../config/templates.js';
 import { ensureJwtSecret, homePaths } from './home.js';
@@ -95,17 +95,17 @@ function script(lines: string[]): string {
 
 export function writeTestnet(o: TestnetOptions): TestnetNode[] {
   const total = o.validators + o.fullNodes;
-  if (!Number.isInteger(o.validators) || o.validators < 1) throw new ConfigError('validators', '--validators must be at least 1');
-  if (!Number.isInteger(o.fullNodes) || o.fullNodes < 0) throw new ConfigError('full-nodes', '--full-nodes cannot be negative');
-  if (total > MAX_TESTNET_NODES) throw new ConfigError('validators', `at most ${MAX_TESTNET_NODES} nodes`);
+  if (!Number.isInteger(o.validators) || o.validators < 1) throw badConfig('validators', '--validators must be at least 1');
+  if (!Number.isInteger(o.fullNodes) || o.fullNodes < 0) throw badConfig('full-nodes', '--full-nodes cannot be negative');
+  if (total > MAX_TESTNET_NODES) throw badConfig('validators', `at most ${MAX_TESTNET_NODES} nodes`);
   const basePort = o.basePort ?? DEFAULT_TESTNET_BASE_PORT;
   if (!Number.isInteger(basePort) || basePort < 1024 || basePort + total * PORTS_PER_NODE > 65_535) {
-    throw new ConfigError('base-port', `--base-port must leave room for ${total * PORTS_PER_NODE} ports between 1024 and 65535`);
+    throw badConfig('base-port', `--base-port must leave room for ${total * PORTS_PER_NODE} ports between 1024 and 65535`);
   }
   const chainId = o.chainId ?? DEFAULT_CHAIN_ID;
   parseChainId(chainId);
   const out = resolve(o.output);
-  if (existsSync(out) && readdirSync(out).length > 0) throw new ConfigError('output', `${out} is not empty`);
+  if (existsSync(out) && readdirSync(out).length > 0) throw badConfig('output', `${out} is not empty`);
   const timeoutCommit = o.timeoutCommit ?? TESTNET_TIMEOUTS.commit;
 
   const keys: ValidatorKey[] = [];

@@ -13,10 +13,10 @@
  * The secret file holds `0x` + 64 hex digits (geth's format; whitespace and a missing `0x` are
  * accepted when reading). `ferry auth token` prints a fresh token for scripts.
  */
+import { badConfig } from '../lib/errors.js';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ConfigError } from '../config/keys.js';
 
 export const JWT_SECRET_FILE = 'jwt.hex';
 export const JWT_SECRET_LENGTH = 32;
@@ -51,18 +51,18 @@ export function parseJwtSecret(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(digits, 'hex'));
 }
 
-/** Reads `<home>/config/jwt.hex`; a missing or malformed file is a ConfigError naming it. */
+/** Reads `<home>/config/jwt.hex`; a missing or malformed file is a badConfig error naming it. */
 export function readJwtSecret(path: string): Uint8Array {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new ConfigError(JWT_SECRET_FILE, `cannot read the JWT secret ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw badConfig(JWT_SECRET_FILE, `cannot read the JWT secret ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   try {
     return parseJwtSecret(text);
   } catch (e) {
-    throw new ConfigError(JWT_SECRET_FILE, `malformed JWT secret ${path}: ${(e as Error).message}`);
+    throw badConfig(JWT_SECRET_FILE, `malformed JWT secret ${path}: ${(e as Error).message}`);
   }
 }
 
@@ -149,7 +149,7 @@ export function checkPrivateExposure(o: {
   for (const l of o.listeners) {
     const host = l.address.slice(0, l.address.lastIndexOf(':'));
     if (!isLoopbackHost(host)) {
-      throw new ConfigError(
+      throw badConfig(
         PRIVATE_AUTH_KEY,
         `refusing to serve ${exposed.join(' and ')} without authentication on ${l.key} ${l.address}, which is not a loopback address: ` +
           `set ${PRIVATE_AUTH_KEY} = true (clients then send a JWT, see \`ferry auth token\`) or bind ${l.key} to 127.0.0.1`,

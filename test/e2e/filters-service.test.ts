@@ -11,7 +11,9 @@ import type { EvmBackend } from '../../src/evmrpc/backend.js';
 import { EvmFeed, MAX_CATCH_UP_BLOCKS, type EvmEventSource, type FeedBackend, type PoolChange } from '../../src/evmrpc/feed.js';
 import { FILTER_BUFFER_MAX, createFilterMethods } from '../../src/evmrpc/filters.js';
 import type { CallContext } from '../../src/jsonrpc/types.js';
-import { FerryError } from '../../src/lib/errors.js';
+import { DomainError } from '../../src/lib/errors.js';
+import { evmErrors } from '../../src/evmrpc/errors.js';
+import { toJsonRpcError } from '../../src/jsonrpc/errors.js';
 import { silentLogger } from '../../src/lib/log.js';
 import type { EvmBlock, EvmReceipt } from '../../src/types/chain.js';
 
@@ -57,8 +59,9 @@ function setup(opts: { filterCap: number; timeoutMs: number }) {
     try {
       callM(method, ...args);
     } catch (e) {
-      assert.ok(e instanceof FerryError);
-      return `${e.code} ${e.message}`;
+      assert.ok(e instanceof DomainError);
+      const wire = toJsonRpcError(e, undefined, evmErrors);
+      return `${wire.code} ${wire.message}`;
     }
     assert.fail(`${method} did not fail`);
   };

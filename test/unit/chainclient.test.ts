@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { ChainClient, MAX_PENDING_CHAIN_REQUESTS } from '../../src/node/chainclient.js';
-import { DomainError, FerryError } from '../../src/lib/errors.js';
+import { DomainError } from '../../src/lib/errors.js';
 import { silentLogger } from '../../src/lib/log.js';
 import type { FromChain } from '../../src/node/protocol.js';
 
@@ -29,7 +29,7 @@ parentPort.on('message', (m) => {
     parentPort.postMessage({ type: 'reply', id: m.id, code: 5, log: 'refused' });
   } else if (m.type === 'dev') {
     if (m.op.op === 'status') parentPort.postMessage({ type: 'devReply', id: m.id, result: { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n } });
-    else if (m.op.op === 'setNextTimestamp') parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'timestamp', message: 'timestamp is in the past' } });
+    else if (m.op.op === 'setNextTimestamp') parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'domain', error: { kind: 'invalidArgument', message: 'timestamp is in the past', detail: undefined } } });
     else parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'no engine' } });
   } else if (m.type === 'stop') {
     for (const id of held) parentPort.postMessage({ type: 'reply', id, code: 0, log: 'late' });
@@ -69,10 +69,10 @@ describe('ChainClient', () => {
     await chain.close();
   });
 
-  it('resolves dev controls to their typed result, and a backwards time to invalid params', async () => {
+  it('resolves dev controls to their typed result, and a backwards time to its domain error (invalid argument)', async () => {
     const { chain } = await standIn();
     assert.deepEqual(await chain.dev({ op: 'status' }), { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n });
-    await assert.rejects(chain.dev({ op: 'setNextTimestamp', seconds: 1n }), (e: unknown) => e instanceof FerryError && e.code === -32602 && /in the past/.test(e.message));
+    await assert.rejects(chain.dev({ op: 'setNextTimestamp', seconds: 1n }), (e: unknown) => e instanceof DomainError && e.kind === 'invalidArgument' && /in the past/.test(e.message));
     await assert.rejects(chain.dev({ op: 'setAutomine', enabled: true }), /dev control setAutomine failed: no engine/);
     await chain.close();
   });

@@ -38,6 +38,7 @@ const SAMPLE_DETAILS: { [K in ErrorKind]: ErrorDetails[K] } = {
   unavailable: undefined,
   unsupported: undefined,
   corrupt: undefined,
+  badConfig: { key: 'rpc.laddr' },
 };
 
 /** the kind a call throws, or 'none' */

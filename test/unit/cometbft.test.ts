@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
+import { DomainError } from '../../src/lib/errors.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
   BLOCK_PART_SIZE_BYTES,
   BlockIDFlag,
   DEFAULT_BLOCK_PARAMS,
-  KeyFileError,
   ProtoWriter,
   SignedMsgType,
   ZERO_TIME,
@@ -483,7 +483,7 @@ describe('key files', () => {
       [variant((o) => (o['priv_key'].value = b64(new Uint8Array([...sha('validator-seed'), ...other.pubKey])))), /: priv_key\.value: the last 32 bytes/],
     ];
     for (const [json, re] of cases) {
-      assert.throws(() => readValidatorKey(json), (e: unknown) => e instanceof KeyFileError && re.test(e.message), json);
+      assert.throws(() => readValidatorKey(json), (e: unknown) => e instanceof DomainError && e.is('corrupt') && re.test(e.message), json);
     }
   });
 

@@ -23,7 +23,8 @@ import {
   type Genesis,
 } from '../../src/config/genesis.js';
 import { CONFIG_KEYS, parseMinimumGasPrices } from '../../src/config/keys.js';
-import { ConfigError, defaultOptions, loadOptions } from '../../src/config/load.js';
+import { defaultOptions, loadOptions } from '../../src/config/load.js';
+import { DomainError } from '../../src/lib/errors.js';
 import { DEFAULT_JSON_RPC, DEFAULT_RPC, type NodeOptions } from '../../src/config/options.js';
 import { renderAppToml, renderConfigToml } from '../../src/config/templates.js';
 import { clientVersion } from '../../src/config/version.js';
@@ -42,11 +43,11 @@ function home(files: { app?: string; config?: string } = {}): string {
   return dir;
 }
 
-/** Asserts loadOptions fails with a ConfigError naming `key` and containing `text`. */
+/** Asserts loadOptions fails with a badConfig error naming `key` and containing `text`. */
 function rejectsConfig(fn: () => unknown, key: string, text: string): void {
   assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof ConfigError, `not a ConfigError: ${String(err)}`);
-    assert.equal(err.key, key);
+    assert.ok(err instanceof DomainError && err.is('badConfig'), `not a badConfig error: ${String(err)}`);
+    assert.equal(err.detail.key, key);
     assert.ok(err.message.includes(key), `message does not name ${key}: ${err.message}`);
     assert.ok(err.message.includes(text), `message lacks "${text}": ${err.message}`);
     return true;
@@ -278,7 +279,7 @@ describe('chain id', () => {
   });
   it('rejects anything else, naming the chain id', () => {
     for (const bad of ['ferry-1', 'ferry_9000', 'Ferry_9000-1', 'ferry_0-1', 'ferry_09-1', 'ferry_9000-0', 'ferry_9000-1 ', '_1-1', 'a'.repeat(48) + '_1-1']) {
-      assert.throws(() => parseChainId(bad), (e: unknown) => e instanceof ConfigError && e.message.includes(JSON.stringify(bad)), bad);
+      assert.throws(() => parseChainId(bad), (e: unknown) => e instanceof DomainError && e.is('badConfig') && e.message.includes(JSON.stringify(bad)), bad);
     }
   });
 });
@@ -392,17 +393,17 @@ describe('genesis', () => {
       mutate(d);
       assert.throws(
         () => parseGenesis(JSON.stringify(d)),
-        (e: unknown) => e instanceof ConfigError && e.key === field && e.message.includes(`${field}:`),
+        (e: unknown) => e instanceof DomainError && e.is('badConfig') && e.detail.key === field && e.message.includes(`${field}:`),
         field,
       );
     }
-    assert.throws(() => parseGenesis('{'), ConfigError);
+    assert.throws(() => parseGenesis('{'), { kind: 'badConfig' });
   });
 
   it('renderGenesis refuses an evmChainId that does not match the chain id', () => {
     const g = sample();
     g.evmChainId = 1n;
-    assert.throws(() => renderGenesis(g), ConfigError);
+    assert.throws(() => renderGenesis(g), { kind: 'badConfig' });
   });
 });
 

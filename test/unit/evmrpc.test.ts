@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { createDispatcher } from '../../src/jsonrpc/core.js';
+import { evmErrors } from '../../src/evmrpc/errors.js';
 import type { CallContext, MethodTable } from '../../src/jsonrpc/types.js';
-import { FerryError } from '../../src/lib/errors.js';
+import { txRejected } from '../../src/lib/errors.js';
 import type {
   AccountProof,
   BlockSelector,
@@ -323,6 +324,7 @@ function harness(info: Partial<EvmMethodsInfo> = {}) {
     table,
     enabledNamespaces: null,
     limits: { batchRequestLimit: 0, batchResponseMaxSize: 0 },
+    errors: evmErrors,
     onInternalError: (err) => {
       throw err;
     },
@@ -1008,11 +1010,11 @@ describe('evmrpc: helpers', () => {
   it('backend errors pass through unchanged', async () => {
     const backend = new FakeBackend();
     backend.sendRawTransaction = async () => {
-      throw new FerryError(-32000, 'nonce too low');
+      throw txRejected('nonceTooLow', 'nonce too low');
     };
     const t = createEvmMethods(backend, INFO);
     await assert.rejects(async () => t.eth_sendRawTransaction!.handler([new Uint8Array([1])], CTX), {
-      code: -32000,
+      kind: 'txRejected',
       message: 'nonce too low',
     });
   });

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bigIntToBytes, bytesToBigInt, compareBytes, concatBytes, equalBytes } from '../../src/lib/bytes.js';
-import { FerryError } from '../../src/lib/errors.js';
+import { DomainError } from '../../src/lib/errors.js';
 import {
-  HexArgumentError,
   bytesToHex,
   hexToBytes,
   parseData,
@@ -14,11 +13,11 @@ import {
 } from '../../src/lib/hex.js';
 import { address, bool, data, hash, optional, quantity, quantityNumber, string } from '../../src/jsonrpc/codecs.js';
 
-/** Asserts fn throws FerryError(-32602) with exactly this message. */
+/** Asserts fn throws invalidArgument with exactly this message. */
 function rejects(fn: () => unknown, message: string): void {
   assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof FerryError, `not a FerryError: ${String(err)}`);
-    assert.equal(err.code, -32602);
+    assert.ok(err instanceof DomainError, `not a DomainError: ${String(err)}`);
+    assert.equal(err.kind, 'invalidArgument');
     assert.equal(err.message, message);
     return true;
   });
@@ -125,21 +124,25 @@ describe('parseData', () => {
     rejects(() => parseData('0x' + 'zz'.repeat(20), 0, 20), 'invalid argument 0: invalid hex string');
     rejects(() => parseData(null, 0, 20), 'invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Address');
   });
-  it('errors keep the bare geth reason and Go type for nested-field codecs', () => {
-    const reasonOf = (fn: () => unknown) => {
+  it('errors keep the bare geth reason (and what kind of error it is) for nested-field codecs', () => {
+    const problemOf = (fn: () => unknown) => {
       try {
         fn();
       } catch (err) {
-        assert.ok(err instanceof HexArgumentError && err instanceof FerryError);
-        return [err.index, err.reason, err.goType, err.jsonTypeError];
+        assert.ok(err instanceof DomainError && err.is('invalidArgument'));
+        return err.detail;
       }
       assert.fail('did not throw');
     };
-    assert.deepEqual(reasonOf(() => parseQuantity('0x', 2)), [2, 'hex string "0x"', 'hexutil.Big', true]);
-    assert.deepEqual(reasonOf(() => parseQuantityNumber('0x0400', 0)), [0, 'hex number with leading zero digits', 'hexutil.Uint64', true]);
-    assert.deepEqual(reasonOf(() => parseData('0x1', 0)), [0, 'hex string of odd length', 'hexutil.Bytes', true]);
-    assert.deepEqual(reasonOf(() => parseData(5, 0, 20)), [0, 'non-string', 'common.Address', true]);
-    assert.deepEqual(reasonOf(() => parseData('0x', 1, 20)), [1, 'hex string has length 0, want 40 for common.Address', 'common.Address', false]);
+    assert.deepEqual(problemOf(() => parseQuantity('0x', 2)), { index: 2, reason: 'hex string "0x"', hexDecode: true });
+    assert.deepEqual(problemOf(() => parseQuantityNumber('0x0400', 0)), { index: 0, reason: 'hex number with leading zero digits', hexDecode: true });
+    assert.deepEqual(problemOf(() => parseData('0x1', 0)), { index: 0, reason: 'hex string of odd length', hexDecode: true });
+    assert.deepEqual(problemOf(() => parseData(5, 0, 20)), {
+      index: 0,
+      reason: 'json: cannot unmarshal non-string into Go value of type common.Address',
+      mismatch: { found: 'non-string', goType: 'common.Address' },
+    });
+    assert.deepEqual(problemOf(() => parseData('0x', 1, 20)), { index: 1, reason: 'hex string has length 0, want 40 for common.Address' });
   });
   it('handles large inputs (128 KiB of data)', () => {
     const bytes = new Uint8Array(128 * 1024).map((_, i) => i & 0xff);

@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { quantity } from '../../src/jsonrpc/codecs.js';
 import { createDispatcher } from '../../src/jsonrpc/core.js';
+import { evmErrors } from '../../src/evmrpc/errors.js';
 import type { MethodTable } from '../../src/jsonrpc/types.js';
 import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
 import type { Logger } from '../../src/lib/log.js';
@@ -45,6 +46,7 @@ function start(over: Partial<HttpServerOptions> = {}): Promise<HttpServerHandle>
       table,
       enabledNamespaces: null,
       limits: { batchRequestLimit: 10, batchResponseMaxSize: 10_000 },
+      errors: evmErrors,
       onInternalError: (err) => logged.push([err]),
     }),
     limits: { bodyLimit: BODY_LIMIT, maxOpenConnections: 0, timeoutMs: 5_000, idleTimeoutMs: 5_000 },

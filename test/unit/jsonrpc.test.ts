@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FerryError, ErrorCode } from '../../src/lib/errors.js';
+import { invalidArgument, invalidRequest, reverted } from '../../src/lib/errors.js';
+import { evmErrors } from '../../src/evmrpc/errors.js';
 import { address, bool, optional, quantity, quantityNumber } from '../../src/jsonrpc/codecs.js';
 import { createDispatcher, namespaceOf, type DispatcherOptions } from '../../src/jsonrpc/core.js';
 import { toJsonRpcError, UNAUTHORIZED_MESSAGE } from '../../src/jsonrpc/errors.js';
@@ -16,7 +17,7 @@ interface Harness {
   bugs: Array<{ err: unknown; method: string }>;
 }
 
-function harness(over: Partial<DispatcherOptions> = {}): Harness {
+function harness(over: Partial<Omit<DispatcherOptions, 'errors'>> = {}): Harness {
   const calls: string[] = [];
   const bugs: Array<{ err: unknown; method: string }> = [];
   const table: MethodTable = {
@@ -40,13 +41,13 @@ function harness(over: Partial<DispatcherOptions> = {}): Harness {
     eth_fail: {
       params: [],
       handler: () => {
-        throw new FerryError(ErrorCode.server, 'execution reverted', '0x08c379a0');
+        throw reverted('execution reverted', Uint8Array.from([0x08, 0xc3, 0x79, 0xa0]));
       },
     },
     eth_failAsync: {
       params: [],
       handler: async () => {
-        throw new FerryError(-32000, 'nope');
+        throw invalidRequest('nope');
       },
     },
     eth_bug: {
@@ -70,6 +71,7 @@ function harness(over: Partial<DispatcherOptions> = {}): Harness {
     table,
     enabledNamespaces: new Set(['eth', 'personal']),
     limits: { batchRequestLimit: 5, batchResponseMaxSize: 1000 },
+    errors: evmErrors,
     onInternalError: (err, method) => bugs.push({ err, method }),
     ...over,
   });
@@ -209,7 +211,7 @@ describe('dispatcher: methods and params', () => {
   });
   it('private methods need an authenticated context and do nothing without it', async () => {
     const h = harness();
-    assert.deepEqual(await h.handle(req(1, 'personal_listAccounts')), err(1, ErrorCode.unauthorized, UNAUTHORIZED_MESSAGE));
+    assert.deepEqual(await h.handle(req(1, 'personal_listAccounts')), err(1, -32001, UNAUTHORIZED_MESSAGE));
     assert.deepEqual(h.calls, []);
     assert.deepEqual(await h.handle(req(1, 'personal_listAccounts'), AUTHED), { jsonrpc: '2.0', id: 1, result: [] });
     assert.deepEqual(h.calls, ['personal_listAccounts']);
@@ -217,12 +219,12 @@ describe('dispatcher: methods and params', () => {
 });
 
 describe('dispatcher: error mapping', () => {
-  it('FerryError keeps code, message and data (sync and async)', async () => {
+  it('a DomainError is answered through the surface map (sync and async)', async () => {
     const h = harness();
     assert.deepEqual(await h.handle(req(1, 'eth_fail')), {
       jsonrpc: '2.0',
       id: 1,
-      error: { code: -32000, message: 'execution reverted', data: '0x08c379a0' },
+      error: { code: 3, message: 'execution reverted', data: '0x08c379a0' },
     });
     assert.equal(await h.raw('{"jsonrpc":"2.0","id":2,"method":"eth_failAsync"}'), '{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"nope"}}');
     assert.equal(h.bugs.length, 0);
@@ -249,10 +251,10 @@ describe('dispatcher: error mapping', () => {
     assert.equal(h.bugs.length, 1);
   });
   it('toJsonRpcError', () => {
-    assert.deepEqual(toJsonRpcError(new FerryError(-32602, 'x')), { code: -32602, message: 'x' });
-    assert.deepEqual(toJsonRpcError(new FerryError(3, 'execution reverted', '0x')), { code: 3, message: 'execution reverted', data: '0x' });
+    assert.deepEqual(toJsonRpcError(invalidRequest('x'), undefined, evmErrors), { code: -32000, message: 'x' });
+    assert.deepEqual(toJsonRpcError(invalidArgument('x'), undefined, evmErrors), { code: -32602, message: 'x' });
     let seen: unknown;
-    assert.deepEqual(toJsonRpcError('str', (e) => (seen = e)), { code: -32603, message: 'internal error' });
+    assert.deepEqual(toJsonRpcError('str', (e) => (seen = e), evmErrors), { code: -32603, message: 'internal error' });
     assert.equal(seen, 'str');
   });
 });

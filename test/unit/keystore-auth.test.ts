@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigError, withMinimumGasPrices } from '../../src/config/keys.js';
+import { withMinimumGasPrices } from '../../src/config/keys.js';
+import { DomainError } from '../../src/lib/errors.js';
 import {
   JWT_IAT_WINDOW_SECONDS,
   checkPrivateExposure,
@@ -94,7 +95,7 @@ describe('exposure of the private namespaces', () => {
           listeners: [...loopback, { key: 'json-rpc.ws-address', address: '0.0.0.0:8546' }],
         }),
       (e: unknown) =>
-        e instanceof ConfigError && e.key === 'json-rpc.private-api-auth' && /json-rpc\.ws-address 0\.0\.0\.0:8546/.test(e.message) && /personal/.test(e.message),
+        e instanceof DomainError && e.is('badConfig') && e.detail.key === 'json-rpc.private-api-auth' && /json-rpc\.ws-address 0\.0\.0\.0:8546/.test(e.message) && /personal/.test(e.message),
     );
   });
 });

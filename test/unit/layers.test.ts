@@ -7,11 +7,11 @@
  * comments and strings are not mistaken for imports.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { SRC_DIR, sourceFiles } from '../helpers/sources.js';
 
 /** folder under src/ → layer (keep in step with docs/architecture.md) */
 const LAYERS: Readonly<Record<string, number>> = {
@@ -43,9 +43,15 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   cometrpc: ['chain', 'consensus'],
 };
 
-/** dist/test/unit/ → repository root */
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const SRC = join(ROOT, 'src');
+/**
+ * The wire error maps (what a domain error kind means on a surface: docs/architecture.md "Errors").
+ * Code below the surfaces throws domain kinds and never picks a wire shape, so these folders may not
+ * import a map, whatever its layer.
+ */
+const WIRE_ERROR_MAPS: readonly string[] = ['evmrpc/errors', 'cometrpc/errors', 'jsonrpc/errors'];
+const NO_WIRE_MAPS: readonly string[] = ['evm', 'chain', 'consensus', 'store', 'config'];
+
+const SRC = SRC_DIR;
 
 /** Top folder under src/ of a path relative to src/ ('' for files directly in src/). */
 function folderOf(relPath: string): string {
@@ -74,6 +80,11 @@ function violations(files: ReadonlyMap<string, string>): string[] {
         continue;
       }
       const to = folderOf(target);
+      const module = target.split(sep).join('/').replace(/\.[jt]s$/, '');
+      if (NO_WIRE_MAPS.includes(from) && WIRE_ERROR_MAPS.includes(module)) {
+        out.push(`${file} (${from}) imports "${spec}", a wire error map: throw a domain error kind (src/lib/errors.ts) instead`);
+        continue;
+      }
       if (to === from) continue;
       const toLayer = LAYERS[to];
       if (toLayer === undefined) out.push(`${file}: imports "${spec}" from unknown folder "${to || '(src root)'}"`);
@@ -88,14 +99,6 @@ function violations(files: ReadonlyMap<string, string>): string[] {
   return out;
 }
 
-function sourceFiles(dir: string, acc = new Map<string, string>()): Map<string, string> {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) sourceFiles(full, acc);
-    else if (entry.name.endsWith('.ts')) acc.set(relative(SRC, full).split(sep).join('/'), readFileSync(full, 'utf8'));
-  }
-  return acc;
-}
 
 describe('layer rule checker', () => {
   const check = (files: Record<string, string>) => violations(new Map(Object.entries(files)));
@@ -135,6 +138,20 @@ describe('layer rule checker', () => {
     assert.match(found[1]!, /evmrpc\/b\.ts \(evmrpc\) imports .*from chain: surfaces use their ports/);
     assert.match(found[3]!, /lib\/d\.ts .*types \(layer 1\)/);
     assert.match(found[6]!, /types\/g\.ts .*config.*sideways/);
+  });
+  it('keeps the wire error maps out of evm/, chain/, consensus/, store/ and config/', () => {
+    const found = check({
+      'chain/a.ts': "import { toJsonRpcError } from '../jsonrpc/errors.js';",
+      'evm/b.ts': "import type { JsonRpcError } from '../jsonrpc/errors';",
+      'consensus/c.ts': "export { x } from '../jsonrpc/errors.js';",
+      'store/d.ts': "import { y } from '../jsonrpc/errors.js';",
+      'config/e.ts': "import { z } from '../jsonrpc/errors.js';",
+      'chain/deep/f.ts': "import { evmErrors } from '../../evmrpc/errors.js';",
+      'evmrpc/g.ts': "import { toJsonRpcError } from '../jsonrpc/errors.js';",
+      'chain/h.ts': "import { CheckCode } from './checkcodes.js'; import { txRejected } from '../lib/errors.js';",
+    });
+    assert.equal(found.length, 6, found.join('\n'));
+    for (const line of found) assert.match(line, /a wire error map: throw a domain error kind/);
   });
   it('ignores imports in comments and strings', () => {
     assert.deepEqual(

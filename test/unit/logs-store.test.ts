@@ -83,9 +83,9 @@ describe('log queries over a store', () => {
   it('logs-cap counts matching logs only: exactly cap matches pass, one more is the cap error', async () => {
     assert.deepEqual(indexes((await reader(store, 2)).getLogs(query([null, null, [RARE]]))), [5, 8]);
     const r1 = await reader(store, 1);
-    assert.throws(() => r1.getLogs(query([null, null, [RARE]])), { code: -32000, message: 'query returned more than 1 results' });
+    assert.throws(() => r1.getLogs(query([null, null, [RARE]])), { kind: 'limitExceeded', message: 'query returned more than 1 results' });
     const r3 = await reader(store, 3);
-    assert.throws(() => r3.getLogs(query([[TRANSFER]])), { code: -32000, message: 'query returned more than 3 results' });
+    assert.throws(() => r3.getLogs(query([[TRANSFER]])), { kind: 'limitExceeded', message: 'query returned more than 3 results' });
   });
 
   it('logs-cap 0 means no cap', async () => {

@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadOptions } from '../../src/config/load.js';
+import { loadOptions } from '../../src/config/load.js';
+import { DomainError } from '../../src/lib/errors.js';
 import { renderConfigToml } from '../../src/config/templates.js';
 import { defaultOptions } from '../../src/config/load.js';
 
@@ -49,7 +50,7 @@ describe('observability configuration', () => {
       ['instrumentation.namespace', 'a-b'],
       ['json-rpc.metrics-address', ':6065'],
     ]) {
-      assert.throws(() => loadOptions(home(), { [key]: value }), (e: unknown) => e instanceof ConfigError && e.key === key, `${key}=${value}`);
+      assert.throws(() => loadOptions(home(), { [key]: value }), (e: unknown) => e instanceof DomainError && e.is('badConfig') && e.detail.key === key, `${key}=${value}`);
     }
     assert.equal(loadOptions(home(), { 'instrumentation.namespace': '' }).instrumentation.namespace, '');
   });

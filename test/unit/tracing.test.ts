@@ -12,7 +12,7 @@ import { StructLogger } from '../../src/evm/tracing/structlog.js';
 import type { SyncState } from '../../src/evm/tracing/syncstate.js';
 import { TraceError, TraceTimeout, type Step } from '../../src/evm/tracing/types.js';
 import { createDebugMethods, type DebugBackend } from '../../src/evmrpc/debug.js';
-import { FerryError } from '../../src/lib/errors.js';
+import { DomainError } from '../../src/lib/errors.js';
 
 const ZERO20 = new Uint8Array(20);
 
@@ -245,7 +245,7 @@ describe('debug namespace trace config', () => {
   });
 
   it('rejects bad configs with geth texts', async () => {
-    await assert.rejects(async () => call('debug_traceTransaction', [hash, { timeout: 'soon' }]), (e: unknown) => e instanceof FerryError && e.message === 'time: invalid duration "soon"');
+    await assert.rejects(async () => call('debug_traceTransaction', [hash, { timeout: 'soon' }]), (e: unknown) => e instanceof DomainError && e.message === 'time: invalid duration "soon"');
     assert.throws(() => call('debug_traceTransaction', [hash, { limit: -2 }]), /output limit cannot be negative, got -2/);
     assert.throws(() => call('debug_traceTransaction', [hash, { disableStack: 'yes' }]), /Go struct field TraceConfig.disableStack of type bool/);
   });

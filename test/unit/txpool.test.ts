@@ -62,7 +62,7 @@ const hashes = (xs: readonly (NewEntry | PoolEntry | EvmTx)[]): string[] => xs.m
 const nonces = (xs: readonly PoolEntry[]): number[] => xs.map((e) => Number(e.decoded.evm.nonce));
 const senderKey = (e: NewEntry): string => hexKey(e.decoded.evm.from);
 
-/** geth's text in the FerryError the pool throws */
+/** geth's text in the txRejected error the pool throws */
 function throwsText(fn: () => unknown, text: string): void {
   assert.throws(fn, (e: unknown) => {
     assert.ok(e instanceof Error);

@@ -5,7 +5,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { ErrorCode, FerryError } from '../../lib/errors.js';
+import { corrupt, type DomainError } from '../../lib/errors.js';
 import { voteSignBytes } from './encoding.js';
 import { bytesEqual, sha256 } from './merkle.js';
 import { ZERO_TIME } from './time.js';
@@ -26,12 +26,9 @@ export const PRIV_VALIDATOR_KEY_FILE = 'priv_validator_key.json';
 export const NODE_KEY_FILE = 'node_key.json';
 export const PRIV_VALIDATOR_STATE_FILE = 'priv_validator_state.json';
 
-/** A key file that cannot be used; the message names the file and the field. */
-export class KeyFileError extends FerryError {
-  constructor(file: string, field: string, problem: string) {
-    super(ErrorCode.internal, `${file}: ${field}: ${problem}`);
-    this.name = 'KeyFileError';
-  }
+/** A key file that cannot be used: `corrupt`, the message names the file and the field. */
+export function keyFileError(file: string, field: string, problem: string): DomainError<'corrupt'> {
+  return corrupt(`${file}: ${field}: ${problem}`);
 }
 
 export interface Ed25519Key {
@@ -159,28 +156,28 @@ function parseJsonObject(file: string, json: string): Record<string, unknown> {
   try {
     v = JSON.parse(json);
   } catch (e) {
-    throw new KeyFileError(file, '(file)', `not valid JSON: ${(e as Error).message}`);
+    throw keyFileError(file, '(file)', `not valid JSON: ${(e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new KeyFileError(file, '(file)', 'expected a JSON object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw keyFileError(file, '(file)', 'expected a JSON object');
   return v as Record<string, unknown>;
 }
 
 function field(file: string, obj: Record<string, unknown>, name: string, path: string): unknown {
-  if (!(name in obj)) throw new KeyFileError(file, path, 'missing');
+  if (!(name in obj)) throw keyFileError(file, path, 'missing');
   return obj[name];
 }
 
 /** A `{"type": ..., "value": base64}` key of the expected type and size. */
 function readTypedKey(file: string, obj: Record<string, unknown>, name: string, type: string, size: number): Uint8Array {
   const v = field(file, obj, name, name);
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new KeyFileError(file, name, 'expected an object {"type","value"}');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw keyFileError(file, name, 'expected an object {"type","value"}');
   const key = v as Record<string, unknown>;
   const t = field(file, key, 'type', `${name}.type`);
-  if (t !== type) throw new KeyFileError(file, `${name}.type`, `expected ${JSON.stringify(type)}, got ${JSON.stringify(t)}`);
+  if (t !== type) throw keyFileError(file, `${name}.type`, `expected ${JSON.stringify(type)}, got ${JSON.stringify(t)}`);
   const value = field(file, key, 'value', `${name}.value`);
-  if (typeof value !== 'string' || !BASE64.test(value)) throw new KeyFileError(file, `${name}.value`, 'expected a base64 string');
+  if (typeof value !== 'string' || !BASE64.test(value)) throw keyFileError(file, `${name}.value`, 'expected a base64 string');
   const bytes = new Uint8Array(Buffer.from(value, 'base64'));
-  if (bytes.length !== size) throw new KeyFileError(file, `${name}.value`, `expected ${size} bytes, got ${bytes.length}`);
+  if (bytes.length !== size) throw keyFileError(file, `${name}.value`, `expected ${size} bytes, got ${bytes.length}`);
   return bytes;
 }
 
@@ -188,7 +185,7 @@ function readTypedKey(file: string, obj: Record<string, unknown>, name: string, 
 function keyFromPrivValue(file: string, privKey: Uint8Array): Ed25519Key {
   const key = ed25519KeyFromSeed(privKey.subarray(0, ED25519_SEED_SIZE));
   if (!bytesEqual(key.pubKey, privKey.subarray(ED25519_SEED_SIZE))) {
-    throw new KeyFileError(file, 'priv_key.value', 'the last 32 bytes are not the public key of the first 32');
+    throw keyFileError(file, 'priv_key.value', 'the last 32 bytes are not the public key of the first 32');
   }
   return key;
 }
@@ -203,13 +200,13 @@ export function readValidatorKey(json: string): ValidatorKey {
   const obj = parseJsonObject(file, json);
   const address = field(file, obj, 'address', 'address');
   if (typeof address !== 'string' || !HEX.test(address) || address.length !== ADDRESS_SIZE * 2) {
-    throw new KeyFileError(file, 'address', `expected ${ADDRESS_SIZE} bytes of hex`);
+    throw keyFileError(file, 'address', `expected ${ADDRESS_SIZE} bytes of hex`);
   }
   const pubKey = readTypedKey(file, obj, 'pub_key', PUBKEY_ED25519_TYPE, ED25519_PUBKEY_SIZE);
   const key = keyFromPrivValue(file, readTypedKey(file, obj, 'priv_key', PRIVKEY_ED25519_TYPE, ED25519_PRIVKEY_SIZE));
-  if (!bytesEqual(pubKey, key.pubKey)) throw new KeyFileError(file, 'pub_key.value', 'does not match priv_key');
+  if (!bytesEqual(pubKey, key.pubKey)) throw keyFileError(file, 'pub_key.value', 'does not match priv_key');
   if (address.toUpperCase() !== hexUpper(key.address)) {
-    throw new KeyFileError(file, 'address', `does not match pub_key (expected ${hexUpper(key.address)})`);
+    throw keyFileError(file, 'address', `does not match pub_key (expected ${hexUpper(key.address)})`);
   }
   return key;
 }
@@ -286,22 +283,22 @@ export function readPrivValidatorState(json: string): PrivValidatorState {
   const file = PRIV_VALIDATOR_STATE_FILE;
   const obj = parseJsonObject(file, json);
   const height = field(file, obj, 'height', 'height');
-  if (typeof height !== 'string' || !/^(0|[1-9][0-9]*)$/.test(height)) throw new KeyFileError(file, 'height', 'expected a non-negative integer string');
+  if (typeof height !== 'string' || !/^(0|[1-9][0-9]*)$/.test(height)) throw keyFileError(file, 'height', 'expected a non-negative integer string');
   const round = field(file, obj, 'round', 'round');
   if (typeof round !== 'number' || !Number.isInteger(round) || round < 0 || round > 0x7fffffff) {
-    throw new KeyFileError(file, 'round', 'expected a non-negative int32 number');
+    throw keyFileError(file, 'round', 'expected a non-negative int32 number');
   }
   const step = field(file, obj, 'step', 'step');
-  if (typeof step !== 'number' || !Object.values(SignStep).includes(step as 0)) throw new KeyFileError(file, 'step', 'expected 0, 1, 2 or 3');
+  if (typeof step !== 'number' || !Object.values(SignStep).includes(step as 0)) throw keyFileError(file, 'step', 'expected 0, 1, 2 or 3');
   const state: PrivValidatorState = { height: BigInt(height), round, step };
   const signature = obj['signature'];
   if (signature !== undefined && signature !== null) {
-    if (typeof signature !== 'string' || !BASE64.test(signature)) throw new KeyFileError(file, 'signature', 'expected a base64 string');
+    if (typeof signature !== 'string' || !BASE64.test(signature)) throw keyFileError(file, 'signature', 'expected a base64 string');
     state.signature = new Uint8Array(Buffer.from(signature, 'base64'));
   }
   const signBytes = obj['signbytes'];
   if (signBytes !== undefined && signBytes !== null) {
-    if (typeof signBytes !== 'string' || !HEX.test(signBytes)) throw new KeyFileError(file, 'signbytes', 'expected a hex string');
+    if (typeof signBytes !== 'string' || !HEX.test(signBytes)) throw keyFileError(file, 'signbytes', 'expected a hex string');
     state.signBytes = new Uint8Array(Buffer.from(signBytes, 'hex'));
   }
   return state;

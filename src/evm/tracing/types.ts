@@ -151,9 +151,11 @@ export class TraceError extends Error {}
 export const TIMEOUT_MESSAGE = 'execution timeout';
 
 export const RESULT_TOO_LARGE = 'trace result too large';
-/** The error of a result over json-rpc.trace-result-max-size (`size`, `limit`: characters of JSON). */
-export function resultTooLarge(size: number, limit: number): string {
-  return `${RESULT_TOO_LARGE}: ${size} bytes, over the limit of ${limit} (json-rpc.trace-result-max-size)`;
+/** A result over json-rpc.trace-result-max-size (`size`, `limit`: characters of JSON). */
+export class TraceResultTooLarge extends TraceError {
+  constructor(size: number, limit: number) {
+    super(`${RESULT_TOO_LARGE}: ${size} bytes, over the limit of ${limit} (json-rpc.trace-result-max-size)`);
+  }
 }
 
 /** The trace ran past its deadline. */

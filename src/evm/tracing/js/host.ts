@@ -20,7 +20,7 @@ import { PRECOMPILE_COUNT } from '../fourbyte.js';
 import { opName } from '../opcodes.js';
 import { bytes32, hexOf } from '../structlog.js';
 import type { SyncState } from '../syncstate.js';
-import { resultTooLarge, TraceError, TraceTimeout, type FrameEnd, type FrameStart, type Step, type Tracer, type TxEnd, type TxEnv } from '../types.js';
+import { TraceResultTooLarge, TraceError, TraceTimeout, type FrameEnd, type FrameStart, type Step, type Tracer, type TxEnd, type TxEnv } from '../types.js';
 import { PRELUDE } from './prelude.js';
 
 /** heap limit of one JS tracer */
@@ -300,7 +300,7 @@ export class JsTracer implements Tracer {
     const out = this.call(this.fns.result, 'result', obj.value);
     if (this.err !== undefined) throw new TraceError(this.err);
     const text = out as string;
-    if (this.maxResultSize > 0 && text.length > this.maxResultSize) throw new TraceError(resultTooLarge(text.length, this.maxResultSize));
+    if (this.maxResultSize > 0 && text.length > this.maxResultSize) throw new TraceResultTooLarge(text.length, this.maxResultSize);
     return JSON.parse(text);
   }
 

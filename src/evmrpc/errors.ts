@@ -1,0 +1,48 @@
+/**
+ * Surface A's error map: every domain error kind (src/lib/errors.ts) → geth's JSON-RPC error
+ * (rpc/errors.go, internal/ethapi/errors.go). The message is the domain error's, which already is
+ * geth's text; only the code, and the revert data, are chosen here.
+ *
+ * - invalid argument: -32602 (geth's invalidParamsError)
+ * - method not found / namespace disabled: -32601
+ * - private method without a valid token: -32001 (the auth layer's own code, geth has none)
+ * - execution reverted: 3, data = the revert output as 0x-hex (geth's revertError)
+ * - answer too large: -32003 (geth's "response too large")
+ * - everything else: -32000, geth's catch-all for errors without an ErrorCode()
+ */
+import { type DomainError } from '../lib/errors.js';
+import { toData } from '../lib/hex.js';
+import type { JsonRpcError, JsonRpcErrorMap } from '../jsonrpc/errors.js';
+
+/** geth's codes for Surface A */
+const Code = {
+  invalidParams: -32602,
+  methodNotFound: -32601,
+  unauthorized: -32001,
+  resultTooLarge: -32003,
+  reverted: 3,
+  server: -32000,
+} as const;
+
+const as =
+  (code: number) =>
+  (e: DomainError): JsonRpcError => ({ code, message: e.message });
+
+export const evmErrors: JsonRpcErrorMap = {
+  invalidArgument: as(Code.invalidParams),
+  invalidRequest: as(Code.server),
+  methodNotFound: as(Code.methodNotFound),
+  unauthorized: as(Code.unauthorized),
+  notFound: as(Code.server),
+  limitExceeded: as(Code.server),
+  resultTooLarge: as(Code.resultTooLarge),
+  reverted: (e) => ({ code: Code.reverted, message: e.message, data: toData(e.detail.data) }),
+  executionFailed: as(Code.server),
+  txRejected: as(Code.server),
+  timeout: as(Code.server),
+  cancelled: as(Code.server),
+  unavailable: as(Code.server),
+  unsupported: as(Code.server),
+  corrupt: as(Code.server),
+  badConfig: as(Code.server),
+};
