@@ -26,13 +26,16 @@ import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
-import { FerryError } from '../lib/errors.js';
+import { FerryError, limitExceeded } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { FlatState, type FlatChange } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
 import { nativeHash, NativeTxError, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
+import { CheatOverlay, MAX_PENDING_CHEATS, type PendingCheat } from './cheats.js';
+import { CheatTable } from '../store/cheats.js';
+import type { Cheat } from '../types/cheats.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
 export const APP_VERSION = 1n;
@@ -107,6 +110,8 @@ interface PendingBlock {
   newNonces: Map<string, bigint>;
   excluded: EvmTx[];
   flatChange: FlatChange;
+  /** the dev cheats the block applied: those up to this sequence number (chain/cheats.ts) */
+  cheatsUpTo?: number;
 }
 
 function checkErr(code: number, log: string): CheckTxResult {
@@ -128,6 +133,8 @@ export class EvmApp implements Application {
   /** dev controls (docs/dev-mode.md): the gas limit of new blocks, and the base fee of the next one only */
   private blockGasLimit: bigint;
   private baseFeeOverride: bigint | undefined;
+  /** pending dev cheats (anvil_setBalance …): seen by CheckTx, applied at the next block's start */
+  readonly cheats: CheatOverlay;
 
   private constructor(
     private readonly store: Store,
@@ -143,6 +150,7 @@ export class EvmApp implements Application {
     this.common = runner.vm.common;
     this.coinbase = loadCoinbase(store, genesis.evm.coinbase);
     this.blockGasLimit = genesis.maxGas;
+    this.cheats = new CheatOverlay(new CheatTable(store));
     this.pool = new TxPool({
       size: opts.mempool.size,
       priceBumpPercent: opts.mempool.priceBumpPercent,
@@ -242,6 +250,22 @@ export class EvmApp implements Application {
     const removed = victims.map((t) => t.hash);
     if (removed.length > 0) this.events.onPoolChange({ added: [], removed });
     return removed;
+  }
+
+  /**
+   * anvil_setBalance / setCode / setStorageAt / setNonce / loadState: pending until the next block
+   * applies them; returns them numbered, for the RPC thread's mirror. Refused whole past MAX_PENDING_CHEATS.
+   */
+  setCheats(cheats: readonly Cheat[]): PendingCheat[] {
+    if (this.cheats.wouldOverflow(cheats)) {
+      throw limitExceeded(`more than ${MAX_PENDING_CHEATS} pending state changes (MAX_PENDING_CHEATS): mine a block to apply them first`);
+    }
+    return this.cheats.set(cheats);
+  }
+
+  /** The latest committed account with the pending cheats (CheckTx and the proposal checks read this). */
+  private async latestAccount(addr: Uint8Array) {
+    return this.cheats.account(addr, await this.checkRunner.account(this.latestRef(), addr));
   }
 
   latestHeader(): EvmHeader {
@@ -385,7 +409,7 @@ export class EvmApp implements Application {
         `max fee per gas less than block base fee: address ${checksumAddress(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
       );
     }
-    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
+    const acct = await this.latestAccount(tx.from);
     const stateNonce = acct?.nonce ?? 0n;
     const balance = acct?.balance ?? 0n;
     if (tx.nonce < stateNonce) return checkErr(CheckCode.wrongSequence, 'nonce too low');
@@ -426,7 +450,7 @@ export class EvmApp implements Application {
     }
     const tx = d.evm;
     if (!this.pool.has(tx.hash)) return this.admit(d, native);
-    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
+    const acct = await this.latestAccount(tx.from);
     let failure: CheckTxResult | undefined;
     if (tx.nonce < (acct?.nonce ?? 0n)) failure = checkErr(CheckCode.wrongSequence, 'nonce too low');
     else if ((acct?.balance ?? 0n) < tx.gasLimit * feeCap(tx) + tx.value) {
@@ -453,7 +477,7 @@ export class EvmApp implements Application {
       }
       decoded.push(d);
       if (d && !nonces.has(hexKey(d.evm.from))) {
-        nonces.set(hexKey(d.evm.from), (await this.checkRunner.account(this.latestRef(), d.evm.from))?.nonce ?? 0n);
+        nonces.set(hexKey(d.evm.from), (await this.latestAccount(d.evm.from))?.nonce ?? 0n);
       }
     }
     return { decoded, nonces };
@@ -539,7 +563,10 @@ export class EvmApp implements Application {
       baseFee,
       mixHash: parent.hash,
     };
-    const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded);
+    // the pending dev cheats go into this block's state before its first tx
+    const cheats = this.cheats.size > 0 ? this.cheats.forBlock() : undefined;
+    const prelude = cheats ? (sm: Parameters<typeof CheatOverlay.apply>[0]) => CheatOverlay.apply(sm, cheats.cheats) : undefined;
+    const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded, prelude);
     const includedSet = new Set(exec.txs.map((t) => hexKey(t.tx.hash)));
     const header: EvmHeader = {
       number: req.height,
@@ -613,6 +640,7 @@ export class EvmApp implements Application {
       newNonces,
       excluded: exec.excluded.map((x) => x.tx).filter((t) => !includedSet.has(hexKey(t.hash))),
       flatChange: exec.flatChange!,
+      cheatsUpTo: cheats?.upTo,
     };
     const events: AbciEvent[] = [
       { type: 'evm_fee_market', attributes: [attr('base_fee', baseFee.toString()), attr('mode', 'BeginBlock')] },
@@ -682,6 +710,7 @@ export class EvmApp implements Application {
     if (!p) throw new Error('commit without finalizeBlock');
     this.trieDb.flushInto(this.store);
     this.flat.write(Number(p.block.header.number), p.flatChange);
+    if (p.cheatsUpTo !== undefined) this.cheats.persistApplied(p.cheatsUpTo);
     this.store.putBlock({
       height: p.block.header.number,
       hash: p.block.header.hash,
@@ -697,6 +726,7 @@ export class EvmApp implements Application {
     this.pending = undefined;
     this.trieDb.afterCommit();
     this.flat.applied(Number(p.block.header.number), p.flatChange);
+    if (p.cheatsUpTo !== undefined) this.cheats.applied(p.cheatsUpTo);
     this.latest = p.block.header;
     await this.runner.reset(this.latestRef());
     this.baseFeeOverride = undefined;

@@ -14,7 +14,7 @@ import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine, TimestampError } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
-import { FerryError } from '../lib/errors.js';
+import { DomainError, FerryError } from '../lib/errors.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
         };
         steps = [];
         lastBlockTimeMs = timeMs;
-        send({ type: 'committed', height, stats });
+        send({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
         const txs = rec.block.data.txs.length;
         const fields = { height: Number(height), txs, executeMs: Math.round(timing.executeMs), commitMs: Math.round(timing.commitMs) };
         if (txs > 0) log.info(fields, 'committed block');
@@ -160,14 +160,20 @@ async function main(): Promise<void> {
         return app.setNextBaseFee(op.fee);
       case 'dropTxs':
         return app.dropTxs(op.hashes);
+      case 'setCheats':
+        // the mirror on the RPC thread learns them before the devReply
+        send({ type: 'cheats', pending: app.setCheats(op.cheats) });
+        return undefined;
       case 'status': {
         const mode = eng.miningMode();
         return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee() };
       }
     }
   }
+  // evm_revert restoring a snapshot's pending cheats: the RPC thread's mirror takes the whole set
+  app.cheats.onRestore = (pending) => send({ type: 'cheats', pending, replace: true });
   await engine.start();
-  send({ type: 'ready', height: engine.height });
+  send({ type: 'ready', height: engine.height, cheats: app.cheats.all() });
 
   port.on('message', (m: ToChain) => {
     if (m.type === 'stop') {
@@ -187,6 +193,7 @@ async function main(): Promise<void> {
         (result) => send({ type: 'devReply', id: m.id, result }),
         (e: unknown) => {
           if (e instanceof TimestampError) return send({ type: 'devReply', id: m.id, error: { kind: 'timestamp', message: e.message } });
+          if (e instanceof DomainError && e.is('limitExceeded')) return send({ type: 'devReply', id: m.id, error: { kind: 'limit', message: e.message } });
           log.error({ err: e instanceof Error ? e.stack : String(e), op: m.op.op }, 'dev control failed');
           send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: e instanceof Error ? e.message : String(e) } });
         },

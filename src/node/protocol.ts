@@ -9,6 +9,8 @@ import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { BlockStats } from '../metrics/comet.js';
+import type { Cheat } from '../types/cheats.js';
+import type { PendingCheat } from '../chain/cheats.js';
 
 export interface ChainWorkerData {
   opts: NodeOptions;
@@ -41,18 +43,23 @@ export type DevOp =
   | { op: 'setNextBaseFee'; fee: bigint }
   /** no hashes: every pool tx */
   | { op: 'dropTxs'; hashes?: Uint8Array[] }
-  | { op: 'status' };
+  | { op: 'status' }
+  /** anvil_setBalance / setCode / setStorageAt / setNonce / loadState: pending until the next block (chain/cheats.ts) */
+  | { op: 'setCheats'; cheats: Cheat[] };
 
 /** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
-export type DevErrorKind = 'timestamp' | 'internal';
+export type DevErrorKind = 'timestamp' | 'internal' | 'limit';
 
 export type FromChain =
-  | { type: 'ready'; height: bigint }
+  /** `cheats`: the dev cheats still pending from before a restart (the RPC thread's mirror starts with them) */
+  | { type: 'ready'; height: bigint; cheats?: PendingCheat[] }
+  /** dev cheats set (`replace`: the whole pending set, after evm_revert restored one); sent before the op's devReply */
+  | { type: 'cheats'; pending: PendingCheat[]; replace?: boolean }
   /**
    * `stats`: what the metrics record of the height (observed on the RPC thread, which serves them);
    * absent under real CometBFT, which keeps its own consensus metrics
    */
-  | { type: 'committed'; height: bigint; stats?: BlockStats }
+  | { type: 'committed'; height: bigint; stats?: BlockStats; cheatsApplied?: number }
   | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
   /**
    * `check`: the whole CheckTx response (submitNative); for the metrics, `checkSeconds`: time CheckTx

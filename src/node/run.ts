@@ -2,7 +2,7 @@
  * Composition root: starts the chain thread (worker), then the RPC side on this thread — the store
  * reader, Surface A's method table, the JSON-RPC dispatcher and the HTTP listener. Closes in reverse.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { loadCoinbase } from '../chain/app.js';
@@ -23,8 +23,10 @@ import { makeCommon } from '../evm/common.js';
 import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
 import { createDevMethods, type DevControls } from '../evmrpc/devmethods.js';
+import { createCheatMethods, encodeState, loadState, MAX_STATE_BYTES, type CheatControls } from '../evmrpc/devcheats.js';
+import type { PendingCheat } from '../chain/cheats.js';
 import { devAccounts } from '../config/devaccounts.js';
-import { invalidParams } from '../lib/errors.js';
+import { invalidParams, limitExceeded } from '../lib/errors.js';
 import { COMMIT } from '../config/version.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
@@ -96,6 +98,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   const waiting = new Map<number, (r: { code: number; log: string; hash?: Uint8Array }) => void>();
   const devWaiting = new Map<number, (r: Extract<FromChain, { type: 'devReply' }>) => void>();
   let onStopped: (() => void) | undefined;
+  /** the dev cheats pending at start (from the chain thread's `ready`) */
+  let startCheats: PendingCheat[] = [];
   let closing = false;
   // Surface B: the native mempool mirror and the consensus-step feed (set once the server starts)
   const nativePool = new NativeMempool();
@@ -107,10 +111,17 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       observe.onChainMessage(m);
       switch (m.type) {
         case 'ready':
+          startCheats = m.cheats ?? [];
           resolve(m.height);
           break;
         case 'committed':
           reader?.onCommitted(m.height);
+          // after the height moved: the cheats this block applied leave the mirror (chain/cheats.ts)
+          if (m.cheatsApplied !== undefined) reader?.cheats.applied(m.cheatsApplied);
+          break;
+        case 'cheats':
+          if (m.replace) reader?.cheats.replaceAll(m.pending);
+          else reader?.cheats.receive(m.pending);
           break;
         case 'pool':
           nativePool.apply(m);
@@ -192,6 +203,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       }),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
+  reader.cheats.receive(startCheats);
   // the dev preset: the dev accounts sign without a passphrase and are listed first by eth_accounts
   const signer = new AccountSigner(reader, keystore, opts.dev ? devAccounts() : []);
   /** a dev control on the chain thread (docs/dev-mode.md); a backwards time is the client's error */
@@ -200,6 +212,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       const id = nextId++;
       devWaiting.set(id, (r) => {
         if (r.error === undefined) return resolve(r.result as T);
+        if (r.error.kind === 'limit') return reject(limitExceeded(r.error.message));
         reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
       });
       post({ type: 'dev', id, op });
@@ -222,6 +235,10 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     setCoinbase: setEtherbase,
     status: () => devControl({ op: 'status' }),
   };
+  const cheatControls: CheatControls = {
+    setCheats: (cheats) => devControl({ op: 'setCheats', cheats }),
+  };
+  if (opts.stateFile !== undefined) await loadStateFile(opts.stateFile, reader, cheatControls, log);
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
@@ -273,7 +290,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           blockByNumber: (n) => reader!.blockByNumber(n),
           blockByHash: (h) => reader!.blockByHash(h),
           maxPriorityFeePerGas: () => reader!.maxPriorityFeePerGas(),
-          createAccessList: (req, n, overrides, origin) => calls.createAccessList(req, n, overrides, origin),
+          createAccessList: (req, n, overrides, origin) => calls.createAccessList(req, n, reader!.callOverrides(n, overrides), origin),
         },
         { gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
         ethCore,
@@ -306,6 +323,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
         },
       }),
       createDevMethods(reader, devControls, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: genesis.evm.hardfork }),
+      createCheatMethods(reader, cheatControls),
       createTxPoolMethods({ poolContent: () => reader!.pool.content((a) => reader!.nonce(a, reader!.latestNumber())) }),
       createDebugMethods(
         {
@@ -314,7 +332,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           blockGasLimit: (n) => reader!.blockByNumber(n)?.header.gasLimit,
           traceTransaction: (h, o, origin) => traces!.traceTransaction(h, o, origin),
           traceBlock: (n, o, origin) => traces!.traceBlock(n, o, origin),
-          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, overrides, o, origin),
+          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, reader!.callOverrides(n, overrides), o, origin),
         },
         { gasCap: opts.jsonRpc.gasCap, traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
       ),
@@ -390,6 +408,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     endpoints,
     async close() {
       closing = true;
+      // --state FILE: the state as it is now, before the chain thread stops
+      if (opts.stateFile !== undefined) dumpStateFile(opts.stateFile, reader!, log);
       await observe.close();
       await consensusRpc?.close();
       await ws?.close();
@@ -409,6 +429,35 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       store.close();
     },
   };
+}
+
+/** `--state FILE` at start: a missing file is a fresh start; a bad one stops the start with its reason. */
+async function loadStateFile(file: string, reader: ChainReader, controls: CheatControls, log: Logger): Promise<void> {
+  if (!existsSync(file)) {
+    log.info({ file }, 'no state file yet: it is written at exit');
+    return;
+  }
+  const size = statSync(file).size;
+  if (size > MAX_STATE_BYTES) throw new Error(`--state ${file}: ${size} bytes, more than ${MAX_STATE_BYTES} (MAX_STATE_BYTES)`);
+  try {
+    const accounts = await loadState(reader, controls, readFileSync(file));
+    log.info({ file, accounts }, 'loaded the state file (pending until the next block)');
+  } catch (e) {
+    throw new Error(`--state ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** `--state FILE` at a clean exit: Anvil's JSON, written beside and renamed over the file. */
+function dumpStateFile(file: string, reader: ChainReader, log: Logger): void {
+  try {
+    const json = encodeState(reader);
+    const tmp = `${file}.tmp`;
+    writeFileSync(tmp, json);
+    renameSync(tmp, file);
+    log.info({ file, bytes: json.length }, 'wrote the state file');
+  } catch (e) {
+    log.error({ file, err: e instanceof Error ? e.message : String(e) }, 'could not write the state file');
+  }
 }
 
 interface ConsensusRpc {
