@@ -17,7 +17,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { invalidArgument, limitExceeded } from '../lib/errors.js';
 import { address } from '../jsonrpc/codecs.js';
 import { method, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
-import type { Address, EvmBlock } from '../types/chain.js';
+import type { Address } from '../types/chain.js';
 import type { Cheat, StateAccount } from '../types/cheats.js';
 import { toData as hexData } from '../lib/hex.js';
 
@@ -32,7 +32,6 @@ const HEX_BYTES = /^(0x)?([0-9a-fA-F]{2})*$/;
 /** What the cheat methods read; node/ wires ChainReader. */
 export interface CheatBackend {
   latestNumber(): bigint;
-  blockByNumber(n: bigint): EvmBlock | undefined;
   nonce(addr: Address, n: bigint): Promise<bigint>;
   latestAccounts(): Iterable<StateAccount>;
 }
@@ -108,7 +107,6 @@ const quantity = (n: bigint): string => '0x' + n.toString(16);
 /** The latest state as Anvil's SerializableState JSON, at most MAX_STATE_BYTES. */
 export function encodeState(backend: CheatBackend): Buffer {
   const n = backend.latestNumber();
-  const h = backend.blockByNumber(n)?.header;
   const parts: string[] = [];
   let size = 0;
   const add = (s: string) => {
@@ -116,17 +114,8 @@ export function encodeState(backend: CheatBackend): Buffer {
     if (size > MAX_STATE_BYTES) throw limitExceeded(`the state is larger than ${MAX_STATE_BYTES} bytes of JSON (MAX_STATE_BYTES)`);
     parts.push(s);
   };
-  const block = h && {
-    number: quantity(h.number),
-    beneficiary: hex(h.miner),
-    timestamp: quantity(h.timestamp),
-    gas_limit: Number(h.gasLimit),
-    basefee: Number(h.baseFeePerGas),
-    difficulty: '0x0',
-    prevrandao: hex(h.mixHash),
-    blob_excess_gas_and_price: { excess_blob_gas: 0, blob_gasprice: 1 },
-  };
-  add(`{"block":${JSON.stringify(block ?? null)},"accounts":{`);
+  // no block env: ferry carries no blocks, and Anvil (1.7) refuses a block env whose block it lacks
+  add('{"block":null,"accounts":{');
   let first = true;
   for (const a of backend.latestAccounts()) {
     const storage: Record<string, string> = {};
