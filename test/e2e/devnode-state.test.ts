@@ -148,7 +148,7 @@ describe('--state FILE', () => {
   const file = join(dir, 'state.json');
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes the plain JSON at SIGTERM and loads it into a new home at start (and Anvil reads it)', async () => {
+  it('writes the plain JSON at SIGTERM and loads it into a new home at start; Anvil reads it and ferry reads what Anvil writes', async () => {
     const first = await startFerry({ args: ['--dev', '--state', file] });
     try {
       assert.equal(existsSync(file), false);
@@ -171,8 +171,17 @@ describe('--state FILE', () => {
     const anvil = await startAnvil(['--state', file]);
     try {
       await checkWant(anvil.url);
+      await call(anvil.url, 'anvil_setBalance', [B, '0x4']);
     } finally {
       await stopAnvil(anvil.proc);
+    }
+    // the file Anvil wrote at its exit loads into a new ferry home
+    const third = await startFerry({ args: ['--dev', '--state', file] });
+    try {
+      assert.equal(BigInt(await call(third.url, 'eth_getBalance', [B, 'latest'])), 4n);
+      assert.equal(await call(third.url, 'eth_getStorageAt', [A, '0x0', 'latest']), word(42n));
+    } finally {
+      assert.equal(await third.stop(), 0);
     }
   });
 });

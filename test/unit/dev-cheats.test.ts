@@ -1,0 +1,79 @@
+/**
+ * The pending dev-cheat overlay (chain/cheats.ts): a block applies exactly the fields pending when it
+ * started (a field set while it executes stays pending), the persisted copy follows, and
+ * save/restore (evm_snapshot / evm_revert) bring back a pending set a block had already applied.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { CheatOverlay } from '../../src/chain/cheats.js';
+import { CheatTable } from '../../src/store/cheats.js';
+import { Store } from '../../src/store/store.js';
+
+const A = new Uint8Array(20).fill(0xa1);
+const B = new Uint8Array(20).fill(0xb2);
+const SLOT = new Uint8Array(32).fill(1);
+const word = (n: number) => {
+  const w = new Uint8Array(32);
+  w[31] = n;
+  return w;
+};
+
+test('a block applies the fields pending at its start; a later set of the same field stays pending, also across a reopen', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-cheats-'));
+  try {
+    const store = new Store(join(dir, 'db.sqlite'));
+    const overlay = new CheatOverlay(new CheatTable(store));
+    overlay.set([{ kind: 'balance', address: A, value: 5n }, { kind: 'slot', address: A, slot: SLOT, value: word(7) }]);
+    const block = overlay.forBlock();
+    assert.equal(block.cheats.length, 2);
+    // set while the block executes: newer than what the block took
+    overlay.set([{ kind: 'balance', address: A, value: 6n }]);
+    store.transaction(() => overlay.persistApplied(block.upTo));
+    overlay.applied(block.upTo);
+    assert.equal(overlay.size, 1);
+    assert.equal(overlay.slot(A, SLOT), undefined);
+    assert.equal(overlay.account(A, undefined)?.balance, 6n);
+    assert.equal(overlay.touches(B), false);
+    store.close();
+
+    const reopened = new CheatOverlay(new CheatTable(new Store(join(dir, 'db.sqlite'))));
+    assert.deepEqual(reopened.all().map(([c]) => c.kind), ['balance']);
+    assert.equal(reopened.account(A, undefined)?.balance, 6n);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('restore brings back saved fields a block had applied, numbered so the next block applies them again', () => {
+  const overlay = new CheatOverlay();
+  const restored: number[] = [];
+  overlay.onRestore = (p) => restored.push(p.length);
+  overlay.set([{ kind: 'nonce', address: B, value: 9n }]);
+  const saved = overlay.save();
+  const first = overlay.forBlock();
+  overlay.applied(first.upTo);
+  assert.equal(overlay.size, 0);
+  overlay.restore(saved);
+  assert.deepEqual(restored, [1]);
+  assert.equal(overlay.account(B, undefined)?.nonce, 9n);
+  const again = overlay.forBlock();
+  assert.ok(again.upTo > first.upTo);
+  overlay.applied(again.upTo);
+  assert.equal(overlay.size, 0);
+});
+
+test('as call overrides: the caller wins per field, and a caller `state` drops the pending slots', () => {
+  const overlay = new CheatOverlay();
+  overlay.set([{ kind: 'balance', address: A, value: 5n }, { kind: 'slot', address: A, slot: SLOT, value: word(7) }]);
+  const key = '0x' + Buffer.from(A).toString('hex');
+  const slotKey = '0x' + Buffer.from(SLOT).toString('hex');
+  const merged = overlay.overrides(new Map([[key, { balance: 1n }]]))!;
+  assert.equal(merged.get(key)!.balance, 1n);
+  assert.deepEqual([...merged.get(key)!.stateDiff!.keys()], [slotKey]);
+  const replaced = overlay.overrides(new Map([[key, { state: new Map() }]]))!;
+  assert.equal(replaced.get(key)!.stateDiff, undefined);
+  assert.equal(replaced.get(key)!.balance, 5n);
+});
