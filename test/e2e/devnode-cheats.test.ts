@@ -12,18 +12,13 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, createTestClient, createWalletClient, http, type Hex } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, defineChain, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DEV_BALANCE, devAddress, devKeys } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
 
-const chain = {
-  id: EVM_CHAIN_ID,
-  name: 'ferry',
-  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-  rpcUrls: { default: { http: ['http://127.0.0.1'] } },
-} as const;
+const chain = defineChain({ id: EVM_CHAIN_ID, name: 'ferry', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [] } } });
 
 const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 /** runtime code: returns storage slot 0 (PUSH1 0 SLOAD PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN) */
