@@ -110,8 +110,8 @@ interface PendingBlock {
   newNonces: Map<string, bigint>;
   excluded: EvmTx[];
   flatChange: FlatChange;
-  /** the dev cheats the block applied: those up to this sequence number (chain/cheats.ts) */
-  cheatsUpTo?: number;
+  /** the dev cheats the block applied at its start: those up to this sequence number (chain/cheats.ts) */
+  cheats?: { upTo: number; cheats: Cheat[] };
 }
 
 function checkErr(code: number, log: string): CheckTxResult {
@@ -640,7 +640,7 @@ export class EvmApp implements Application {
       newNonces,
       excluded: exec.excluded.map((x) => x.tx).filter((t) => !includedSet.has(hexKey(t.hash))),
       flatChange: exec.flatChange!,
-      cheatsUpTo: cheats?.upTo,
+      cheats,
     };
     const events: AbciEvent[] = [
       { type: 'evm_fee_market', attributes: [attr('base_fee', baseFee.toString()), attr('mode', 'BeginBlock')] },
@@ -710,7 +710,7 @@ export class EvmApp implements Application {
     if (!p) throw new Error('commit without finalizeBlock');
     this.trieDb.flushInto(this.store);
     this.flat.write(Number(p.block.header.number), p.flatChange);
-    if (p.cheatsUpTo !== undefined) this.cheats.persistApplied(p.cheatsUpTo);
+    this.cheats.persistApplied(Number(p.block.header.number), p.cheats);
     this.store.putBlock({
       height: p.block.header.number,
       hash: p.block.header.hash,
@@ -726,7 +726,7 @@ export class EvmApp implements Application {
     this.pending = undefined;
     this.trieDb.afterCommit();
     this.flat.applied(Number(p.block.header.number), p.flatChange);
-    if (p.cheatsUpTo !== undefined) this.cheats.applied(p.cheatsUpTo);
+    if (p.cheats !== undefined) this.cheats.applied(p.cheats.upTo);
     this.latest = p.block.header;
     await this.runner.reset(this.latestRef());
     this.baseFeeOverride = undefined;

@@ -19,7 +19,8 @@ import type { StateManagerInterface } from '@ethereumjs/common';
 import { Account, Address, KECCAK256_NULL, bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
 import { keccak256 } from '../evm/common.js';
 import type { SimOverrides } from '../evm/executor.js';
-import type { CheatRow, CheatTable } from '../store/cheats.js';
+import { appliedCheatRows, type CheatRow, type CheatTable } from '../store/cheats.js';
+import type { Store } from '../store/store.js';
 import type { Cheat } from '../types/cheats.js';
 
 /** The most fields the overlay holds pending; beyond it a cheat is refused until a block applies them. */
@@ -60,6 +61,11 @@ function fromRow(r: CheatRow): Cheat {
     default:
       throw new Error(`dev_cheats: unknown row key ${r.k}`);
   }
+}
+
+/** The cheats block `height` applied at its start (a replay applies them too: chain/trace.ts). */
+export function appliedCheats(store: Store, height: number): Cheat[] {
+  return appliedCheatRows(store, height).map(fromRow);
 }
 
 export class CheatOverlay {
@@ -129,9 +135,13 @@ export class CheatOverlay {
     return { upTo: this.seq, cheats: [...this.entries.values()].map(([c]) => c) };
   }
 
-  /** Inside the block's store transaction: its applied fields leave the persisted copy. */
-  persistApplied(upTo: number): void {
-    this.table?.deleteUpTo(upTo);
+  /**
+   * Inside block `height`'s store transaction (every block): the fields it applied (`upTo`, `cheats`;
+   * none when it applied none) leave the persisted pending copy and are recorded for its replays.
+   */
+  persistApplied(height: number, applied: { upTo: number; cheats: readonly Cheat[] } | undefined): void {
+    if (applied !== undefined) this.table?.deleteUpTo(applied.upTo);
+    this.table?.recordApplied(height, (applied?.cheats ?? []).map((c) => toRow(c, 0)));
   }
 
   /** A committed block applied every field up to `upTo` (fields set later stay pending). */

@@ -20,6 +20,8 @@ import { TaskCancelled } from '../lib/slices.js';
 import type { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
 import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
+import type { StateManagerInterface } from '@ethereumjs/common';
+import { appliedCheats, CheatOverlay } from './cheats.js';
 
 /** trace requests waiting for the worker; more are refused */
 export const MAX_QUEUED_TRACES = 64;
@@ -298,7 +300,10 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     const block = store.evmBlock(height);
     const parent = store.evmBlock(height - 1n);
     if (!block || !parent) throw new TraceError(`block #${height} not found`);
-    return { block, parent, txs: block.transactions.map((t) => decodeTx(t.raw, common)) };
+    // the dev cheats the block applied before its first tx (chain/cheats.ts)
+    const cheats = appliedCheats(store, Number(height));
+    const prelude = cheats.length === 0 ? undefined : (sm: StateManagerInterface) => CheatOverlay.apply(sm, cheats);
+    return { block, parent, prelude, txs: block.transactions.map((t) => decodeTx(t.raw, common)) };
   };
 
   const run = async (job: Job): Promise<unknown> => {
@@ -307,13 +312,13 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
       case 'tx': {
         const loc = store.txLocation(job.hash);
         if (!loc) throw new TraceError('transaction not found');
-        const { block, parent, txs } = blockAt(loc.height);
-        const [out] = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts, loc.index);
+        const { block, parent, txs, prelude } = blockAt(loc.height);
+        const [out] = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts, loc.index, false, prelude);
         return unwrap(out!);
       }
       case 'block': {
-        const { block, parent, txs } = blockAt(job.height);
-        const outs = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts);
+        const { block, parent, txs, prelude } = blockAt(job.height);
+        const outs = await engine.traceBlock(parent.header.stateRoot, contextOf(block.header), block.header.hash, txs, job.opts, undefined, false, prelude);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
       case 'replay': {

@@ -117,6 +117,11 @@ describe('ferry dev: state cheats', () => {
     assert.equal(receipt.status, 'success');
     assert.equal((await pub.getTransaction({ hash })).nonce, 40);
     assert.equal(await pub.getTransactionCount({ address: from }), 41);
+    // a replay of the block starts from the cheats it applied: the trace of the nonce-40 tx succeeds
+    const trace = await call<any>(node.url, 'debug_traceTransaction', [hash, { tracer: 'callTracer' }]);
+    assert.equal(trace.from, from.toLowerCase());
+    assert.equal(trace.value, '0x1');
+    assert.equal(trace.error, undefined);
 
     const poor = devAddress(8) as Hex;
     await test.setBalance({ address: poor, value: 0n });

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CheatOverlay } from '../../src/chain/cheats.js';
+import { appliedCheats, CheatOverlay } from '../../src/chain/cheats.js';
 import { CheatTable } from '../../src/store/cheats.js';
 import { Store } from '../../src/store/store.js';
 
@@ -31,7 +31,7 @@ test('a block applies the fields pending at its start; a later set of the same f
     assert.equal(block.cheats.length, 2);
     // set while the block executes: newer than what the block took
     overlay.set([{ kind: 'balance', address: A, value: 6n }]);
-    store.transaction(() => overlay.persistApplied(block.upTo));
+    store.transaction(() => overlay.persistApplied(1, block));
     overlay.applied(block.upTo);
     assert.equal(overlay.size, 1);
     assert.equal(overlay.slot(A, SLOT), undefined);
@@ -39,9 +39,15 @@ test('a block applies the fields pending at its start; a later set of the same f
     assert.equal(overlay.touches(B), false);
     store.close();
 
-    const reopened = new CheatOverlay(new CheatTable(new Store(join(dir, 'db.sqlite'))));
+    const reopenedStore = new Store(join(dir, 'db.sqlite'));
+    const reopened = new CheatOverlay(new CheatTable(reopenedStore));
     assert.deepEqual(reopened.all().map(([c]) => c.kind), ['balance']);
     assert.equal(reopened.account(A, undefined)?.balance, 6n);
+    // the block's record for replays, readable from any connection; a later block at that height replaces it
+    assert.deepEqual(appliedCheats(reopenedStore, 1).map((c) => c.kind).sort(), ['balance', 'slot']);
+    reopenedStore.transaction(() => reopened.persistApplied(1, undefined));
+    assert.deepEqual(appliedCheats(reopenedStore, 1), []);
+    reopenedStore.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,6 +7,7 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
+import type { StateManagerInterface } from '@ethereumjs/common';
 import { checksumAddress } from '../../config/devaccounts.js';
 import type { BlockContext, EvmRunner, SimCall, SimOverrides } from '../executor.js';
 import type { DecodedTx } from '../tx.js';
@@ -100,8 +101,11 @@ export class TraceEngine {
     traced?: number,
     /** a tx failing the pre-execution checks gets an error entry and the block goes on (geth); else the call fails */
     tolerant = false,
+    /** changes the state before the first tx, as the block did (the dev cheats it applied) */
+    prelude?: (sm: StateManagerInterface) => Promise<void>,
   ): Promise<TxTraceOutcome[]> {
     await this.runner.reset(parentRoot);
+    if (prelude) await prelude(this.runner.sm);
     const block = this.runner.ethBlock(ctx);
     const out: TxTraceOutcome[] = [];
     let gasUsed = 0n;
