@@ -33,7 +33,7 @@ import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
 import { nativeHash, NativeTxError, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
-import { CheatOverlay, MAX_PENDING_CHEATS, type PendingCheat } from './cheats.js';
+import { appliedCheats, CheatOverlay, MAX_PENDING_CHEATS, type PendingCheat } from './cheats.js';
 import { CheatTable } from '../store/cheats.js';
 import type { Cheat } from '../types/cheats.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
@@ -201,7 +201,8 @@ export class EvmApp implements Application {
       const hd = block.header;
       const txs = block.transactions.map((t) => decodeTx(t.raw, this.common));
       const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
-      const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs);
+      const prelude = CheatOverlay.prelude(appliedCheats(store, Number(h)));
+      const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs, prelude);
       if (exec.excluded.length > 0) fail(h, `no longer executes tx ${hex(exec.excluded[0]!.tx.hash)} (${exec.excluded[0]!.reason})`);
       if (Buffer.compare(exec.stateRoot, hd.stateRoot) !== 0) fail(h, `replays to state root 0x${hex(exec.stateRoot)}, stored 0x${hex(hd.stateRoot)}`);
       change = exec.flatChange!;
@@ -565,7 +566,7 @@ export class EvmApp implements Application {
     };
     // the pending dev cheats go into this block's state before its first tx
     const cheats = this.cheats.size > 0 ? this.cheats.forBlock() : undefined;
-    const prelude = cheats ? (sm: Parameters<typeof CheatOverlay.apply>[0]) => CheatOverlay.apply(sm, cheats.cheats) : undefined;
+    const prelude = cheats ? CheatOverlay.prelude(cheats.cheats) : undefined;
     const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded, prelude);
     const includedSet = new Set(exec.txs.map((t) => hexKey(t.tx.hash)));
     const header: EvmHeader = {

@@ -252,6 +252,11 @@ export class CheatOverlay {
     return out;
   }
 
+  /** A block's `prelude` (EvmRunner.executeBlock, TraceEngine.traceBlock) applying `cheats`; none when there are none. */
+  static prelude(cheats: readonly Cheat[]): ((sm: StateManagerInterface) => Promise<void>) | undefined {
+    return cheats.length === 0 ? undefined : (sm) => CheatOverlay.apply(sm, cheats);
+  }
+
   /** A block's start: writes `cheats` into its state (the chain thread's execution state manager). */
   static async apply(sm: StateManagerInterface, cheats: readonly Cheat[]): Promise<void> {
     for (const c of cheats) {

@@ -20,7 +20,6 @@ import { TaskCancelled } from '../lib/slices.js';
 import type { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
 import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
-import type { StateManagerInterface } from '@ethereumjs/common';
 import { appliedCheats, CheatOverlay } from './cheats.js';
 
 /** trace requests waiting for the worker; more are refused */
@@ -301,8 +300,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     const parent = store.evmBlock(height - 1n);
     if (!block || !parent) throw new TraceError(`block #${height} not found`);
     // the dev cheats the block applied before its first tx (chain/cheats.ts)
-    const cheats = appliedCheats(store, Number(height));
-    const prelude = cheats.length === 0 ? undefined : (sm: StateManagerInterface) => CheatOverlay.apply(sm, cheats);
+    const prelude = CheatOverlay.prelude(appliedCheats(store, Number(height)));
     return { block, parent, prelude, txs: block.transactions.map((t) => decodeTx(t.raw, common)) };
   };
 
