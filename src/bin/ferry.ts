@@ -100,6 +100,8 @@ function banner(
   return lines.join('\n') + '\n';
 }
 
+const STATE_HELP = "load the accounts of this state file (anvil_dumpState's JSON) at start if it exists, write the state to it at a clean exit (as anvil --state)";
+
 /** `ferry start` (`--dev`: the dev preset) and `ferry dev` (always the preset). */
 async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void> {
   const home = resolveHome(cmd.opts().home);
@@ -107,6 +109,7 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   const dev = preset.dev === true || cmd.opts<{ dev?: boolean }>().dev === true;
   const opts = loadOptions(home, configFlags(cmd), { dev });
   opts.jsonRpc.enableMetrics = cmd.opts<{ metrics?: boolean }>().metrics === true;
+  opts.stateFile = cmd.opts<{ state?: string }>().state;
   const genesis = parseGenesis(readFileSync(homePaths(home).genesis, 'utf8'));
   const log: Logger = createLogger({ level: opts.logLevel });
   if (created) log.info({ home }, 'created a new dev home');
@@ -256,6 +259,7 @@ function buildProgram(): Command {
   startCmd.option('--dev', 'the dev preset (as `ferry dev`; see docs/dev-mode.md)');
   addConfigOptions(startCmd);
   startCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
+  startCmd.option('--state <file>', STATE_HELP);
   startCmd.action((_opts, cmd: Command) => start(cmd));
 
   program
@@ -278,6 +282,7 @@ function buildProgram(): Command {
     .addOption(homeOption());
   addConfigOptions(devCmd);
   devCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
+  devCmd.option('--state <file>', STATE_HELP);
   devCmd.action((_opts, cmd: Command) => start(cmd, { dev: true }));
 
   const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');

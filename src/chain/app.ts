@@ -26,7 +26,7 @@ import { ethBlockSize } from '../evm/ethrlp.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, isImpersonated, type DecodedTx } from '../evm/tx.js';
-import { txRejected } from '../lib/errors.js';
+import { limitExceeded, txRejected } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { FlatState, type FlatChange } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
@@ -35,6 +35,9 @@ import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/ch
 import { checkTxResult, isTxRejected } from './checkcodes.js';
 import { nativeHash, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
 import { DecodedTxCache } from './txdecode.js';
+import { appliedCheats, CheatOverlay, MAX_PENDING_CHEATS, type PendingCheat } from './cheats.js';
+import { CheatTable } from '../store/cheats.js';
+import type { Cheat } from '../types/cheats.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
 export const APP_VERSION = 1n;
@@ -101,6 +104,8 @@ interface PendingBlock {
   newNonces: Map<string, bigint>;
   excluded: EvmTx[];
   flatChange: FlatChange;
+  /** the dev cheats the block applied at its start: those up to this sequence number (chain/cheats.ts) */
+  cheats?: { upTo: number; cheats: Cheat[] };
 }
 
 /** A CheckTx answer: the checks' result, or the code and log of the refusal they threw. */
@@ -135,6 +140,8 @@ export class EvmApp implements Application {
   private readonly impersonated = new Set<string>();
   /** anvil_autoImpersonateAccount: every address is impersonated */
   private autoImpersonate = false;
+  /** pending dev cheats (anvil_setBalance …): seen by CheckTx, applied at the next block's start */
+  readonly cheats: CheatOverlay;
 
   private constructor(
     private readonly store: Store,
@@ -150,6 +157,7 @@ export class EvmApp implements Application {
     this.common = runner.vm.common;
     this.coinbase = loadCoinbase(store, genesis.evm.coinbase);
     this.blockGasLimit = genesis.maxGas;
+    this.cheats = new CheatOverlay(new CheatTable(store));
     this.pool = new TxPool({
       size: opts.mempool.size,
       priceBumpPercent: opts.mempool.priceBumpPercent,
@@ -201,7 +209,8 @@ export class EvmApp implements Application {
       // the senders stored with the block were recovered when it was made
       const txs = block.transactions.map((t) => decodeTx(t.raw, this.common, t.from));
       const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
-      const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs);
+      const prelude = CheatOverlay.prelude(appliedCheats(store, Number(h)));
+      const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs, prelude);
       if (exec.excluded.length > 0) fail(h, `no longer executes tx ${hex(exec.excluded[0]!.tx.hash)} (${exec.excluded[0]!.reason})`);
       if (Buffer.compare(exec.stateRoot, hd.stateRoot) !== 0) fail(h, `replays to state root 0x${hex(exec.stateRoot)}, stored 0x${hex(hd.stateRoot)}`);
       change = exec.flatChange!;
@@ -268,6 +277,22 @@ export class EvmApp implements Application {
     const removed = victims.map((t) => t.hash);
     if (removed.length > 0) this.events.onPoolChange({ added: [], removed });
     return removed;
+  }
+
+  /**
+   * anvil_setBalance / setCode / setStorageAt / setNonce / loadState: pending until the next block
+   * applies them; returns them numbered, for the RPC thread's mirror. Refused whole past MAX_PENDING_CHEATS.
+   */
+  setCheats(cheats: readonly Cheat[]): PendingCheat[] {
+    if (this.cheats.wouldOverflow(cheats)) {
+      throw limitExceeded(`more than ${MAX_PENDING_CHEATS} pending state changes (MAX_PENDING_CHEATS): mine a block to apply them first`);
+    }
+    return this.cheats.set(cheats);
+  }
+
+  /** The latest committed account with the pending cheats (CheckTx and the proposal checks read this). */
+  private async latestAccount(addr: Uint8Array) {
+    return this.cheats.account(addr, await this.checkRunner.account(this.latestRef(), addr));
   }
 
   latestHeader(): EvmHeader {
@@ -437,7 +462,7 @@ export class EvmApp implements Application {
         `max fee per gas less than block base fee: address ${checksumAddress(tx.from)}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${baseFee}`,
       );
     }
-    const acct = await this.checkRunner.account(this.latestRef(), tx.from);
+    const acct = await this.latestAccount(tx.from);
     const stateNonce = acct?.nonce ?? 0n;
     const balance = acct?.balance ?? 0n;
     if (tx.nonce < stateNonce) throw txRejected('nonceTooLow', 'nonce too low');
@@ -465,7 +490,7 @@ export class EvmApp implements Application {
       const d = this.decodeNative(native, hash);
       const tx = d.evm;
       if (!this.pool.has(tx.hash)) return this.admit(d, native, false, hash);
-      const acct = await this.checkRunner.account(this.latestRef(), tx.from);
+      const acct = await this.latestAccount(tx.from);
       let failure;
       if (tx.nonce < (acct?.nonce ?? 0n)) failure = txRejected('nonceTooLow', 'nonce too low');
       else if ((acct?.balance ?? 0n) < tx.gasLimit * feeCap(tx) + tx.value) {
@@ -493,7 +518,7 @@ export class EvmApp implements Application {
       }
       decoded.push(d);
       if (d && !nonces.has(hexKey(d.evm.from))) {
-        nonces.set(hexKey(d.evm.from), (await this.checkRunner.account(this.latestRef(), d.evm.from))?.nonce ?? 0n);
+        nonces.set(hexKey(d.evm.from), (await this.latestAccount(d.evm.from))?.nonce ?? 0n);
       }
     }
     return { decoded, nonces };
@@ -579,7 +604,10 @@ export class EvmApp implements Application {
       baseFee,
       mixHash: parent.hash,
     };
-    const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded);
+    // the pending dev cheats go into this block's state before its first tx
+    const cheats = this.cheats.size > 0 ? this.cheats.forBlock() : undefined;
+    const prelude = cheats ? CheatOverlay.prelude(cheats.cheats) : undefined;
+    const exec: ExecutedBlock = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, decoded, prelude);
     const includedSet = new Set(exec.txs.map((t) => hexKey(t.tx.hash)));
     const header: EvmHeader = {
       number: req.height,
@@ -653,6 +681,7 @@ export class EvmApp implements Application {
       newNonces,
       excluded: exec.excluded.map((x) => x.tx).filter((t) => !includedSet.has(hexKey(t.hash))),
       flatChange: exec.flatChange!,
+      cheats,
     };
     const events: AbciEvent[] = [
       { type: 'evm_fee_market', attributes: [attr('base_fee', baseFee.toString()), attr('mode', 'BeginBlock')] },
@@ -722,6 +751,7 @@ export class EvmApp implements Application {
     if (!p) throw new Error('commit without finalizeBlock');
     this.trieDb.flushInto(this.store, p.block.header.stateRoot);
     this.flat.write(Number(p.block.header.number), p.flatChange);
+    this.cheats.persistApplied(Number(p.block.header.number), p.cheats);
     this.store.putBlock({
       height: p.block.header.number,
       hash: p.block.header.hash,
@@ -737,6 +767,7 @@ export class EvmApp implements Application {
     this.pending = undefined;
     this.trieDb.afterCommit();
     this.flat.applied(Number(p.block.header.number), p.flatChange);
+    if (p.cheats !== undefined) this.cheats.applied(p.cheats.upTo);
     this.latest = p.block.header;
     await this.runner.reset(this.latestRef());
     this.baseFeeOverride = undefined;

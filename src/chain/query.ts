@@ -42,7 +42,7 @@ function bigEndian(n: bigint, bytes: number): Uint8Array {
   return out;
 }
 
-/** Answers an abci_query from `reader`'s committed state. */
+/** Answers an abci_query from `reader`'s committed state (pending dev cheats are not in it: docs/dev-mode.md). */
 export async function abciQuery(reader: ChainReader, req: AbciQueryRequest): Promise<AbciQueryResponse> {
   const latest = reader.latestNumber();
   if (req.height < 0n) return queryFailure(QueryCode.invalidHeight, 'cannot query with height < 0; please provide a valid height');
@@ -61,16 +61,16 @@ export async function abciQuery(reader: ChainReader, req: AbciQueryRequest): Pro
   let value: Uint8Array;
   switch (req.path) {
     case '/evm/balance':
-      value = bigEndian(await reader.balance(address, height), 32);
+      value = bigEndian(await reader.balance(address, height, true), 32);
       break;
     case '/evm/nonce':
-      value = bigEndian(await reader.nonce(address, height), 8);
+      value = bigEndian(await reader.nonce(address, height, true), 8);
       break;
     case '/evm/code':
-      value = await reader.code(address, height);
+      value = await reader.code(address, height, true);
       break;
     default:
-      value = await reader.storageAt(address, slot!, height);
+      value = await reader.storageAt(address, slot!, height, true);
   }
   let proofOps: AbciQueryResponse['proofOps'];
   if (req.prove) {

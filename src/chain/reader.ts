@@ -22,6 +22,8 @@ import { ChainEvents } from './events.js';
 import { PoolView } from './poolview.js';
 import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
 import { senderOfNative, senderOfRaw } from './txdecode.js';
+import { CheatOverlay } from './cheats.js';
+import type { StateAccount } from '../types/cheats.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
 export const SUGGESTED_TIP = 1_000_000_000n;
@@ -44,6 +46,8 @@ export interface ReaderOptions {
 export class ChainReader {
   readonly pool = new PoolView();
   readonly events = new ChainEvents();
+  /** the chain thread's pending dev cheats, mirrored: `latest` reads see them (chain/cheats.ts) */
+  readonly cheats = new CheatOverlay();
   readonly chainId: bigint;
   readonly networkId: string;
   private latest: bigint;
@@ -174,34 +178,73 @@ export class ChainReader {
     return b.header.stateRoot;
   }
 
-  private account(addr: Addr, n: bigint): Account | undefined {
+  /** Do reads at `n` see the pending dev cheats? Only at the latest height, unless `committed` is asked. */
+  private cheating(n: bigint, committed: boolean): boolean {
+    return !committed && n === this.latest && this.cheats.size > 0;
+  }
+
+  /** `committed`: the block's state only, without the pending dev cheats (abci_query, whose proofs are of it) */
+  private account(addr: Addr, n: bigint, committed = false): Account | undefined {
     this.root(n);
     const rlp = this.flat.account(addr, Number(n));
-    return rlp === undefined ? undefined : createAccountFromRLP(rlp);
+    const acct = rlp === undefined ? undefined : createAccountFromRLP(rlp);
+    return this.cheating(n, committed) ? this.cheats.account(addr, acct) : acct;
   }
 
-  async balance(addr: Addr, n: bigint): Promise<bigint> {
-    return this.account(addr, n)?.balance ?? 0n;
+  async balance(addr: Addr, n: bigint, committed = false): Promise<bigint> {
+    return this.account(addr, n, committed)?.balance ?? 0n;
   }
 
-  async nonce(addr: Addr, n: bigint): Promise<bigint> {
-    return this.account(addr, n)?.nonce ?? 0n;
+  async nonce(addr: Addr, n: bigint, committed = false): Promise<bigint> {
+    return this.account(addr, n, committed)?.nonce ?? 0n;
   }
 
   async pendingNonce(addr: Addr): Promise<bigint> {
     return this.pool.pendingNonce(addr, await this.nonce(addr, this.latest));
   }
 
-  async code(addr: Addr, n: bigint): Promise<Bytes> {
-    const acct = this.account(addr, n);
+  async code(addr: Addr, n: bigint, committed = false): Promise<Bytes> {
+    const acct = this.account(addr, n, committed);
     if (!acct || !acct.isContract()) return new Uint8Array();
+    const pending = this.cheating(n, committed) ? this.cheats.code(addr) : undefined;
+    if (pending !== undefined) return pending;
     return this.flat.code(acct.codeHash) ?? new Uint8Array();
   }
 
-  async storageAt(addr: Addr, slot: Hash, n: bigint): Promise<Hash> {
+  async storageAt(addr: Addr, slot: Hash, n: bigint, committed = false): Promise<Hash> {
     this.root(n);
+    const pending = this.cheating(n, committed) ? this.cheats.slot(addr, slot) : undefined;
+    if (pending !== undefined) return pending;
     if (this.flat.account(addr, Number(n)) === undefined) return new Uint8Array(32);
     return setLengthLeft(this.flat.storage(addr, slot, Number(n)), 32);
+  }
+
+  /**
+   * anvil_dumpState: every account of the latest state with the pending dev cheats, its code and
+   * non-zero slots (from the flat state layer), in address order.
+   */
+  *latestAccounts(): Generator<StateAccount> {
+    const n = this.latest;
+    const h = Number(n);
+    const seen = new Set<string>();
+    const all = [...this.flat.addresses(), ...(this.cheating(n, false) ? this.cheats.addresses() : [])];
+    all.sort((a, b) => Buffer.compare(a, b));
+    for (const addr of all) {
+      const k = Buffer.from(addr).toString('hex');
+      if (seen.has(k)) continue;
+      seen.add(k);
+      const acct = this.account(addr, n);
+      if (acct === undefined) continue;
+      const pendingCode = this.cheating(n, false) ? this.cheats.code(addr) : undefined;
+      const code = !acct.isContract() ? new Uint8Array() : (pendingCode ?? this.flat.code(acct.codeHash) ?? new Uint8Array());
+      const storage = new Map<string, [Uint8Array, Uint8Array]>();
+      if (this.flat.account(addr, h) !== undefined) {
+        for (const slot of this.flat.slotsOf(addr, h)) storage.set(Buffer.from(slot).toString('hex'), [slot, setLengthLeft(this.flat.storage(addr, slot, h), 32)]);
+      }
+      if (this.cheating(n, false)) for (const [slot, v] of this.cheats.slotsOf(addr)) storage.set(Buffer.from(slot).toString('hex'), [slot, v]);
+      const slots = [...storage.values()].filter(([, v]) => v.some((x) => x !== 0)).sort((a, b) => Buffer.compare(a[0], b[0]));
+      yield { address: addr, nonce: acct.nonce, balance: acct.balance, code, storage: slots };
+    }
   }
 
   /** eth_getProof: Merkle proofs come from the archive trie at the block's root */
@@ -237,12 +280,17 @@ export class ChainReader {
   /** eth_call: runs on the simulator (a pool of worker threads in the node) */
   call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes> {
     this.root(n);
-    return this.opts.simulator.call(req, n, overrides, origin);
+    return this.opts.simulator.call(req, n, this.callOverrides(n, overrides), origin);
   }
 
   estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
     this.root(n);
-    return this.opts.simulator.estimateGas(req, n, overrides, origin);
+    return this.opts.simulator.estimateGas(req, n, this.callOverrides(n, overrides), origin);
+  }
+
+  /** A call's state overrides at `n`: at the latest height the pending dev cheats under the caller's own. */
+  callOverrides(n: bigint, overrides: StateOverrides | undefined): StateOverrides | undefined {
+    return this.cheating(n, false) ? this.cheats.overrides(overrides) : overrides;
   }
 
   nextBaseFee(): bigint {

@@ -34,6 +34,7 @@ import { FlatState } from '../store/flatstate.js';
 import { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
 import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
+import { appliedCheats, CheatOverlay } from './cheats.js';
 
 /** trace requests waiting for the worker; more are refused */
 export const MAX_QUEUED_TRACES = 64;
@@ -283,8 +284,10 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     const block = store.evmBlock(height);
     const parent = store.evmBlock(height - 1n);
     if (!block || !parent) throw new TraceError(`block #${height} not found`);
-    // the senders stored with the block were recovered when it was made
-    return { block, parent, txs: block.transactions.map((t) => decodeTx(t.raw, common, t.from)) };
+    // the senders stored with the block were recovered when it was made; the dev cheats the block
+    // applied before its first tx (chain/cheats.ts) run first
+    const prelude = CheatOverlay.prelude(appliedCheats(store, Number(height)));
+    return { block, parent, prelude, txs: block.transactions.map((t) => decodeTx(t.raw, common, t.from)) };
   };
 
   const run = async (job: Job): Promise<unknown> => {
@@ -292,13 +295,13 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
       case 'tx': {
         const loc = store.txLocation(job.hash);
         if (!loc) throw new TraceError('transaction not found');
-        const { block, parent, txs } = blockAt(loc.height);
-        const [out] = await engine.traceBlock(refOf(parent.header), contextOf(block.header), block.header.hash, txs, job.opts, loc.index);
+        const { block, parent, txs, prelude } = blockAt(loc.height);
+        const [out] = await engine.traceBlock(refOf(parent.header), contextOf(block.header), block.header.hash, txs, job.opts, loc.index, false, prelude);
         return unwrap(out!);
       }
       case 'block': {
-        const { block, parent, txs } = blockAt(job.height);
-        const outs = await engine.traceBlock(refOf(parent.header), contextOf(block.header), block.header.hash, txs, job.opts);
+        const { block, parent, txs, prelude } = blockAt(job.height);
+        const outs = await engine.traceBlock(refOf(parent.header), contextOf(block.header), block.header.hash, txs, job.opts, undefined, false, prelude);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }
       case 'replay': {

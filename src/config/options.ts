@@ -151,6 +151,8 @@ export interface NodeOptions {
   instrumentation: InstrumentationOptions;
   /** the dev preset (`ferry dev`, `ferry start --dev`): the dev accounts are unlocked, blocks on demand (docs/dev-mode.md) */
   dev: boolean;
+  /** `--state FILE`: the dev state file, loaded at start if it exists and written at a clean exit (docs/dev-mode.md) */
+  stateFile?: string;
 }
 
 /** eth_call workers: the machine's spare cores, at least 1, at most 4 */

@@ -291,8 +291,11 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     return this.root;
   }
 
-  /** Executes txs in order on `parentRoot`. Txs that cannot be applied are excluded, not fatal. */
-  async executeBlock(parent: At, ctx: BlockContext, txs: DecodedTx[]): Promise<ExecutedBlock> {
+  /**
+   * Executes txs in order on `parentRoot`. Txs that cannot be applied are excluded, not fatal.
+   * `prelude` changes the state before the first tx (the dev cheats: chain/cheats.ts).
+   */
+  async executeBlock(parent: At, ctx: BlockContext, txs: DecodedTx[], prelude?: (sm: StateManagerInterface) => Promise<void>): Promise<ExecutedBlock> {
     const flat = this.flat;
     if (flat) {
       if (parent instanceof Uint8Array) throw new Error('a flat runner executes on a committed state');
@@ -310,6 +313,7 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     // (runTx itself resets the per-tx "original storage" of EIP-2200 net gas metering at each tx.)
     await this.sm.checkpoint();
     try {
+      if (prelude) await prelude(this.sm);
       for (const d of txs) {
         // let the chain thread answer CheckTx between slices of a long block
         if (out.length > 0 && out.length % YIELD_EVERY_TXS === 0) await new Promise<void>((r) => setImmediate(r));

@@ -15,6 +15,7 @@ import type { Logger } from '../lib/log.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
+import type { PendingCheat } from '../chain/cheats.js';
 import type { ChainReply, ChainWorkerData, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
@@ -36,7 +37,10 @@ export interface SubmitOutcome {
 export interface ChainListener {
   /** every message, before it is handled (metrics) */
   onMessage(m: FromChain): void;
-  onCommitted(height: bigint): void;
+  /** `cheatsApplied`: the sequence number up to which the block applied the pending dev cheats */
+  onCommitted(height: bigint, cheatsApplied?: number): void;
+  /** the dev cheats pending on the chain thread changed (chain/cheats.ts): the RPC thread's mirror follows */
+  onCheats(m: Extract<FromChain, { type: 'cheats' }>): void;
   onPool(m: Extract<FromChain, { type: 'pool' }>): void;
   onRoundStep(event: RoundStepEvent): void;
   /** ABCI mode: CometBFT's Query, answered from the committed state */
@@ -44,6 +48,13 @@ export interface ChainListener {
 }
 
 type DevReply = Extract<FromChain, { type: 'devReply' }>;
+
+/** A started chain thread: its client, its latest height, and the dev cheats pending at start. */
+export interface ChainStart {
+  chain: ChainClient;
+  height: bigint;
+  cheats: PendingCheat[];
+}
 
 /** an ABCI Query answer for a query that could not be served */
 const failedQuery = (text: string): AbciQueryResponse => queryFailure(QueryCode.internal, text);
@@ -64,22 +75,27 @@ export class ChainClient {
    * Starts the chain thread; resolves once it is ready, with its latest height. A chain thread that
    * crashes or exits while the node is not closing ends the process (exit code 1).
    */
-  static start(data: ChainWorkerData, listener: ChainListener, log: Logger): Promise<{ chain: ChainClient; height: bigint }> {
+  static start(data: ChainWorkerData, listener: ChainListener, log: Logger): Promise<ChainStart> {
     return ChainClient.attach(new Worker(new URL('./chainworker.js', import.meta.url), { workerData: data }), listener, log);
   }
 
   /** The client of a started worker that speaks the chain thread's protocol (tests give a stand-in). */
-  static async attach(worker: Worker, listener: ChainListener, log: Logger): Promise<{ chain: ChainClient; height: bigint }> {
+  static async attach(worker: Worker, listener: ChainListener, log: Logger): Promise<ChainStart> {
     const chain = new ChainClient(worker, log);
+    let cheats: PendingCheat[] = [];
     const height = await new Promise<bigint>((resolve, reject) => {
       worker.on('message', (m: FromChain) => {
         listener.onMessage(m);
         switch (m.type) {
           case 'ready':
+            cheats = m.cheats ?? [];
             resolve(m.height);
             break;
           case 'committed':
-            listener.onCommitted(m.height);
+            listener.onCommitted(m.height, m.cheatsApplied);
+            break;
+          case 'cheats':
+            listener.onCheats(m);
             break;
           case 'pool':
             listener.onPool(m);
@@ -116,7 +132,7 @@ export class ChainClient {
         }
       });
     });
-    return { chain, height };
+    return { chain, height, cheats };
   }
 
   /** eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread */

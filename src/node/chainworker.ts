@@ -139,7 +139,7 @@ async function main(): Promise<void> {
         };
         steps = [];
         lastBlockTimeMs = timeMs;
-        send({ type: 'committed', height, stats });
+        send({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
         const txs = rec.block.data.txs.length;
         const fields = { height: Number(height), txs, executeMs: Math.round(timing.executeMs), commitMs: Math.round(timing.commitMs) };
         if (txs > 0) log.info(fields, 'committed block');
@@ -180,14 +180,20 @@ async function main(): Promise<void> {
         return app.setImpersonated(op.address, op.on);
       case 'autoImpersonate':
         return app.setAutoImpersonate(op.enabled);
+      case 'setCheats':
+        // the mirror on the RPC thread learns them before the devReply
+        send({ type: 'cheats', pending: app.setCheats(op.cheats) });
+        return undefined;
       case 'status': {
         const mode = eng.miningMode();
         return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee() };
       }
     }
   }
+  // evm_revert restoring a snapshot's pending cheats: the RPC thread's mirror takes the whole set
+  app.cheats.onRestore = (pending) => send({ type: 'cheats', pending, replace: true });
   await engine.start();
-  send({ type: 'ready', height: engine.height });
+  send({ type: 'ready', height: engine.height, cheats: app.cheats.all() });
 
   port.on('message', (m: ToChain) => {
     if (m.type === 'stop') {

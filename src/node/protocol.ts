@@ -10,6 +10,8 @@ import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { BlockStats } from '../metrics/comet.js';
+import type { Cheat } from '../types/cheats.js';
+import type { PendingCheat } from '../chain/cheats.js';
 
 export interface ChainWorkerData {
   opts: NodeOptions;
@@ -46,7 +48,9 @@ export type DevOp =
   /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off): answers whether it was impersonated */
   | { op: 'impersonate'; address: Uint8Array; on: boolean }
   | { op: 'autoImpersonate'; enabled: boolean }
-  | { op: 'status' };
+  | { op: 'status' }
+  /** anvil_setBalance / setCode / setStorageAt / setNonce / loadState: pending until the next block (chain/cheats.ts) */
+  | { op: 'setCheats'; cheats: Cheat[] };
 
 /** What each dev control resolves to (the `result` of its `devReply`). */
 export interface DevResults {
@@ -63,6 +67,7 @@ export interface DevResults {
   /** whether the address was impersonated before */
   impersonate: boolean;
   autoImpersonate: void;
+  setCheats: void;
   status: { automine: boolean; intervalMs: number; blockGasLimit: bigint; nextBaseFee: bigint };
 }
 
@@ -87,12 +92,15 @@ export interface ChainReply {
 }
 
 export type FromChain =
-  | { type: 'ready'; height: bigint }
+  /** `cheats`: the dev cheats still pending from before a restart (the RPC thread's mirror starts with them) */
+  | { type: 'ready'; height: bigint; cheats?: PendingCheat[] }
+  /** dev cheats set (`replace`: the whole pending set, after evm_revert restored one); sent before the op's devReply */
+  | { type: 'cheats'; pending: PendingCheat[]; replace?: boolean }
   /**
    * `stats`: what the metrics record of the height (observed on the RPC thread, which serves them);
    * absent under real CometBFT, which keeps its own consensus metrics
    */
-  | { type: 'committed'; height: bigint; stats?: BlockStats }
+  | { type: 'committed'; height: bigint; stats?: BlockStats; cheatsApplied?: number }
   | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
   | ChainReply
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */

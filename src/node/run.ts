@@ -2,7 +2,7 @@
  * Composition root: starts the chain thread (worker), then the RPC side on this thread — the store
  * reader, Surface A's method table, the JSON-RPC dispatcher and the HTTP listener. Closes in reverse.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCoinbase } from '../chain/app.js';
 import { ChainReader } from '../chain/reader.js';
@@ -22,6 +22,7 @@ import { makeCommon } from '../evm/common.js';
 import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
 import { createDevMethods } from '../evmrpc/devmethods.js';
+import { createCheatMethods, encodeState, loadState, MAX_STATE_BYTES, type CheatControls } from '../evmrpc/devcheats.js';
 import { devAccounts } from '../config/devaccounts.js';
 import { COMMIT } from '../config/version.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
@@ -96,11 +97,19 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   const nativePool = new NativeMempool();
   let consensusRpc: ConsensusRpc | undefined;
   const observe = new NodeObservability(opts, genesis, dbPath, nativePool);
-  const { chain, height } = await ChainClient.start(
+  const { chain, height, cheats: startCheats } = await ChainClient.start(
     workerData,
     {
       onMessage: (m) => observe.onChainMessage(m),
-      onCommitted: (h) => reader?.onCommitted(h),
+      onCommitted: (h, cheatsApplied) => {
+        reader?.onCommitted(h);
+        // after the height moved: the cheats this block applied leave the mirror (chain/cheats.ts)
+        if (cheatsApplied !== undefined) reader?.cheats.applied(cheatsApplied);
+      },
+      onCheats: (m) => {
+        if (m.replace) reader?.cheats.replaceAll(m.pending);
+        else reader?.cheats.receive(m.pending);
+      },
       onPool: (m) => {
         nativePool.apply(m);
         reader?.onPoolChange(m);
@@ -130,10 +139,15 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     submit: (raw, sender) => chain.submitEvm(raw, sender),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
+  reader.cheats.receive(startCheats);
   // the dev preset: the dev accounts sign without a passphrase and are listed first by eth_accounts
   const signer = new AccountSigner(reader, keystore, opts.dev ? devAccounts() : []);
   const miner = createMinerBackend({ chain, reader, home: opts.home, minimumGasPriceFromFlag: opts.minimumGasPriceFromFlag, log });
   const devControls = createDevControls(chain, miner, signer);
+  const cheatControls: CheatControls = {
+    setCheats: (cheats) => chain.dev({ op: 'setCheats', cheats }),
+  };
+  if (opts.stateFile !== undefined) await loadStateFile(opts.stateFile, reader, cheatControls, log);
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
@@ -185,7 +199,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           blockByNumber: (n) => reader!.blockByNumber(n),
           blockByHash: (h) => reader!.blockByHash(h),
           maxPriorityFeePerGas: () => reader!.maxPriorityFeePerGas(),
-          createAccessList: (req, n, overrides, origin) => calls.createAccessList(req, n, overrides, origin),
+          createAccessList: (req, n, overrides, origin) => calls.createAccessList(req, n, reader!.callOverrides(n, overrides), origin),
         },
         { gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
         ethCore,
@@ -208,6 +222,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       createPersonalMethods(signer),
       createMinerMethods(miner),
       createDevMethods(reader, devControls, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: genesis.evm.hardfork }),
+      createCheatMethods(reader, cheatControls),
       createTxPoolMethods({ poolContent: () => reader!.pool.content((a) => reader!.nonce(a, reader!.latestNumber())) }),
       createDebugMethods(
         {
@@ -216,7 +231,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           blockGasLimit: (n) => reader!.blockByNumber(n)?.header.gasLimit,
           traceTransaction: (h, o, origin) => traces!.traceTransaction(h, o, origin),
           traceBlock: (n, o, origin) => traces!.traceBlock(n, o, origin),
-          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, overrides, o, origin),
+          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, reader!.callOverrides(n, overrides), o, origin),
         },
         { gasCap: opts.jsonRpc.gasCap, traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
       ),
@@ -294,6 +309,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   return {
     endpoints,
     async close() {
+      // --state FILE: the state as it is now, before the chain thread stops
+      if (opts.stateFile !== undefined) dumpStateFile(opts.stateFile, reader!, log);
       await observe.close();
       await consensusRpc?.close();
       await ws?.close();
@@ -309,6 +326,35 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       store.close();
     },
   };
+}
+
+/** `--state FILE` at start: a missing file is a fresh start; a bad one stops the start with its reason. */
+async function loadStateFile(file: string, reader: ChainReader, controls: CheatControls, log: Logger): Promise<void> {
+  if (!existsSync(file)) {
+    log.info({ file }, 'no state file yet: it is written at exit');
+    return;
+  }
+  const size = statSync(file).size;
+  if (size > MAX_STATE_BYTES) throw new Error(`--state ${file}: ${size} bytes, more than ${MAX_STATE_BYTES} (MAX_STATE_BYTES)`);
+  try {
+    const accounts = await loadState(reader, controls, readFileSync(file));
+    log.info({ file, accounts }, 'loaded the state file (pending until the next block)');
+  } catch (e) {
+    throw new Error(`--state ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** `--state FILE` at a clean exit: Anvil's JSON, written beside and renamed over the file. */
+function dumpStateFile(file: string, reader: ChainReader, log: Logger): void {
+  try {
+    const json = encodeState(reader);
+    const tmp = `${file}.tmp`;
+    writeFileSync(tmp, json);
+    renameSync(tmp, file);
+    log.info({ file, bytes: json.length }, 'wrote the state file');
+  } catch (e) {
+    log.error({ file, err: e instanceof Error ? e.message : String(e) }, 'could not write the state file');
+  }
 }
 
 interface ConsensusRpc {

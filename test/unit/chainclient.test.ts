@@ -45,6 +45,7 @@ async function standIn(seen: FromChain[] = []) {
     {
       onMessage: (m) => seen.push(m),
       onCommitted: () => undefined,
+      onCheats: () => undefined,
       onPool: () => undefined,
       onRoundStep: () => undefined,
       query: () => ChainClient.notReady(),

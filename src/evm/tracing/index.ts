@@ -7,6 +7,7 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../flatstate.js';
+import type { StateManagerInterface } from '@ethereumjs/common';
 import { checksumAddress } from '../../config/devaccounts.js';
 import type { At, BlockContext, EvmRunner, SimCall } from '../executor.js';
 import type { StateOverrides } from '../../types/query.js';
@@ -99,8 +100,11 @@ export class TraceEngine {
     traced?: number,
     /** a tx failing the pre-execution checks gets an error entry and the block goes on (geth); else the call fails */
     tolerant = false,
+    /** changes the state before the first tx, as the block did (the dev cheats it applied) */
+    prelude?: (sm: StateManagerInterface) => Promise<void>,
   ): Promise<TxTraceOutcome[]> {
     await this.runner.reset(parent);
+    if (prelude) await prelude(this.runner.sm);
     const block = this.runner.ethBlock(ctx);
     const out: TxTraceOutcome[] = [];
     let gasUsed = 0n;
