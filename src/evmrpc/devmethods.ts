@@ -9,9 +9,9 @@
  * forms take both. Blocks stay real CometBFT blocks made by the chain thread's engine.
  */
 import { randomBytes } from 'node:crypto';
-import { invalidParams } from '../lib/errors.js';
+import { invalidArgument, invalidParams } from '../lib/errors.js';
 import { address, bool, hash } from '../jsonrpc/codecs.js';
-import type { MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address, Hash } from '../types/chain.js';
 import type { EvmBackend } from './backend.js';
 import { jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
@@ -27,6 +27,8 @@ export interface DevStatus {
   intervalMs: number;
   blockGasLimit: bigint;
   nextBaseFee: bigint;
+  /** the snapshots held: [id, block number, block hash] */
+  snapshots: [bigint, bigint, Uint8Array][];
 }
 
 /** What the dev methods change; node/ wires it to the chain thread. A backwards time rejects with invalidParams. */
@@ -43,6 +45,12 @@ export interface DevControls {
   /** undefined: every pool tx; resolves to the hashes dropped */
   dropTxs(hashes: Hash[] | undefined): Promise<Hash[]>;
   setCoinbase(address: Address): Promise<void>;
+  /** evm_snapshot: the new id (rejects with limitExceeded when too many are held) */
+  snapshot(): Promise<bigint>;
+  /** evm_revert: false for an unknown id */
+  revert(id: bigint): Promise<boolean>;
+  /** anvil_reset: back to genesis */
+  reset(): Promise<void>;
   status(): Promise<DevStatus>;
 }
 
@@ -106,6 +114,36 @@ const mineOptions: ParamCodec<MineOptions> = {
   },
 };
 
+/**
+ * anvil_reset's one optional param. Ferry does not fork: absent, null, `{}` and a `forking` object
+ * naming neither a URL nor a block (viem's `reset()` sends `{"forking":{"blockNumber":null}}`) reset
+ * to genesis; a `jsonRpcUrl` or `blockNumber` anywhere is refused.
+ */
+const resetOptions: ParamCodec<undefined> = {
+  name: 'reset options',
+  optional: true,
+  decode(v, i) {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'object' || Array.isArray(v)) throw invalidArgument(`invalid argument ${i}: want an object such as {"forking":{...}}, got ${jsonKind(v)}`);
+    const check = (fields: Record<string, unknown>, allowed: readonly string[]) => {
+      for (const [k, val] of Object.entries(fields)) {
+        if (!allowed.includes(k)) throw invalidArgument(`invalid argument ${i}: unknown field ${JSON.stringify(k)}`);
+        if (k !== 'forking' && val !== undefined && val !== null) {
+          throw invalidArgument(`invalid argument ${i}: ferry does not fork: anvil_reset resets to the genesis of the dev home and takes no ${k}`);
+        }
+      }
+    };
+    const o = v as Record<string, unknown>;
+    check(o, ['forking', 'jsonRpcUrl', 'blockNumber']);
+    const forking = o.forking;
+    if (forking !== undefined && forking !== null) {
+      if (typeof forking !== 'object' || Array.isArray(forking)) throw invalidArgument(`invalid argument ${i}: forking: want an object, got ${jsonKind(forking)}`);
+      check(forking as Record<string, unknown>, ['jsonRpcUrl', 'blockNumber']);
+    }
+    return undefined;
+  },
+};
+
 function checkBlocks(blocks: bigint): bigint {
   if (blocks > MAX_MINE_BLOCKS) throw invalidParams(`cannot mine more than ${MAX_MINE_BLOCKS} blocks in one call (asked ${blocks})`);
   return blocks;
@@ -154,7 +192,14 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     spec([wei], () => {
       throw invalidParams(`${method} is not supported when EIP-1559 is active`);
     });
-  const metadata = spec(NO_PARAMS, () => {
+  const snapshot = method(NO_PARAMS, async () => hexQuantity(await dev.snapshot()), { private: true });
+  const revert = method([numeric('snapshot id', (1n << 256n) - 1n) as ParamCodec<bigint>], ([id]) => dev.revert(id), { private: true });
+  const reset = method([resetOptions], async () => {
+    await dev.reset();
+    return null;
+  }, { private: true });
+  const metadata = spec(NO_PARAMS, async () => {
+    const s = await dev.status();
     const { n, header } = latest();
     return {
       clientVersion: info.clientSemver,
@@ -165,7 +210,8 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
       latestBlockNumber: Number(n),
       latestBlockHash: header ? hexData(header.hash) : null,
       forkedNetwork: null,
-      snapshots: {},
+      // Anvil's map: id → [block number, block hash]
+      snapshots: Object.fromEntries(s.snapshots.map(([id, height, hash]) => [hexQuantity(id), [Number(height), hexData(hash)]])),
     };
   });
 
@@ -223,6 +269,12 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     }),
     anvil_metadata: metadata,
     hardhat_metadata: metadata,
+    evm_snapshot: snapshot,
+    anvil_snapshot: snapshot,
+    evm_revert: revert,
+    anvil_revert: revert,
+    anvil_reset: reset,
+    hardhat_reset: reset,
   };
   return Object.freeze(table);
 }

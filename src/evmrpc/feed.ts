@@ -32,6 +32,11 @@ export interface EvmEventSource {
   onBlock(listener: (height: bigint) => void): () => void;
   /** `listener` gets each mempool change; returns the unsubscribe */
   onPool(listener: (change: PoolChange) => void): () => void;
+  /**
+   * `listener` gets each dev revert (docs/dev-mode.md): the new head and the logs of the rewound
+   * blocks, oldest block first; returns the unsubscribe
+   */
+  onRewind?(listener: (e: { height: bigint; removedLogs: readonly EvmLog[] }) => void): () => void;
 }
 
 /** What the feed reads for each height. */
@@ -120,6 +125,37 @@ export class NewBlock {
   }
 }
 
+/**
+ * A dev revert (evm_revert, anvil_reset) as a reorg: the chain went back to `height`; `logs` are the
+ * logs of the rewound blocks in geth's order for removed logs (oldest block first, block order),
+ * sent with `removed: true`. Wire forms are made once and shared, as NewBlock's.
+ */
+export class Rewind {
+  private rpcLogs: RpcLog[] | undefined;
+  private logTexts: (string | undefined)[] | undefined;
+
+  constructor(
+    readonly height: bigint,
+    readonly logs: readonly EvmLog[],
+  ) {}
+
+  /** the wire form of removed log i (`removed: true`) */
+  rpcLog(i: number): RpcLog {
+    this.rpcLogs ??= this.logs.map((l) => ({ ...formatLog(l), removed: true }));
+    return this.rpcLogs[i]!;
+  }
+
+  logJson(i: number): string {
+    this.logTexts ??= new Array<string | undefined>(this.logs.length);
+    let text = this.logTexts[i];
+    if (text === undefined) {
+      text = JSON.stringify(this.rpcLog(i));
+      this.logTexts[i] = text;
+    }
+    return text;
+  }
+}
+
 /** A pending transaction as notifications and filters carry it; wire forms shared like NewBlock's. */
 export class PendingTx {
   readonly hash: string;
@@ -149,6 +185,7 @@ type Listener<T> = (e: T) => void;
 export class EvmFeed {
   private readonly blockListeners = new Set<Listener<NewBlock>>();
   private readonly poolListeners = new Set<Listener<PendingTx[]>>();
+  private readonly rewindListeners = new Set<Listener<Rewind>>();
   private readonly unsubscribe: (() => void)[];
   private last: bigint;
 
@@ -159,6 +196,13 @@ export class EvmFeed {
   ) {
     this.last = backend.latestNumber();
     this.unsubscribe = [source.onBlock((h) => this.onHeight(h)), source.onPool((c) => this.onPool(c))];
+    if (source.onRewind) this.unsubscribe.push(source.onRewind((e) => this.rewound(e.height, e.removedLogs)));
+  }
+
+  /** `fn` gets every dev revert, before the blocks made after it; returns the unsubscribe */
+  onRewind(fn: Listener<Rewind>): () => void {
+    this.rewindListeners.add(fn);
+    return () => this.rewindListeners.delete(fn);
   }
 
   /** `fn` gets every block committed from now on, in order; returns the unsubscribe */
@@ -177,6 +221,7 @@ export class EvmFeed {
     for (const u of this.unsubscribe) u();
     this.blockListeners.clear();
     this.poolListeners.clear();
+    this.rewindListeners.clear();
   }
 
   private emit<T>(listeners: Set<Listener<T>>, e: T, what: string): void {
@@ -210,6 +255,12 @@ export class EvmFeed {
     } catch (err) {
       this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'event feed failed on a block');
     }
+  }
+
+  /** A dev revert: the next block delivered is height + 1 (a reused height, a new block), none skipped or repeated. */
+  private rewound(height: bigint, logs: readonly EvmLog[]): void {
+    if (height < this.last) this.last = height;
+    if (this.rewindListeners.size > 0) this.emit(this.rewindListeners, new Rewind(height, logs), 'rewind');
   }
 
   private onPool(change: PoolChange): void {

@@ -39,6 +39,12 @@ export interface CallCancel {
   id: number;
 }
 
+/** a dev revert rewound the chain to `height`: drop what is kept by height (sent before any later job) */
+export interface CallRewound {
+  op: 'rewound';
+  height: bigint;
+}
+
 export interface CallReply {
   id: number;
   value?: unknown;
@@ -60,6 +66,11 @@ export class CallPool implements SimulatorPort {
     private readonly evmTimeoutMs: number,
     private readonly log: Logger,
   ) {}
+
+  /** A dev revert rewound the chain: every worker forgets what it keeps by height before its next job. */
+  rewound(height: bigint): void {
+    for (const slot of this.slots) slot.worker.postMessage({ op: 'rewound', height } satisfies CallRewound);
+  }
 
   static async start(size: number, dbPath: string, opts: SimulatorOptions, log: Logger): Promise<CallPool> {
     const slots: Slot[] = [];

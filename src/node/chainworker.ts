@@ -14,7 +14,8 @@ import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine, TimestampError } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
-import { FerryError } from '../lib/errors.js';
+import { DevSnapshots } from '../chain/devsnapshots.js';
+import { DomainError, FerryError } from '../lib/errors.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
@@ -136,6 +137,30 @@ async function main(): Promise<void> {
     },
   );
   const eng = engine;
+  const snapshots = new DevSnapshots(
+    {
+      head: () => ({ height: app.latestHeader().number, hash: app.latestHeader().hash }),
+      idle: () => eng.idle(),
+      logsAbove: (height, limit) => app.logsAbove(height, limit),
+      rewind: (height, after) =>
+        eng.rewind(height, {
+          write: () => app.rewindStore(height),
+          after: async () => {
+            await app.afterRewind(height);
+            after();
+          },
+        }),
+    },
+    (r) => {
+      send({ type: 'rewound', height: r.height, removedLogs: r.removedLogs, truncated: r.truncated });
+      log.info({ height: Number(r.height), removedLogs: r.removedLogs.length }, 'chain rewound (dev revert)');
+    },
+    (height, limit) => log.warn({ height: Number(height), limit }, 'dev revert: more removed logs than announced; subscribers get the first ones only'),
+  );
+  // what a snapshot keeps besides the chain: the dev clock, the dev block fields; a reset also empties the pool (as Anvil)
+  snapshots.register('clock', { save: () => eng.saveClock(), restore: (c) => eng.restoreClock(c), reset: () => eng.resetClock() });
+  snapshots.register('block fields', { save: () => app.saveDevFields(), restore: (f) => app.restoreDevFields(f), reset: () => app.resetDevFields() });
+  snapshots.register('pool', { save: () => undefined, restore: () => {}, reset: () => void app.dropTxs(undefined) });
   /** The dev controls (docs/dev-mode.md): mining and time in the engine, pool and block fields in the app. */
   async function devControl(op: DevOp): Promise<unknown> {
     switch (op.op) {
@@ -160,9 +185,21 @@ async function main(): Promise<void> {
         return app.setNextBaseFee(op.fee);
       case 'dropTxs':
         return app.dropTxs(op.hashes);
+      case 'snapshot':
+        return snapshots.take();
+      case 'revert':
+        return snapshots.revert(op.id);
+      case 'reset':
+        return snapshots.reset();
       case 'status': {
         const mode = eng.miningMode();
-        return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee() };
+        return {
+          automine: mode.automine,
+          intervalMs: mode.intervalMs ?? 0,
+          blockGasLimit: app.blockGasLimitOf(),
+          nextBaseFee: app.nextBaseFee(),
+          snapshots: snapshots.list(),
+        };
       }
     }
   }
@@ -187,6 +224,7 @@ async function main(): Promise<void> {
         (result) => send({ type: 'devReply', id: m.id, result }),
         (e: unknown) => {
           if (e instanceof TimestampError) return send({ type: 'devReply', id: m.id, error: { kind: 'timestamp', message: e.message } });
+          if (e instanceof DomainError && e.is('limitExceeded')) return send({ type: 'devReply', id: m.id, error: { kind: 'limit', message: e.message } });
           log.error({ err: e instanceof Error ? e.stack : String(e), op: m.op.op }, 'dev control failed');
           send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: e instanceof Error ? e.message : String(e) } });
         },

@@ -106,6 +106,10 @@ export class NodeObservability {
       case 'pool':
         if (m.evicted) this.comet?.onEvicted(m.evicted);
         break;
+      case 'rewound':
+        // a dev revert: /health reports the new head
+        this.head = m.height;
+        break;
       case 'reply':
         if (m.txBytes !== undefined) this.comet?.onCheckTx(m.code === 0, m.code === CheckCode.mempoolFull, m.txBytes, m.checkSeconds);
         break;

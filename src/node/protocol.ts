@@ -4,7 +4,7 @@
  */
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
-import type { EvmTx } from '../types/chain.js';
+import type { EvmLog, EvmTx } from '../types/chain.js';
 import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
@@ -41,10 +41,17 @@ export type DevOp =
   | { op: 'setNextBaseFee'; fee: bigint }
   /** no hashes: every pool tx */
   | { op: 'dropTxs'; hashes?: Uint8Array[] }
+  /** evm_snapshot: answered with the id (bigint) */
+  | { op: 'snapshot' }
+  /** evm_revert: answered with true, or false for an unknown id */
+  | { op: 'revert'; id: bigint }
+  /** anvil_reset: back to genesis */
+  | { op: 'reset' }
   | { op: 'status' };
 
 /** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
-export type DevErrorKind = 'timestamp' | 'internal';
+/** `limit`: a dev limit was reached (too many snapshots) */
+export type DevErrorKind = 'timestamp' | 'limit' | 'internal';
 
 export type FromChain =
   | { type: 'ready'; height: bigint }
@@ -64,5 +71,10 @@ export type FromChain =
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */
   | { type: 'query'; id: number; req: AbciQueryRequest }
   | { type: 'devReply'; id: number; result?: unknown; error?: { kind: DevErrorKind; message: string } }
+  /**
+   * evm_revert / anvil_reset rewound the chain to `height` (sent before the devReply and before any
+   * new block): the logs of the rewound blocks, oldest first, for `removed: true` notifications
+   */
+  | { type: 'rewound'; height: bigint; removedLogs: EvmLog[]; truncated: boolean }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };

@@ -24,7 +24,7 @@ import { NodeProfiler, PROFILES_DIR } from './profiler.js';
 import { createMinerMethods } from '../evmrpc/miner.js';
 import { createDevMethods, type DevControls } from '../evmrpc/devmethods.js';
 import { devAccounts } from '../config/devaccounts.js';
-import { invalidParams } from '../lib/errors.js';
+import { invalidParams, limitExceeded } from '../lib/errors.js';
 import { COMMIT } from '../config/version.js';
 import { createPersonalMethods } from '../evmrpc/personal.js';
 import { createTxPoolMethods } from '../evmrpc/txpool.js';
@@ -101,6 +101,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   const nativePool = new NativeMempool();
   let consensusRpc: ConsensusRpc | undefined;
   const observe = new NodeObservability(opts, genesis, dbPath, nativePool);
+  /** what else follows a dev revert besides the reader (call workers, trace worker), set once they exist */
+  const onRewound: ((height: bigint) => void)[] = [];
 
   const ready = new Promise<bigint>((resolve, reject) => {
     worker.on('message', (m: FromChain) => {
@@ -111,6 +113,11 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
           break;
         case 'committed':
           reader?.onCommitted(m.height);
+          break;
+        case 'rewound':
+          // a dev revert (before its devReply and before any new block): every reader forgets, subscribers hear
+          for (const f of onRewound) f(m.height);
+          reader?.onRewound({ height: m.height, removedLogs: m.removedLogs, truncated: m.truncated });
           break;
         case 'pool':
           nativePool.apply(m);
@@ -200,6 +207,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       const id = nextId++;
       devWaiting.set(id, (r) => {
         if (r.error === undefined) return resolve(r.result as T);
+        if (r.error.kind === 'limit') return reject(limitExceeded(r.error.message));
         reject(r.error.kind === 'timestamp' ? invalidParams(r.error.message) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
       });
       post({ type: 'dev', id, op });
@@ -220,8 +228,12 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     setNextBaseFee: (fee) => devControl({ op: 'setNextBaseFee', fee }),
     dropTxs: (hashes) => devControl({ op: 'dropTxs', hashes }),
     setCoinbase: setEtherbase,
+    snapshot: () => devControl({ op: 'snapshot' }),
+    revert: (id) => devControl({ op: 'revert', id }),
+    reset: () => devControl({ op: 'reset' }),
     status: () => devControl({ op: 'status' }),
   };
+  onRewound.push((h) => calls.rewound(h));
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
@@ -236,7 +248,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     const events = reader.events;
     feed = new EvmFeed(
       reader,
-      { onBlock: (l) => events.blocks.on(l), onPool: (l) => events.pool.on(l) },
+      { onBlock: (l) => events.blocks.on(l), onPool: (l) => events.pool.on(l), onRewind: (l) => events.rewound.on(l) },
       log.child({ module: 'evm-events' }),
     );
     filters = createFilterMethods(
@@ -252,6 +264,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     );
     // debug_trace*: replays on a worker thread of their own (started at the first trace)
     traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: opts.jsonRpc.traceResultMaxSize });
+    onRewound.push(() => traces?.rewound());
     subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
     const ethCore = createEvmMethods(reader, {
@@ -498,6 +511,8 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
   };
   const offBlocks = reader.events.blocks.on(guarded((h: bigint) => service.bus.onCommitted(h)));
   const offSteps = reader.events.consensus.on(guarded((e: { data?: unknown }) => service.bus.onRoundStep(e.data as RoundStepEvent)));
+  // a dev revert: block events resume at the reused heights (docs/dev-mode.md)
+  const offRewound = reader.events.rewound.on(guarded((e: { height: bigint }) => service.bus.onRewound(e.height)));
   const laddr = parseLaddr(opts.rpc.laddr)!;
   const server = await startCometServer({
     host: laddr.host,
@@ -516,6 +531,7 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     async close() {
       offBlocks();
       offSteps();
+      offRewound();
       service.close();
       await server.close();
     },
