@@ -178,8 +178,28 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     const deployNonceTx = await call<any>(node.url, 'eth_getTransactionByHash', [hash]);
     assert.equal(BigInt(deployNonceTx.nonce), BigInt(nonceBefore), 'the nonce was reused');
     assert.equal(await c.pub.getBalance({ address: devAddress(7) as Address, blockNumber: snapHeight + 1n }) > 0n, true);
-    // eth_call at the reused height sees the new state, not the rewound token
+    // state reads at the reused height see the new block, not the rewound token (RPC thread and call workers)
     assert.equal(await call(node.url, 'eth_getCode', [tokenAddress, `0x${(snapHeight + 1n).toString(16)}`]), '0x');
+    const balanceOf = encodeFunctionData({ abi: token.abi, functionName: 'balanceOf', args: [devAddress(5)] });
+    assert.equal(await call(node.url, 'eth_call', [{ to: tokenAddress, data: balanceOf }, 'latest']), '0x', 'no contract there any more');
+  });
+
+  it('no stale state at a reused height: the reader and the call workers forget what the rewound blocks wrote', async () => {
+    const fresh = privateKeyToAccount('0x' + 'ab'.repeat(32) as Hex).address;
+    const id = await c.test.snapshot();
+    await c.pub.waitForTransactionReceipt({ hash: await c.wallet.sendTransaction({ to: fresh, value: parseEther('3') }) });
+    const funded = await c.pub.getBlockNumber();
+    // read at the funding height: the RPC thread's and a call worker's caches now hold the funded account
+    assert.equal(await c.pub.getBalance({ address: fresh }), parseEther('3'));
+    const spend = { from: fresh, to: devAddress(1), value: `0x${parseEther('2').toString(16)}` };
+    assert.equal(await call(node.url, 'eth_call', [spend, 'latest']), '0x');
+    await c.test.revert({ id });
+    await c.test.mine({ blocks: 1 });
+    assert.equal(await c.pub.getBlockNumber(), funded, 'the funding height again, another block');
+    assert.equal(await c.pub.getBalance({ address: fresh }), 0n);
+    const res = await rpc(node.url, 'eth_call', [spend, 'latest']);
+    assert.ok(res.error, 'the call worker sees no funds');
+    assert.match(res.error!.message, /insufficient funds/);
   });
 
   it('snapshot ids: reverting to one removes it and every later one; an unknown id answers false', async () => {
