@@ -254,18 +254,22 @@ export class Engine {
       if (i > 0n && intervalSec !== undefined && intervalSec > 0n) {
         this.nextTimeMs = this.lastTimeMs() + Number(intervalSec) * 1000;
       }
-      const run = this.produce(true);
-      this.inFlight = run.then(
-        () => undefined,
-        () => undefined,
-      );
-      try {
-        await run;
-      } finally {
-        this.inFlight = undefined;
-      }
+      await this.exclusive(this.produce(true));
     }
     this.scheduleNext();
+  }
+
+  /** Holds the engine for `run` (no block starts meanwhile); call when nothing is in flight. */
+  private async exclusive(run: Promise<void>): Promise<void> {
+    this.inFlight = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      await run;
+    } finally {
+      this.inFlight = undefined;
+    }
   }
 
   /** Waits until no block is being made (a dev snapshot is taken between blocks). */
@@ -331,14 +335,9 @@ export class Engine {
       await hooks.after();
       this.appHash = this.app.info().lastBlockAppHash;
     })();
-    this.inFlight = run.then(
-      () => undefined,
-      () => undefined,
-    );
     try {
-      await run;
+      await this.exclusive(run);
     } finally {
-      this.inFlight = undefined;
       if (!this.stopped) this.scheduleNext();
     }
   }

@@ -59,6 +59,33 @@ export function newId(): string {
   }
 }
 
+/** The wire forms of a list of logs (as objects and as JSON text), made on first use and shared. */
+class LogForms {
+  private rpc: RpcLog[] | undefined;
+  private texts: (string | undefined)[] | undefined;
+
+  /** `removed`: the logs of rewound blocks (`removed: true`) */
+  constructor(
+    private readonly logs: () => readonly EvmLog[],
+    private readonly removed: boolean,
+  ) {}
+
+  rpcLog(i: number): RpcLog {
+    this.rpc ??= this.logs().map((l) => (this.removed ? { ...formatLog(l), removed: true } : formatLog(l)));
+    return this.rpc[i]!;
+  }
+
+  logJson(i: number): string {
+    this.texts ??= new Array<string | undefined>(this.logs().length);
+    let text = this.texts[i];
+    if (text === undefined) {
+      text = JSON.stringify(this.rpcLog(i));
+      this.texts[i] = text;
+    }
+    return text;
+  }
+}
+
 /**
  * One committed block. Its logs are read on first use (only log filters and log subscriptions need
  * them); wire forms are made on first use too, and shared by everyone.
@@ -66,8 +93,7 @@ export function newId(): string {
 export class NewBlock {
   private heads: [string | undefined, string | undefined] = [undefined, undefined];
   private loaded: readonly EvmLog[] | undefined;
-  private rpcLogs: RpcLog[] | undefined;
-  private logTexts: (string | undefined)[] | undefined;
+  private readonly forms = new LogForms(() => this.logs, false);
   /** the block hash, wire form */
   readonly hash: string;
 
@@ -109,19 +135,12 @@ export class NewBlock {
 
   /** the wire form of log i */
   rpcLog(i: number): RpcLog {
-    this.rpcLogs ??= this.logs.map(formatLog);
-    return this.rpcLogs[i]!;
+    return this.forms.rpcLog(i);
   }
 
   /** the wire form of log i as JSON text */
   logJson(i: number): string {
-    this.logTexts ??= new Array<string | undefined>(this.logs.length);
-    let text = this.logTexts[i];
-    if (text === undefined) {
-      text = JSON.stringify(this.rpcLog(i));
-      this.logTexts[i] = text;
-    }
-    return text;
+    return this.forms.logJson(i);
   }
 }
 
@@ -131,8 +150,7 @@ export class NewBlock {
  * sent with `removed: true`. Wire forms are made once and shared, as NewBlock's.
  */
 export class Rewind {
-  private rpcLogs: RpcLog[] | undefined;
-  private logTexts: (string | undefined)[] | undefined;
+  private readonly forms = new LogForms(() => this.logs, true);
 
   constructor(
     readonly height: bigint,
@@ -141,18 +159,12 @@ export class Rewind {
 
   /** the wire form of removed log i (`removed: true`) */
   rpcLog(i: number): RpcLog {
-    this.rpcLogs ??= this.logs.map((l) => ({ ...formatLog(l), removed: true }));
-    return this.rpcLogs[i]!;
+    return this.forms.rpcLog(i);
   }
 
+  /** the wire form of removed log i as JSON text */
   logJson(i: number): string {
-    this.logTexts ??= new Array<string | undefined>(this.logs.length);
-    let text = this.logTexts[i];
-    if (text === undefined) {
-      text = JSON.stringify(this.rpcLog(i));
-      this.logTexts[i] = text;
-    }
-    return text;
+    return this.forms.logJson(i);
   }
 }
 

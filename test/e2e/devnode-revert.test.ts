@@ -20,16 +20,11 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
-import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc, waitFor } from '../helpers/rpc.js';
 import { compileContract } from '../helpers/solc.js';
 
-const chain = {
-  id: EVM_CHAIN_ID,
-  name: 'ferry',
-  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-  rpcUrls: { default: { http: ['http://127.0.0.1'] } },
-} as const;
+const chain = VIEM_CHAIN;
 
 const token = compileContract('Token.sol', 'Token');
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
