@@ -13,14 +13,14 @@
  *
  * ## Joining: SnapshotParticipant
  *
- * Other dev state that a revert must undo (the state-cheat overlay, say) registers once at start:
+ * Other dev state that a revert must undo (the state-cheat overlay, say) registers once at start, in
+ * node/chainworker.ts beside the clock and block-field participants:
  *
  *     snapshots.register('cheats', { save: () => overlay.copy(), restore: (s) => overlay.replace(s), reset: () => overlay.clear() });
  *
  * `save` runs at evm_snapshot, between blocks, and returns a value nobody mutates afterwards (a
- * copy, or an immutable value). `restore` runs at
- * evm_revert after the chain and the application are at the snapshot's height, before the next
- * block. `reset` runs at anvil_reset (fresh-node state); without one, `restore` gets the value
+ * copy, or an immutable value). `restore` runs at evm_revert once the chain and the application are
+ * at the snapshot's height, before the next block. `reset` runs at anvil_reset (fresh-node state); without one, `restore` gets the value
  * `save` returned at registration. None of them may throw for a value they made.
  */
 import { limitExceeded } from '../lib/errors.js';
