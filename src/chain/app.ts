@@ -299,6 +299,69 @@ export class EvmApp implements Application {
     return this.latest;
   }
 
+  /** The dev block fields (evm_setBlockGasLimit, anvil_setNextBlockBaseFeePerGas) now: a snapshot keeps them. */
+  saveDevFields(): { blockGasLimit: bigint; baseFeeOverride: bigint | undefined } {
+    return { blockGasLimit: this.blockGasLimit, baseFeeOverride: this.baseFeeOverride };
+  }
+
+  restoreDevFields(saved: { blockGasLimit: bigint; baseFeeOverride: bigint | undefined }): void {
+    this.blockGasLimit = saved.blockGasLimit;
+    this.baseFeeOverride = saved.baseFeeOverride;
+  }
+
+  /** anvil_reset: the dev block fields of a fresh node. */
+  resetDevFields(): void {
+    this.restoreDevFields({ blockGasLimit: this.genesis.maxGas, baseFeeOverride: undefined });
+  }
+
+  /**
+   * Dev revert, inside the rewinding store transaction: deletes the EVM blocks above `height`, their
+   * tx lookups, receipts and logs, and the flat state rows they wrote (the trie keeps its nodes:
+   * content-addressed, the root at `height` is still whole).
+   */
+  rewindStore(height: bigint): void {
+    this.store.rewindBlocks(height);
+    this.flat.rewindTo(Number(height));
+  }
+
+  /** Dev revert, after the transaction: the head, caches and EVMs follow; pool senders get their nonces back. */
+  async afterRewind(height: bigint): Promise<void> {
+    this.store.forgetCaches();
+    this.flat.forget(Number(height));
+    this.latest = this.store.evmBlock(height)!.header;
+    this.pending = undefined;
+    this.proposed = new Map();
+    this.trieDb.discard();
+    await this.runner.reset(this.latestRef());
+    await this.checkRunner.reset(this.latestRef());
+    // pool txs stay (as in Anvil); each sender's run starts again at its nonce as of `height`
+    const nonces = new Map<string, bigint>();
+    for (const sender of this.pool.senders()) {
+      nonces.set(hexKey(sender), (await this.checkRunner.account(this.latestRef(), sender))?.nonce ?? 0n);
+    }
+    const dropped = this.pool.resetNonces(nonces);
+    if (dropped.length > 0) this.events.onPoolChange({ added: [], removed: dropped.map((t) => t.hash) });
+  }
+
+  /**
+   * The logs of the blocks above `height`, oldest block first (what a revert to `height` removes),
+   * at most `limit`; `truncated` when there were more.
+   */
+  logsAbove(height: bigint, limit: number): { logs: EvmLog[]; truncated: boolean } {
+    const rows = this.store.logRows({ fromBlock: height + 1n, toBlock: BigInt(Number.MAX_SAFE_INTEGER), addresses: [], topics: [] }, limit + 1);
+    const logs = rows.slice(0, limit).map((r) => ({
+      address: new Uint8Array(r.address),
+      topics: r.topics.map((t) => new Uint8Array(t)),
+      data: new Uint8Array(r.data),
+      blockNumber: BigInt(r.height),
+      blockHash: this.store.blockHash(r.height)!,
+      transactionHash: new Uint8Array(r.txHash),
+      transactionIndex: r.txIndex,
+      logIndex: r.logIndex,
+    }));
+    return { logs, truncated: rows.length > limit };
+  }
+
   info(): InfoResponse {
     const h = this.store.latestHeight();
     return {

@@ -3,7 +3,7 @@
  * and consensus steps. Surfaces subscribe through it (filters, eth_subscribe, CometBFT subscriptions).
  * Listeners run synchronously and must not throw or block; a throwing listener is removed.
  */
-import type { EvmTx } from '../types/chain.js';
+import type { EvmLog, EvmTx } from '../types/chain.js';
 
 export interface PoolEvent {
   added: EvmTx[];
@@ -16,6 +16,13 @@ export interface ConsensusEvent {
   height: bigint;
   round: number;
   data?: unknown;
+}
+
+/** A dev revert rewound the chain to `height` (docs/dev-mode.md); the logs of the rewound blocks, oldest first. */
+export interface RewindEvent {
+  height: bigint;
+  removedLogs: EvmLog[];
+  truncated: boolean;
 }
 
 type Listener<T> = (e: T) => void;
@@ -47,4 +54,6 @@ export class ChainEvents {
   readonly pool = new Channel<PoolEvent>();
   /** consensus steps (NewRound, Vote, ...) */
   readonly consensus = new Channel<ConsensusEvent>();
+  /** the chain was rewound (evm_revert, anvil_reset): emitted after the reader's own caches follow */
+  readonly rewound = new Channel<RewindEvent>();
 }

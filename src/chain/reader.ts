@@ -18,7 +18,7 @@ import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 import { nextBaseFee } from './app.js';
-import { ChainEvents } from './events.js';
+import { ChainEvents, type RewindEvent } from './events.js';
 import { PoolView } from './poolview.js';
 import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
 import { senderOfNative, senderOfRaw } from './txdecode.js';
@@ -75,6 +75,22 @@ export class ChainReader {
     if (height <= this.latest) return;
     this.latest = height;
     this.events.blocks.emit(height);
+  }
+
+  /**
+   * The chain thread rewound the chain (dev revert): the head goes back, the caches that hold
+   * blocks or state by height are dropped, then the rewind is published (feed, filters, Surface B).
+   */
+  onRewound(e: RewindEvent): void {
+    this.latest = e.height;
+    this.store.forgetCaches();
+    this.flat.forget(Number(e.height));
+    this.events.rewound.emit(e);
+  }
+
+  /** `listener` runs after each rewind, with the new head (EvmBackend: caches of formatted answers) */
+  onRewind(listener: (height: bigint) => void): () => void {
+    return this.events.rewound.on((e) => listener(e.height));
   }
 
   /** the chain thread's mempool changed */

@@ -90,6 +90,21 @@ export class Simulator {
     return sim;
   }
 
+  /**
+   * A dev revert rewound the chain to `height`: blocks and state cached by height are dropped, and
+   * the idle EVMs (whose state managers remember reads by height) are replaced; runs in progress
+   * finish on what they read.
+   */
+  rewound(height: bigint): void {
+    this.store.forgetCaches();
+    this.flat.forget(Number(height));
+    this.idle.length = 0;
+    this.generation++;
+  }
+
+  /** bumped by each rewind: a runner busy across one is not kept */
+  private generation = 0;
+
   private async newRunner(): Promise<EvmRunner<FlatStateManager>> {
     const common = makeCommon(this.opts.chainId, this.opts.hardfork);
     const runner = await EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
@@ -100,10 +115,11 @@ export class Simulator {
   /** fn on an EVM no other run is using */
   private async withRunner<T>(fn: (runner: EvmRunner<FlatStateManager>) => Promise<T>): Promise<T> {
     const runner = this.idle.pop() ?? (await this.newRunner());
+    const generation = this.generation;
     try {
       return await fn(runner);
     } finally {
-      if (this.idle.length < IDLE_RUNNERS_KEPT) this.idle.push(runner);
+      if (this.idle.length < IDLE_RUNNERS_KEPT && generation === this.generation) this.idle.push(runner);
     }
   }
 

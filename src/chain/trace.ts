@@ -232,6 +232,11 @@ export class TraceService {
     this.pump();
   }
 
+  /** A dev revert rewound the chain: the worker (if running) forgets the blocks it keeps by height. */
+  rewound(): void {
+    this.worker?.postMessage({ rewound: true });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const q of this.queue.splice(0)) q.settle({ error: unavailable('node is shutting down') });
@@ -337,7 +342,8 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     return value;
   };
 
-  parentPort!.on('message', (m: { id: number; job: Job }) => {
+  parentPort!.on('message', (m: { id: number; job: Job } | { rewound: true }) => {
+    if ('rewound' in m) return store.forgetCaches();
     jobId = m.id;
     runJob(m.job).then(bounded).then(
       (value) => parentPort!.postMessage({ id: m.id, ok: true, value } satisfies Reply),

@@ -216,6 +216,20 @@ export class TxPool {
     return dropped;
   }
 
+  /** The senders with txs in the pool. */
+  senders(): Uint8Array[] {
+    return [...this.accounts.values()].map((a) => [...a.txs.values()][0]!.decoded.evm.from);
+  }
+
+  /**
+   * After a dev revert: every sender's state nonce is set (it may go down: pool txs stay, and become
+   * executable again from that nonce); txs below it are dropped and returned.
+   */
+  resetNonces(nonces: Map<string, bigint>): EvmTx[] {
+    for (const [sender, acct] of this.accounts) acct.stateNonce = nonces.get(sender) ?? acct.stateNonce;
+    return this.onCommit(nonces);
+  }
+
   /** Removes specific txs (failed to apply in a block). */
   drop(txs: EvmTx[]): void {
     for (const t of txs) if (this.byHash.has(key(t.hash))) this.remove(t);

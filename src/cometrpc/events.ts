@@ -253,6 +253,15 @@ export class EventBus {
     this.publish(new BusEvent(e.type, () => roundStepData(e), map, map));
   }
 
+  /**
+   * A dev revert rewound the chain to `height` (docs/dev-mode.md): nothing is published for the
+   * removed blocks (CometBFT has no reorg event); NewBlock and the other block events resume at
+   * height + 1, a reused height with a new block.
+   */
+  onRewound(height: bigint): void {
+    if (height < this.lastPublished) this.lastPublished = height;
+  }
+
   /** Blocks up to `height` are committed: publish the events of each new one, in order. */
   onCommitted(height: bigint): void {
     while (this.lastPublished < height) {

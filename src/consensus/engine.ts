@@ -101,6 +101,24 @@ export interface MiningMode {
 const timestampError = (seconds: bigint): DomainError<'invalidArgument'> =>
   invalidArgument(`Timestamp error: ${seconds} is lower than previous block's timestamp`);
 
+/** The dev clock of the engine (evm_snapshot keeps one, evm_revert puts it back). */
+export interface DevClock {
+  clockOffsetMs: number;
+  pendingIncreaseMs: number;
+  increasedSeconds: bigint;
+  nextTimeMs: number | undefined;
+  /** Date.now() when it was saved */
+  savedAtMs: number;
+}
+
+/** What a rewind does besides the engine's own records (docs/dev-mode.md, evm_revert). */
+export interface RewindHooks {
+  /** inside the rewinding store transaction: the application's rows above the new head */
+  write(): void;
+  /** after the transaction committed, before any new block: the in-memory state follows */
+  after(): Promise<void>;
+}
+
 export class Engine {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
@@ -233,18 +251,92 @@ export class Engine {
       if (i > 0n && intervalSec !== undefined && intervalSec > 0n) {
         this.nextTimeMs = this.lastTimeMs() + Number(intervalSec) * 1000;
       }
-      const run = this.produce(true);
-      this.inFlight = run.then(
-        () => undefined,
-        () => undefined,
-      );
-      try {
-        await run;
-      } finally {
-        this.inFlight = undefined;
-      }
+      await this.exclusive(this.produce(true));
     }
     this.scheduleNext();
+  }
+
+  /** Holds the engine for `run` (no block starts meanwhile); call when nothing is in flight. */
+  private async exclusive(run: Promise<void>): Promise<void> {
+    this.inFlight = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      await run;
+    } finally {
+      this.inFlight = undefined;
+    }
+  }
+
+  /** Waits until no block is being made (a dev snapshot is taken between blocks). */
+  async idle(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  /** The dev clock now (evm_snapshot). */
+  saveClock(): DevClock {
+    return {
+      clockOffsetMs: this.clockOffsetMs,
+      pendingIncreaseMs: this.pendingIncreaseMs,
+      increasedSeconds: this.increasedSeconds,
+      nextTimeMs: this.nextTimeMs,
+      savedAtMs: Date.now(),
+    };
+  }
+
+  /**
+   * evm_revert: the dev clock reads again what it read when `saved` was taken (as Hardhat does; Anvil
+   * resets it to the snapshot block's time, a moment earlier), with the pending increase and the next
+   * block's timestamp of that moment.
+   */
+  restoreClock(saved: DevClock): void {
+    this.clockOffsetMs = saved.clockOffsetMs - (Date.now() - saved.savedAtMs);
+    this.pendingIncreaseMs = saved.pendingIncreaseMs;
+    this.increasedSeconds = saved.increasedSeconds;
+    this.nextTimeMs = saved.nextTimeMs;
+  }
+
+  /** anvil_reset: the clock of a fresh node (no offset, no pending time request). */
+  resetClock(): void {
+    this.clockOffsetMs = 0;
+    this.pendingIncreaseMs = 0;
+    this.increasedSeconds = 0n;
+    this.nextTimeMs = undefined;
+  }
+
+  /**
+   * Dev revert (evm_revert, anvil_reset): the chain goes back to `height` (the initial height - 1:
+   * before the first block). Waits for the block in flight, then in ONE store transaction deletes
+   * the CometBFT records and index rows above `height` together with the application's rows
+   * (hooks.write): a crash leaves either the old chain or the new one. Then the engine continues
+   * from the record at `height` (its commit, validators, BFT time) and hooks.after brings the
+   * in-memory state along before the next block can start. New blocks reuse the heights.
+   */
+  async rewind(height: bigint, hooks: RewindHooks): Promise<void> {
+    await this.idle();
+    this.clearTimer();
+    const run = (async () => {
+      const top = this.height;
+      this.store.transaction(() => {
+        for (let h = top; h > height; h--) {
+          const rec = this.store.cometRecord(h) as unknown as CometBlockRecord | undefined;
+          if (rec) this.index.unindexBlock(h, rec.block.data.txs, rec.results.txResults, rec.results.events);
+        }
+        this.index.rewindTxs(height);
+        this.store.rewindComet(height);
+        hooks.write();
+      });
+      this.store.forgetCaches();
+      this.last = height >= this.opts.initialHeight ? (this.store.cometRecord(height) as unknown as CometBlockRecord | undefined) : undefined;
+      await hooks.after();
+      this.appHash = this.app.info().lastBlockAppHash;
+    })();
+    try {
+      await this.exclusive(run);
+    } finally {
+      if (!this.stopped) this.scheduleNext();
+    }
   }
 
   /** The wall clock moved by the dev time controls. */

@@ -21,6 +21,11 @@ export interface EvmBackend {
 
   /** latest committed EVM block number */
   latestNumber(): bigint;
+  /**
+   * `listener` runs after a dev revert rewound the chain to `height` (blocks above it are gone, and
+   * their heights will be reused): caches of committed answers must be dropped. Returns the unsubscribe.
+   */
+  onRewind?(listener: (height: bigint) => void): () => void;
   /** resolves a selector to a committed block number, or undefined if no such block */
   resolveBlock(sel: BlockSelector): bigint | undefined;
 

@@ -28,6 +28,8 @@ export interface DevStatus {
   intervalMs: number;
   blockGasLimit: bigint;
   nextBaseFee: bigint;
+  /** the snapshots held: [id, block number, block hash] */
+  snapshots: [bigint, bigint, Uint8Array][];
 }
 
 /** What the dev methods change; node/ wires it to the chain thread. A backwards time rejects with invalidParams. */
@@ -47,6 +49,12 @@ export interface DevControls {
   /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off) */
   impersonate(address: Address, on: boolean): Promise<void>;
   autoImpersonate(enabled: boolean): Promise<void>;
+  /** evm_snapshot: the new id (rejects with limitExceeded when too many are held) */
+  snapshot(): Promise<bigint>;
+  /** evm_revert: false for an unknown id */
+  revert(id: bigint): Promise<boolean>;
+  /** anvil_reset: back to genesis */
+  reset(): Promise<void>;
   status(): Promise<DevStatus>;
 }
 
@@ -112,6 +120,36 @@ const mineOptions: ParamCodec<MineOptions> = {
   },
 };
 
+/**
+ * anvil_reset's one optional param. Ferry does not fork: absent, null, `{}` and a `forking` object
+ * naming neither a URL nor a block (viem's `reset()` sends `{"forking":{"blockNumber":null}}`) reset
+ * to genesis; a `jsonRpcUrl` or `blockNumber` anywhere is refused.
+ */
+const resetOptions: ParamCodec<undefined> = {
+  name: 'reset options',
+  optional: true,
+  decode(v, i) {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'object' || Array.isArray(v)) throw invalidArgument(`invalid argument ${i}: want an object such as {"forking":{...}}, got ${jsonKind(v)}`);
+    const check = (fields: Record<string, unknown>, allowed: readonly string[]) => {
+      for (const [k, val] of Object.entries(fields)) {
+        if (!allowed.includes(k)) throw invalidArgument(`invalid argument ${i}: unknown field ${JSON.stringify(k)}`);
+        if (k !== 'forking' && val !== undefined && val !== null) {
+          throw invalidArgument(`invalid argument ${i}: ferry does not fork: anvil_reset resets to the genesis of the dev home and takes no ${k}`);
+        }
+      }
+    };
+    const o = v as Record<string, unknown>;
+    check(o, ['forking', 'jsonRpcUrl', 'blockNumber']);
+    const forking = o.forking;
+    if (forking !== undefined && forking !== null) {
+      if (typeof forking !== 'object' || Array.isArray(forking)) throw invalidArgument(`invalid argument ${i}: forking: want an object, got ${jsonKind(forking)}`);
+      check(forking as Record<string, unknown>, ['jsonRpcUrl', 'blockNumber']);
+    }
+    return undefined;
+  },
+};
+
 function checkBlocks(blocks: bigint): bigint {
   if (blocks > MAX_MINE_BLOCKS) throw invalidArgument(`cannot mine more than ${MAX_MINE_BLOCKS} blocks in one call (asked ${blocks})`);
   return blocks;
@@ -167,7 +205,14 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     await dev.autoImpersonate(on);
     return null;
   }, PRIVATE);
-  const metadata = method([], () => {
+  const snapshot = method([], async () => hexQuantity(await dev.snapshot()), PRIVATE);
+  const revert = method([numeric('snapshot id', (1n << 256n) - 1n)], ([id]) => dev.revert(id), PRIVATE);
+  const reset = method([resetOptions], async () => {
+    await dev.reset();
+    return null;
+  }, PRIVATE);
+  const metadata = method([], async () => {
+    const s = await dev.status();
     const { n, header } = latest();
     return {
       clientVersion: info.clientSemver,
@@ -178,7 +223,8 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
       latestBlockNumber: Number(n),
       latestBlockHash: header ? hexData(header.hash) : null,
       forkedNetwork: null,
-      snapshots: {},
+      // Anvil's map: id → [block number, block hash]
+      snapshots: Object.fromEntries(s.snapshots.map(([id, height, hash]) => [hexQuantity(id), [Number(height), hexData(hash)]])),
     };
   }, PRIVATE);
 
@@ -242,6 +288,12 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     }, PRIVATE),
     anvil_metadata: metadata,
     hardhat_metadata: metadata,
+    evm_snapshot: snapshot,
+    anvil_snapshot: snapshot,
+    evm_revert: revert,
+    anvil_revert: revert,
+    anvil_reset: reset,
+    hardhat_reset: reset,
   };
   return Object.freeze(table);
 }

@@ -32,6 +32,11 @@ export interface EvmEventSource {
   onBlock(listener: (height: bigint) => void): () => void;
   /** `listener` gets each mempool change; returns the unsubscribe */
   onPool(listener: (change: PoolChange) => void): () => void;
+  /**
+   * `listener` gets each dev revert (docs/dev-mode.md): the new head and the logs of the rewound
+   * blocks, oldest block first; returns the unsubscribe
+   */
+  onRewind?(listener: (e: { height: bigint; removedLogs: readonly EvmLog[] }) => void): () => void;
 }
 
 /** What the feed reads for each height. */
@@ -54,6 +59,33 @@ export function newId(): string {
   }
 }
 
+/** The wire forms of a list of logs (as objects and as JSON text), made on first use and shared. */
+class LogForms {
+  private rpc: RpcLog[] | undefined;
+  private texts: (string | undefined)[] | undefined;
+
+  /** `removed`: the logs of rewound blocks (`removed: true`) */
+  constructor(
+    private readonly logs: () => readonly EvmLog[],
+    private readonly removed: boolean,
+  ) {}
+
+  rpcLog(i: number): RpcLog {
+    this.rpc ??= this.logs().map((l) => (this.removed ? { ...formatLog(l), removed: true } : formatLog(l)));
+    return this.rpc[i]!;
+  }
+
+  logJson(i: number): string {
+    this.texts ??= new Array<string | undefined>(this.logs().length);
+    let text = this.texts[i];
+    if (text === undefined) {
+      text = JSON.stringify(this.rpcLog(i));
+      this.texts[i] = text;
+    }
+    return text;
+  }
+}
+
 /**
  * One committed block. Its logs are read on first use (only log filters and log subscriptions need
  * them); wire forms are made on first use too, and shared by everyone.
@@ -61,8 +93,7 @@ export function newId(): string {
 export class NewBlock {
   private heads: [string | undefined, string | undefined] = [undefined, undefined];
   private loaded: readonly EvmLog[] | undefined;
-  private rpcLogs: RpcLog[] | undefined;
-  private logTexts: (string | undefined)[] | undefined;
+  private readonly forms = new LogForms(() => this.logs, false);
   /** the block hash, wire form */
   readonly hash: string;
 
@@ -104,19 +135,36 @@ export class NewBlock {
 
   /** the wire form of log i */
   rpcLog(i: number): RpcLog {
-    this.rpcLogs ??= this.logs.map(formatLog);
-    return this.rpcLogs[i]!;
+    return this.forms.rpcLog(i);
   }
 
   /** the wire form of log i as JSON text */
   logJson(i: number): string {
-    this.logTexts ??= new Array<string | undefined>(this.logs.length);
-    let text = this.logTexts[i];
-    if (text === undefined) {
-      text = JSON.stringify(this.rpcLog(i));
-      this.logTexts[i] = text;
-    }
-    return text;
+    return this.forms.logJson(i);
+  }
+}
+
+/**
+ * A dev revert (evm_revert, anvil_reset) as a reorg: the chain went back to `height`; `logs` are the
+ * logs of the rewound blocks in geth's order for removed logs (oldest block first, block order),
+ * sent with `removed: true`. Wire forms are made once and shared, as NewBlock's.
+ */
+export class Rewind {
+  private readonly forms = new LogForms(() => this.logs, true);
+
+  constructor(
+    readonly height: bigint,
+    readonly logs: readonly EvmLog[],
+  ) {}
+
+  /** the wire form of removed log i (`removed: true`) */
+  rpcLog(i: number): RpcLog {
+    return this.forms.rpcLog(i);
+  }
+
+  /** the wire form of removed log i as JSON text */
+  logJson(i: number): string {
+    return this.forms.logJson(i);
   }
 }
 
@@ -149,6 +197,7 @@ type Listener<T> = (e: T) => void;
 export class EvmFeed {
   private readonly blockListeners = new Set<Listener<NewBlock>>();
   private readonly poolListeners = new Set<Listener<PendingTx[]>>();
+  private readonly rewindListeners = new Set<Listener<Rewind>>();
   private readonly unsubscribe: (() => void)[];
   private last: bigint;
 
@@ -159,6 +208,13 @@ export class EvmFeed {
   ) {
     this.last = backend.latestNumber();
     this.unsubscribe = [source.onBlock((h) => this.onHeight(h)), source.onPool((c) => this.onPool(c))];
+    if (source.onRewind) this.unsubscribe.push(source.onRewind((e) => this.rewound(e.height, e.removedLogs)));
+  }
+
+  /** `fn` gets every dev revert, before the blocks made after it; returns the unsubscribe */
+  onRewind(fn: Listener<Rewind>): () => void {
+    this.rewindListeners.add(fn);
+    return () => this.rewindListeners.delete(fn);
   }
 
   /** `fn` gets every block committed from now on, in order; returns the unsubscribe */
@@ -177,6 +233,7 @@ export class EvmFeed {
     for (const u of this.unsubscribe) u();
     this.blockListeners.clear();
     this.poolListeners.clear();
+    this.rewindListeners.clear();
   }
 
   private emit<T>(listeners: Set<Listener<T>>, e: T, what: string): void {
@@ -210,6 +267,12 @@ export class EvmFeed {
     } catch (err) {
       this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'event feed failed on a block');
     }
+  }
+
+  /** A dev revert: the next block delivered is height + 1 (a reused height, a new block), none skipped or repeated. */
+  private rewound(height: bigint, logs: readonly EvmLog[]): void {
+    if (height < this.last) this.last = height;
+    if (this.rewindListeners.size > 0) this.emit(this.rewindListeners, new Rewind(height, logs), 'rewind');
   }
 
   private onPool(change: PoolChange): void {

@@ -31,7 +31,7 @@ import { bool, optional } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { EvmBackend } from './backend.js';
 import { logFilter, type LogFilter } from './codecs.js';
-import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx } from './feed.js';
+import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx, type Rewind } from './feed.js';
 import type { RpcLog, RpcTransaction } from './format.js';
 import { findLogs } from './methods.js';
 
@@ -165,6 +165,20 @@ export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: Fi
     }
   }
 
+  /**
+   * A dev revert, as geth's filter system handles removed logs: every log filter gets the matching
+   * logs of the rewound blocks with `removed: true`. Block filters keep what they hold (geth's only
+   * see new heads; the blocks after the revert come as new hashes at the reused heights).
+   */
+  function onRewind(r: Rewind): void {
+    for (const f of filters.values()) {
+      if (f.type !== FILTER_TYPE.logs) continue;
+      for (let i = 0; i < r.logs.length && filters.has(f.id); i++) {
+        if (matchesLog(f.crit, r.logs[i]!)) push(f, r.rpcLog(i));
+      }
+    }
+  }
+
   function onPending(txs: PendingTx[]): void {
     for (const f of filters.values()) {
       if (f.type !== FILTER_TYPE.pendingTransactions) continue;
@@ -172,7 +186,7 @@ export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: Fi
     }
   }
 
-  const unsubscribe = [feed.onBlock(onBlock), feed.onPendingTxs(onPending)];
+  const unsubscribe = [feed.onBlock(onBlock), feed.onPendingTxs(onPending), feed.onRewind(onRewind)];
   const sweepMs = Math.max(FILTER_SWEEP_MIN_MS, Math.min(opts.timeoutMs, FILTER_SWEEP_MAX_MS));
   const timer = opts.timeoutMs > 0 ? setInterval(sweep, sweepMs) : undefined;
   timer?.unref();

@@ -377,6 +377,11 @@ export class FormatCache {
     this.transactions = new Lru(sizes.transactions);
   }
 
+  /** A dev revert rewound the chain: blocks, receipts and txs above the new head are gone (heights get reused). */
+  clear(): void {
+    for (const c of [this.blocks, this.fullBlocks, this.blockNumbers, this.receipts, this.blockReceiptLists, this.transactions] as Lru<unknown, unknown>[]) c.clear();
+  }
+
   /** Hash (key form) of committed block n, when known. */
   hashOfNumber(n: bigint): string | undefined {
     return this.blockNumbers.get(n);

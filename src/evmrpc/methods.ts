@@ -185,6 +185,8 @@ export function callDefaults(args: CallArgs, chainId: bigint, gasCap: bigint, de
 
 export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): MethodTable {
   const cache = new FormatCache();
+  // a dev revert: committed answers above the new head are no longer true
+  backend.onRewind?.(() => cache.clear());
 
   const stateBlock = (sel: BlockSelector) => stateBlockNumber(backend, sel);
 

@@ -8,7 +8,9 @@
  *   plus full `transactions` when includeTransactions is true. One per committed block, in order,
  *   none skipped (EvmFeed).
  * - `logs` (optional criteria: address, topics, fromBlock/toBlock as in eth_newFilter): one
- *   notification per matching log, in block order, `removed: false` (no reorgs).
+ *   notification per matching log, in block order, `removed: false`. A dev revert (evm_revert,
+ *   anvil_reset) shows as geth shows a reorg: the matching logs of the rewound blocks again, with
+ *   `removed: true` (geth's order: oldest block first), then the logs of the new blocks.
  * - `newPendingTransactions` (optional `true` for full objects, as geth and Anvil): when a tx ENTERS
  *   the mempool, not when it is committed.
  * - `syncing`: one notification `false` (ferry is never catching up), then nothing.
@@ -27,7 +29,7 @@ import type { Logger } from '../lib/log.js';
 import { optional, string } from '../jsonrpc/codecs.js';
 import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import { logFilter } from './codecs.js';
-import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx } from './feed.js';
+import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx, type Rewind } from './feed.js';
 
 export const SUBSCRIPTION_NAMES = ['newHeads', 'logs', 'newPendingTransactions', 'syncing'] as const;
 export type SubscriptionName = (typeof SUBSCRIPTION_NAMES)[number];
@@ -145,11 +147,20 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
     }
   }
 
+  function onRewind(r: Rewind): void {
+    const subs = byName.logs;
+    if (subs.size === 0) return;
+    for (let i = 0; i < r.logs.length; i++) {
+      const l = r.logs[i]!;
+      for (const s of subs) if (matchesLog(s.crit!, l)) deliver(s, r.logJson(i));
+    }
+  }
+
   function onPending(txs: PendingTx[]): void {
     for (const s of byName.newPendingTransactions) for (const p of txs) deliver(s, p.json(s.fullTx));
   }
 
-  const unsubscribe = [feed.onBlock(onBlock), feed.onPendingTxs(onPending)];
+  const unsubscribe = [feed.onBlock(onBlock), feed.onPendingTxs(onPending), feed.onRewind(onRewind)];
 
   function connectionOf(ctx: CallContext): Connection {
     const id = ctx.connectionId!;

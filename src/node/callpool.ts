@@ -39,6 +39,12 @@ export interface CallCancel {
   id: number;
 }
 
+/** a dev revert rewound the chain to `height`: drop what is kept by height (sent before any later job) */
+export interface CallRewound {
+  op: 'rewound';
+  height: bigint;
+}
+
 export interface CallReply {
   id: number;
   value?: unknown;
@@ -70,6 +76,11 @@ export class CallPool implements SimulatorPort {
     this.ready = Promise.all(workers).then(() => undefined);
     // a start failure is reported through `ready` (and `failed`); never an unhandled rejection
     this.ready.catch(() => undefined);
+  }
+
+  /** A dev revert rewound the chain: every worker forgets what it keeps by height before its next job. */
+  rewound(height: bigint): void {
+    for (const slot of this.slots) slot.worker.postMessage({ op: 'rewound', height } satisfies CallRewound);
   }
 
   /** Starts the workers without waiting for them to load (cold start: the listeners open meanwhile). */

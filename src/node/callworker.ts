@@ -16,7 +16,7 @@ import { DomainError, cancelled, domainErrorData, timeout, type DomainErrorData 
 import { SliceScheduler, type Task } from '../lib/slices.js';
 import { Store } from '../store/store.js';
 import { createLogger } from '../lib/log.js';
-import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallCancel, type CallJob, type CallReply } from './callpool.js';
+import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallCancel, type CallJob, type CallReply, type CallRewound } from './callpool.js';
 
 const { dbPath, opts } = workerData as { dbPath: string; opts: SimulatorOptions };
 const port = parentPort!;
@@ -105,7 +105,8 @@ function cancel(id: number): void {
   }
 }
 
-port.on('message', (m: CallJob | CallCancel | { op: 'close' }) => {
+port.on('message', (m: CallJob | CallCancel | CallRewound | { op: 'close' }) => {
+  if (m.op === 'rewound') return sim.rewound(m.height);
   if (m.op === 'close') {
     store.close();
     port.close();

@@ -41,6 +41,8 @@ export interface ChainListener {
   onCommitted(height: bigint, cheatsApplied?: number): void;
   /** the dev cheats pending on the chain thread changed (chain/cheats.ts): the RPC thread's mirror follows */
   onCheats(m: Extract<FromChain, { type: 'cheats' }>): void;
+  /** a dev revert rewound the chain (sent before its devReply and before any new block) */
+  onRewound(m: Extract<FromChain, { type: 'rewound' }>): void;
   onPool(m: Extract<FromChain, { type: 'pool' }>): void;
   onRoundStep(event: RoundStepEvent): void;
   /** ABCI mode: CometBFT's Query, answered from the committed state */
@@ -96,6 +98,9 @@ export class ChainClient {
             break;
           case 'cheats':
             listener.onCheats(m);
+            break;
+          case 'rewound':
+            listener.onRewound(m);
             break;
           case 'pool':
             listener.onPool(m);

@@ -16,6 +16,7 @@ import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/com
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { DomainError, domainErrorData, txRejected } from '../lib/errors.js';
 import { accepted, CheckCode, checkTxResult, isTxRejected } from '../chain/checkcodes.js';
+import { DevSnapshots } from '../chain/devsnapshots.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
@@ -152,6 +153,32 @@ async function main(): Promise<void> {
     },
   );
   const eng = engine;
+  const snapshots = new DevSnapshots(
+    {
+      head: () => ({ height: app.latestHeader().number, hash: app.latestHeader().hash }),
+      idle: () => eng.idle(),
+      logsAbove: (height, limit) => app.logsAbove(height, limit),
+      rewind: (height, after) =>
+        eng.rewind(height, {
+          write: () => app.rewindStore(height),
+          after: async () => {
+            await app.afterRewind(height);
+            after();
+          },
+        }),
+    },
+    (r) => {
+      send({ type: 'rewound', height: r.height, removedLogs: r.removedLogs, truncated: r.truncated });
+      log.info({ height: Number(r.height), removedLogs: r.removedLogs.length }, 'chain rewound (dev revert)');
+    },
+    (height, limit) => log.warn({ height: Number(height), limit }, 'dev revert: more removed logs than announced; subscribers get the first ones only'),
+  );
+  // what a snapshot keeps besides the chain: the dev clock, the dev block fields; a reset also empties the pool (as Anvil)
+  snapshots.register('clock', { save: () => eng.saveClock(), restore: (c) => eng.restoreClock(c), reset: () => eng.resetClock() });
+  snapshots.register('block fields', { save: () => app.saveDevFields(), restore: (f) => app.restoreDevFields(f), reset: () => app.resetDevFields() });
+  snapshots.register('pool', { save: () => undefined, restore: () => {}, reset: () => void app.dropTxs(undefined) });
+  // the pending state cheats (chain/cheats.ts): back to those pending at the snapshot; none after a reset
+  snapshots.register('cheats', { save: () => app.cheats.save(), restore: (c) => app.cheats.restore(c), reset: () => app.cheats.restore(new Map()) });
   /** The dev controls (docs/dev-mode.md): mining and time in the engine, pool and block fields in the app. */
   async function devControl(op: DevOp): Promise<unknown> {
     switch (op.op) {
@@ -184,9 +211,21 @@ async function main(): Promise<void> {
         // the mirror on the RPC thread learns them before the devReply
         send({ type: 'cheats', pending: app.setCheats(op.cheats) });
         return undefined;
+      case 'snapshot':
+        return snapshots.take();
+      case 'revert':
+        return snapshots.revert(op.id);
+      case 'reset':
+        return snapshots.reset();
       case 'status': {
         const mode = eng.miningMode();
-        return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee() };
+        return {
+          automine: mode.automine,
+          intervalMs: mode.intervalMs ?? 0,
+          blockGasLimit: app.blockGasLimitOf(),
+          nextBaseFee: app.nextBaseFee(),
+          snapshots: snapshots.list(),
+        };
       }
     }
   }

@@ -63,6 +63,9 @@ export function createDevControls(chain: ChainClient, miner: MinerBackend, signe
       await chain.dev({ op: 'autoImpersonate', enabled });
       signer.setAutoImpersonate(enabled);
     },
+    snapshot: () => chain.dev({ op: 'snapshot' }),
+    revert: (id) => chain.dev({ op: 'revert', id }),
+    reset: () => chain.dev({ op: 'reset' }),
     status: () => chain.dev({ op: 'status' }),
   };
 }

@@ -106,6 +106,10 @@ export class NodeObservability {
       case 'pool':
         if (m.evicted) this.comet?.onEvicted(m.evicted);
         break;
+      case 'rewound':
+        // a dev revert: /health reports the new head
+        this.head = m.height;
+        break;
       case 'reply':
         if (m.txBytes !== undefined) this.comet?.onCheckTx(accepted(m.code), refusedAsFull(m.code), m.txBytes, m.checkSeconds);
         break;

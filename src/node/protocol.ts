@@ -2,10 +2,11 @@
  * Messages between the RPC thread (main) and the chain thread (worker). Values are structured-cloned
  * (bigint, Uint8Array and Map survive).
  */
+import type { DevStatus } from '../evmrpc/devmethods.js';
 import type { DomainErrorData } from '../lib/errors.js';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
-import type { EvmTx } from '../types/chain.js';
+import type { EvmLog, EvmTx } from '../types/chain.js';
 import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
@@ -48,6 +49,12 @@ export type DevOp =
   /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off): answers whether it was impersonated */
   | { op: 'impersonate'; address: Uint8Array; on: boolean }
   | { op: 'autoImpersonate'; enabled: boolean }
+  /** evm_snapshot: answered with the id (bigint) */
+  | { op: 'snapshot' }
+  /** evm_revert: answered with true, or false for an unknown id */
+  | { op: 'revert'; id: bigint }
+  /** anvil_reset: back to genesis */
+  | { op: 'reset' }
   | { op: 'status' }
   /** anvil_setBalance / setCode / setStorageAt / setNonce / loadState: pending until the next block (chain/cheats.ts) */
   | { op: 'setCheats'; cheats: Cheat[] };
@@ -68,10 +75,12 @@ export interface DevResults {
   impersonate: boolean;
   autoImpersonate: void;
   setCheats: void;
-  status: { automine: boolean; intervalMs: number; blockGasLimit: bigint; nextBaseFee: bigint };
+  snapshot: bigint;
+  revert: boolean;
+  reset: void;
+  status: DevStatus;
 }
 
-/** `timestamp`: the request would move time backwards (Anvil's invalid-params answer) */
 /** why a dev control failed: a domain error the client sees (a backwards time), or a bug */
 export type DevError = { kind: 'domain'; error: DomainErrorData } | { kind: 'internal'; message: string };
 
@@ -108,5 +117,10 @@ export type FromChain =
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */
   | { type: 'query'; id: number; req: AbciQueryRequest }
   | { type: 'devReply'; id: number; result?: unknown; error?: DevError }
+  /**
+   * evm_revert / anvil_reset rewound the chain to `height` (sent before the devReply and before any
+   * new block): the logs of the rewound blocks, oldest first, for `removed: true` notifications
+   */
+  | { type: 'rewound'; height: bigint; removedLogs: EvmLog[]; truncated: boolean }
   | { type: 'stopped' }
   | { type: 'fatal'; message: string };

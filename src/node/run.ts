@@ -97,6 +97,8 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   const nativePool = new NativeMempool();
   let consensusRpc: ConsensusRpc | undefined;
   const observe = new NodeObservability(opts, genesis, dbPath, nativePool);
+  /** what else follows a dev revert besides the reader (call workers, trace worker), set once they exist */
+  const onRewound: ((height: bigint) => void)[] = [];
   const { chain, height, cheats: startCheats } = await ChainClient.start(
     workerData,
     {
@@ -109,6 +111,11 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
       onCheats: (m) => {
         if (m.replace) reader?.cheats.replaceAll(m.pending);
         else reader?.cheats.receive(m.pending);
+      },
+      onRewound: (m) => {
+        // a dev revert (before its devReply and before any new block): every reader forgets, subscribers hear
+        for (const f of onRewound) f(m.height);
+        reader?.onRewound({ height: m.height, removedLogs: m.removedLogs, truncated: m.truncated });
       },
       onPool: (m) => {
         nativePool.apply(m);
@@ -148,6 +155,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     setCheats: (cheats) => chain.dev({ op: 'setCheats', cheats }),
   };
   if (opts.stateFile !== undefined) await loadStateFile(opts.stateFile, reader, cheatControls, log);
+  onRewound.push((h) => calls.rewound(h));
 
   const endpoints: RunningNode['endpoints'] = {};
   let http: HttpServerHandle | undefined;
@@ -162,7 +170,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     const events = reader.events;
     feed = new EvmFeed(
       reader,
-      { onBlock: (l) => events.blocks.on(l), onPool: (l) => events.pool.on(l) },
+      { onBlock: (l) => events.blocks.on(l), onPool: (l) => events.pool.on(l), onRewind: (l) => events.rewound.on(l) },
       log.child({ module: 'evm-events' }),
     );
     filters = createFilterMethods(
@@ -178,6 +186,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     );
     // debug_trace*: replays on a worker thread of their own (started at the first trace)
     traces = new TraceService({ dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: opts.jsonRpc.traceResultMaxSize });
+    onRewound.push(() => traces?.rewound());
     subscriptions = createSubscriptionMethods(feed, { maxPerConnection: opts.jsonRpc.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
     // Surface A: one table, merged from one part per namespace group
     const ethCore = createEvmMethods(reader, {
@@ -432,6 +441,8 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
   };
   const offBlocks = reader.events.blocks.on(guarded((h: bigint) => service.bus.onCommitted(h)));
   const offSteps = reader.events.consensus.on(guarded((e: { data?: unknown }) => service.bus.onRoundStep(e.data as RoundStepEvent)));
+  // a dev revert: block events resume at the reused heights (docs/dev-mode.md)
+  const offRewound = reader.events.rewound.on(guarded((e: { height: bigint }) => service.bus.onRewound(e.height)));
   const laddr = parseLaddr(opts.rpc.laddr)!;
   const server = await startCometServer({
     host: laddr.host,
@@ -450,6 +461,7 @@ async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
     async close() {
       offBlocks();
       offSteps();
+      offRewound();
       service.close();
       await server.close();
     },

@@ -165,6 +165,9 @@ export class EventIndex {
       txAt: db.prepare<[number, number], { hash: Buffer; height: number; idx: number; tx: Buffer; result: Buffer }>(
         'SELECT hash, height, idx, tx, result FROM comet_txs WHERE height = ? AND idx = ?',
       ),
+      delTxsAbove: db.prepare('DELETE FROM comet_txs WHERE height > ?'),
+      delTxEvent: db.prepare('DELETE FROM tx_events WHERE key = ? AND value = ? AND height = ? AND idx = ?'),
+      delBlockEvent: db.prepare('DELETE FROM block_events WHERE key = ? AND value = ? AND height = ?'),
     };
   }
 
@@ -190,6 +193,28 @@ export class EventIndex {
     blockEvents.forEach((e, seq) => {
       for (const [key, value] of indexedPairs(e, phaseOf(e))) this.stmts.putBlockEvent.run(key, value, h, seq);
     });
+  }
+
+  /**
+   * Dev revert: removes the rows indexBlock wrote for block `height` (given the same txs, results and
+   * events), by their indexes. Call for every block above the new head, inside the rewinding store
+   * transaction, then rewindTxs(newHead).
+   */
+  unindexBlock<R extends IndexedTxResult>(height: bigint, txs: readonly Uint8Array[], results: readonly R[], blockEvents: readonly IndexedEvent[]): void {
+    const h = Number(height);
+    txs.forEach((_, i) => {
+      for (const e of results[i]?.events ?? []) {
+        for (const [key, value] of indexedPairs(e)) this.stmts.delTxEvent.run(key, value, h, i);
+      }
+    });
+    for (const e of blockEvents) {
+      for (const [key, value] of indexedPairs(e, phaseOf(e))) this.stmts.delBlockEvent.run(key, value, h);
+    }
+  }
+
+  /** Dev revert: the tx records of the blocks above `height` (inside the rewinding transaction). */
+  rewindTxs(height: bigint): void {
+    this.stmts.delTxsAbove.run(Number(height));
   }
 
   private txRow<R>(row: { hash: Buffer; height: number; idx: number; tx: Buffer; result: Buffer } | undefined): IndexedTx<R> | undefined {

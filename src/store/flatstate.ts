@@ -87,6 +87,12 @@ export class FlatState {
       putAcct: db.prepare('INSERT OR REPLACE INTO state_accounts (addr, height, v) VALUES (?, ?, ?)'),
       putSlot: db.prepare('INSERT OR REPLACE INTO state_slots (k, height, v) VALUES (?, ?, ?)'),
       putChanges: db.prepare('INSERT OR REPLACE INTO state_changes (height, accounts, slots) VALUES (?, ?, ?)'),
+      changesAbove: db.prepare<[number], { height: number; accounts: Buffer; slots: Buffer }>(
+        'SELECT height, accounts, slots FROM state_changes WHERE height > ?',
+      ),
+      delAcct: db.prepare('DELETE FROM state_accounts WHERE addr = ? AND height = ?'),
+      delSlot: db.prepare('DELETE FROM state_slots WHERE k = ? AND height = ?'),
+      delChangesAbove: db.prepare('DELETE FROM state_changes WHERE height > ?'),
     };
     this.frontier = this.top() ?? -1;
   }
@@ -190,6 +196,28 @@ export class FlatState {
     this.store.db.exec('DELETE FROM state_accounts; DELETE FROM state_slots; DELETE FROM state_changes;');
     this.cache.clear();
     this.frontier = -1;
+  }
+
+  /**
+   * Dev revert: deletes the rows every block above `height` wrote (its change set names them), so the
+   * latest value of every key is again the one as of `height`. Call inside the rewinding store
+   * transaction, then forget(height) on every FlatState of the database.
+   */
+  rewindTo(height: number): void {
+    for (const row of this.stmts.changesAbove.all(height)) {
+      for (let i = 0; i < row.accounts.length; i += 20) this.stmts.delAcct.run(row.accounts.subarray(i, i + 20), row.height);
+      for (let i = 0; i < row.slots.length; i += 52) this.stmts.delSlot.run(row.slots.subarray(i, i + 52), row.height);
+    }
+    this.stmts.delChangesAbove.run(height);
+  }
+
+  /**
+   * The chain was rewound to `height` (dev revert): cached entries may hold values of rewound blocks,
+   * and the heights above will be written again. Drops the cache and moves the frontier back.
+   */
+  forget(height: number): void {
+    this.cache.clear();
+    this.frontier = height;
   }
 
   /** Writes one block's change set (call inside the block's store transaction). */

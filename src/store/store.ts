@@ -181,6 +181,11 @@ export class Store {
       putLog: this.db.prepare(
         'INSERT INTO logs (height, log_index, tx_index, address, t0, t1, t2, t3, packed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
+      heightsAbove: this.db.prepare<[number], { height: number }>('SELECT height FROM blocks WHERE height > ? ORDER BY height'),
+      delTx: this.db.prepare('DELETE FROM txs WHERE hash = ?'),
+      delBlocksAbove: this.db.prepare('DELETE FROM blocks WHERE height > ?'),
+      delLogsAbove: this.db.prepare('DELETE FROM logs WHERE height > ?'),
+      delCometAbove: this.db.prepare('DELETE FROM comet WHERE height > ?'),
     };
   }
 
@@ -235,6 +240,31 @@ export class Store {
         );
       }
     });
+  }
+
+  /**
+   * Dev revert (docs/dev-mode.md): deletes the EVM blocks above `height` with their tx lookups,
+   * receipts and logs. Call inside the store transaction that rewinds the rest; then forgetCaches().
+   */
+  rewindBlocks(height: bigint): void {
+    const h = Number(height);
+    for (const { height: above } of this.stmts.heightsAbove.all(h)) {
+      for (const tx of this.evmBlock(BigInt(above))?.transactions ?? []) this.stmts.delTx.run(buf(tx.hash));
+    }
+    this.stmts.delLogsAbove.run(h);
+    this.stmts.delBlocksAbove.run(h);
+  }
+
+  /** Dev revert: deletes the CometBFT records above `height` (inside the rewinding transaction). */
+  rewindComet(height: bigint): void {
+    this.stmts.delCometAbove.run(Number(height));
+  }
+
+  /** The blocks, records and hashes this connection keeps by height are dropped (after a dev revert). */
+  forgetCaches(): void {
+    this.blockCache.clear();
+    this.cometCache.clear();
+    this.hashCache.clear();
   }
 
   evmBlock(height: bigint): EvmBlock | undefined {

@@ -9,15 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createTestClient, createWalletClient, http, parseEther, type Hash } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
-import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { EVM_CHAIN_ID, startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc, waitFor } from '../helpers/rpc.js';
 
-const chain = {
-  id: EVM_CHAIN_ID,
-  name: 'ferry',
-  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-  rpcUrls: { default: { http: ['http://127.0.0.1'] } },
-} as const;
+const chain = VIEM_CHAIN;
 
 describe('ferry start --dev with viem test actions (anvil mode)', () => {
   let node: FerryNode;

@@ -81,7 +81,7 @@ const VALUES: readonly string[] = [
 /** Surface A's method names and param counts, from the tables the node merges (src/node/run.ts) */
 function surfaceAMethods(): [string, number][] {
   const inert = {} as never;
-  const feed = { onBlock: () => () => {}, onPendingTxs: () => () => {}, onLogs: () => () => {} } as never;
+  const feed = { onBlock: () => () => {}, onPendingTxs: () => () => {}, onLogs: () => () => {}, onRewind: () => () => {} } as never;
   const log = { child: () => log, info() {}, warn() {}, error() {}, debug() {} } as never;
   const core = createEvmMethods(inert, { clientVersion: '', gasCap: 0n, blockRangeCap: 0, logsCap: 0, feeHistoryCap: 1, evmTimeoutMs: 0 });
   const filters = createFilterMethods(inert, feed, { filterCap: 1, timeoutMs: 1, blockRangeCap: 1, logsCap: 1 }, log);

@@ -19,6 +19,13 @@ import { FERRY_BIN } from './paths.js';
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 export const EVM_CHAIN_ID = 9000;
 export const CHAIN_ID = 'ferry_9000-1';
+/** The dev chain as viem describes a chain (its URL comes from each client's transport). */
+export const VIEM_CHAIN = {
+  id: EVM_CHAIN_ID,
+  name: 'ferry',
+  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: ['http://127.0.0.1'] } },
+} as const;
 
 const START_TIMEOUT_MS = Number(process.env.FERRY_E2E_START_TIMEOUT_MS ?? 60_000);
 const STOP_TIMEOUT_MS = 30_000;

@@ -46,6 +46,7 @@ async function standIn(seen: FromChain[] = []) {
       onMessage: (m) => seen.push(m),
       onCommitted: () => undefined,
       onCheats: () => undefined,
+      onRewound: () => undefined,
       onPool: () => undefined,
       onRoundStep: () => undefined,
       query: () => ChainClient.notReady(),
