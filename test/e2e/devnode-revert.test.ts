@@ -214,11 +214,35 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     assert.deepEqual(meta.snapshots[a], [Number(heightA), (await c.pub.getBlock({ blockNumber: heightA })).hash]);
     assert.equal(await call(node.url, 'anvil_revert', [a]), true, 'Anvil\'s own name');
     assert.equal(await c.pub.getBlockNumber(), heightA);
-    const next = await c.test.snapshot();
-    assert.ok(BigInt(next) > BigInt(d), 'ids are never reused');
+    const next = await call<Hex>(node.url, 'anvil_snapshot');
+    assert.ok(BigInt(next) > BigInt(d), 'ids are never reused (Anvil\'s name takes from the same counter)');
     assert.equal(await call(node.url, 'evm_revert', [Number(BigInt(next))]), true, 'a JSON number id');
     const bad = await rpc(node.url, 'evm_revert', ['zz']);
     assert.ok(bad.error, 'a malformed id is an error');
+  });
+
+  it('state cheats: a revert restores the cheats pending at the snapshot and undoes those a rewound block applied; reset drops them', async () => {
+    const who = '0x00000000000000000000000000000000000c0ffe' as Address;
+    await c.test.setBalance({ address: who, value: 111n });
+    const snap = await call<Hex>(node.url, 'evm_snapshot');
+    assert.match(snap, /^0x[0-9a-f]+$/);
+    assert.equal(await c.pub.getBalance({ address: who }), 111n, 'pending at the snapshot');
+    await c.test.mine({ blocks: 1 }); // applies the pending cheat
+    await c.test.setBalance({ address: who, value: 222n });
+    await c.test.mine({ blocks: 1 });
+    await c.test.setBalance({ address: who, value: 333n }); // pending, taken after the snapshot
+    assert.equal(await c.pub.getBalance({ address: who }), 333n);
+    await c.test.revert({ id: snap });
+    assert.equal(await c.pub.getBalance({ address: who }), 111n, 'the cheat pending at the snapshot is pending again; the later ones are gone');
+    const before = await c.pub.getBlockNumber();
+    await c.test.mine({ blocks: 1 });
+    assert.equal(await c.pub.getBalance({ address: who, blockNumber: before + 1n }), 111n, 'and the next block applies it');
+    await c.test.setBalance({ address: who, value: 444n });
+    await c.test.reset();
+    assert.equal(await c.pub.getBlockNumber(), 0n);
+    assert.equal(await c.pub.getBalance({ address: who }), 0n, 'reset drops pending cheats');
+    await c.test.mine({ blocks: 1 });
+    assert.equal(await c.pub.getBalance({ address: who }), 0n, 'and no later block applies them');
   });
 
   it('the dev clock goes back: a time increase after the snapshot is undone', async () => {
