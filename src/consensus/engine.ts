@@ -26,6 +26,7 @@ import {
   headerHash,
   lastResultsHash,
   signCommit,
+  parseTime,
   timestampFromMillis,
   timestampToMillis,
   txsHash,
@@ -58,6 +59,23 @@ export interface EngineOptions {
 }
 
 import type { CometBlockRecord, RoundStepEvent, VoteEventData } from '../types/cometbft.js';
+import type { Genesis } from '../config/genesis.js';
+
+/** What a genesis (and the validator's key) fixes of an engine's options; the rest is configuration. */
+export type GenesisEngineOptions = Pick<EngineOptions, 'chainId' | 'genesisTimeMs' | 'initialHeight' | 'validatorKey' | 'validators' | 'maxBytes' | 'maxGas' | 'appVersion'>;
+
+export function genesisEngineOptions(genesis: Genesis, validatorKey: ValidatorKey, appVersion: bigint): GenesisEngineOptions {
+  return {
+    chainId: genesis.chainId,
+    genesisTimeMs: timestampToMillis(parseTime(genesis.genesisTime)),
+    initialHeight: genesis.initialHeight,
+    validatorKey,
+    validators: genesis.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power })),
+    maxBytes: genesis.maxBytes,
+    maxGas: genesis.maxGas,
+    appVersion,
+  };
+}
 
 export type { CometBlockRecord, RoundStepEvent, VoteEventData };
 

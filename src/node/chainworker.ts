@@ -6,13 +6,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AbciDriver } from '../abci/driver.js';
 import { broadcastTxSync, CometRpcError, rpcUrl } from '../abci/cometclient.js';
 import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
-import { EvmApp } from '../chain/app.js';
+import { APP_VERSION, EvmApp } from '../chain/app.js';
 import { wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
 import { feeCap } from '../evm/tx.js';
 import type { AbciQueryResponse } from '../types/cometbft.js';
-import { Engine } from '../consensus/engine.js';
-import { readValidatorKey, timestampToMillis, parseTime } from '../consensus/cometbft/index.js';
+import { Engine, genesisEngineOptions } from '../consensus/engine.js';
+import { readValidatorKey, timestampToMillis } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { DomainError, domainErrorData, txRejected } from '../lib/errors.js';
 import { accepted, CheckCode, checkTxResult, isTxRejected } from '../chain/checkcodes.js';
@@ -96,14 +96,7 @@ async function main(): Promise<void> {
     store,
     app,
     {
-      chainId: genesis.chainId,
-      genesisTimeMs: timestampToMillis(parseTime(genesis.genesisTime)),
-      initialHeight: genesis.initialHeight,
-      validatorKey: key,
-      validators: genesis.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power })),
-      maxBytes: genesis.maxBytes,
-      maxGas: genesis.maxGas,
-      appVersion: 1n,
+      ...genesisEngineOptions(genesis, key, APP_VERSION),
       timeoutCommitMs: opts.consensus.timeoutCommitMs,
       blockOnTx: opts.consensus.blockOnTx,
       noTimer: opts.dev,

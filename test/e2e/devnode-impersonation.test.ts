@@ -17,13 +17,12 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createTestClient, createWalletClient, http, serializeTransaction, toHex, type Address, type Hash, type Hex } from 'viem';
 import { devAddress } from '../helpers/accounts.js';
-import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { EVM_CHAIN_ID, startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
-import { ferryChain } from '../helpers/viemchain.js';
 
 const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 
-const chain = ferryChain;
+const chain = VIEM_CHAIN;
 
 /** addresses no one holds a key for */
 const WHALE = '0x00000000000000000000000000000000000000aa' as Address;

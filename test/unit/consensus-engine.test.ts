@@ -25,7 +25,7 @@ import {
   voteSignBytes,
   type ValidatorKey,
 } from '../../src/consensus/cometbft/index.js';
-import { Engine, type CometBlockRecord } from '../../src/consensus/engine.js';
+import { Engine, genesisEngineOptions, type CometBlockRecord } from '../../src/consensus/engine.js';
 import { DomainError } from '../../src/lib/errors.js';
 import type { Logger } from '../../src/lib/log.js';
 import { Store } from '../../src/store/store.js';
@@ -57,14 +57,7 @@ class Node {
       store,
       app,
       {
-        chainId: genesis.chainId,
-        genesisTimeMs: Date.parse(GENESIS_TIME),
-        initialHeight: genesis.initialHeight,
-        validatorKey: key,
-        validators: genesis.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power })),
-        maxBytes: genesis.maxBytes,
-        maxGas: genesis.maxGas,
-        appVersion: 1n,
+        ...genesisEngineOptions(genesis, key, 1n),
         timeoutCommitMs: 1000,
         blockOnTx: false,
         noTimer: true,
