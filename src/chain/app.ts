@@ -202,6 +202,7 @@ export class EvmApp implements Application {
     store.transaction(() => this.flat.write(0, change));
     this.trieDb.discard();
     this.flat.applied(0, change);
+    this.runner.genesisChange = undefined; // a large genesis's change set is not kept alive
     let parent = g;
     for (let h = 1n; h <= top; h++) {
       const block = store.evmBlock(h)!;
@@ -423,6 +424,7 @@ export class EvmApp implements Application {
     });
     this.trieDb.afterCommit();
     this.flat.applied(0, genesisChange);
+    this.runner.genesisChange = undefined; // a large genesis's change set is not kept alive
     this.latest = header;
     return stateRoot;
   }
