@@ -10,11 +10,15 @@ import { join } from 'node:path';
 import { makeClient, sleep } from './rpc.js';
 import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
 
-/** `ferry-metrics`: ferry with both Prometheus listeners on (--metrics, [instrumentation] prometheus) */
-export const NODE_NAMES = ['anvil', 'hardhat', 'ferry', 'ferry-metrics', 'bare'] as const;
+/**
+ * `ferry`: `ferry start` (a block every second); `ferry-dev`: `ferry dev` (a block as soon as txs arrive,
+ * like the peers' automine); `ferry-metrics`: ferry with both Prometheus listeners on (--metrics,
+ * [instrumentation] prometheus)
+ */
+export const NODE_NAMES = ['anvil', 'hardhat', 'ferry', 'ferry-dev', 'ferry-metrics', 'bare'] as const;
 export type NodeName = (typeof NODE_NAMES)[number];
 
-const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-metrics': 90_000, bare: 10_000 };
+const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-dev': 90_000, 'ferry-metrics': 90_000, bare: 10_000 };
 const STOP_TIMEOUT_MS = 10_000;
 const READY_POLL_MS = 200;
 const LOG_TAIL_CHARS = 1_500;
@@ -215,6 +219,7 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
       });
     }
     case 'ferry':
+    case 'ferry-dev':
     case 'ferry-metrics': {
       const metricsArgs =
         name === 'ferry-metrics'
@@ -228,7 +233,10 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
         name, port, cwd: REPO_ROOT, scratch, isChain: true,
         cmd: process.execPath,
         args: [
-          join(REPO_ROOT, 'bin', 'ferry.js'), 'start', '--home', start.home ?? scratch!,
+          // node flags for ferry's process, e.g. BENCH_FERRY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
+          // (NODE_OPTIONS refuses --cpu-prof; every thread writes its own profile)
+          ...(process.env.BENCH_FERRY_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
+          join(REPO_ROOT, 'bin', 'ferry.js'), name === 'ferry-dev' ? 'dev' : 'start', '--home', start.home ?? scratch!,
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,

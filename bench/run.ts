@@ -30,6 +30,7 @@ const QUICK: BenchConfig = {
   bursts: 1, burstSize: 500, logsRepeats: 7, transferTimeoutMs: 60_000, coldStarts: 3,
 };
 const PEER_NODES: readonly NodeName[] = ['anvil', 'hardhat', 'bare'];
+const FERRY_MODES: readonly NodeName[] = ['ferry', 'ferry-dev'];
 /** `ferry-metrics` beside `ferry`: the cost of the metrics, as a ratio column (1.00× = free) */
 const METRICS_RATIO_HEAD = 'metrics on ÷ off';
 const OUTPUT_FILE = join(PEERS_DIR, 'last-run.md');
@@ -193,9 +194,11 @@ function fmt(v: number): string {
 }
 
 function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: BenchConfig, versions: Map<NodeName, string>, peers: PeerPaths): string {
-  const ratioPeers = nodes.includes('ferry') ? PEER_NODES.filter((p) => nodes.includes(p)) : [];
+  // ferry (1 s blocks) and ferry-dev (blocks on demand) each get a ratio column per peer
+  const ferries = FERRY_MODES.filter((f) => nodes.includes(f));
+  const ratios = ferries.flatMap((f) => PEER_NODES.filter((p) => nodes.includes(p)).map((p) => [f, p] as const));
   const metricsRatio = nodes.includes('ferry') && nodes.includes('ferry-metrics');
-  const head = ['workload', 'unit', 'better', ...nodes, ...ratioPeers.map((p) => `ferry ÷ ${p}`), ...(metricsRatio ? [METRICS_RATIO_HEAD] : [])];
+  const head = ['workload', 'unit', 'better', ...nodes, ...ratios.map(([f, p]) => `${f} ÷ ${p}`), ...(metricsRatio ? [METRICS_RATIO_HEAD] : [])];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   const notes: string[] = [];
   for (const w of WORKLOADS.filter((x) => only.includes(x.name))) {
@@ -212,8 +215,8 @@ function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: 
         if (c.detail) notes.push(`- ${n} / ${w.name}: ${c.detail}`);
       }
     }
-    for (const p of ratioPeers) {
-      const f = cell('ferry');
+    for (const [fn, p] of ratios) {
+      const f = cell(fn);
       const o = cell(p);
       row.push(f && o && !('na' in f) && !('na' in o) && o.value > 0 ? `${(f.value / o.value).toFixed(2)}×` : 'n/a');
     }
