@@ -16,6 +16,7 @@ import { EvmRunner, EvmTimeoutError, simulationError, vmErrorText, type BlockCon
 import { overrideOf, type StateOverrides } from '../types/query.js';
 import { callFees } from '../evm/precheck.js';
 import { AccessListTracer } from '../evm/tracing/accesslist.js';
+import { useSyncSteps } from '../evm/syncsteps.js';
 import { TraceHost } from '../evm/tracing/hook.js';
 import { DomainError, cancelled, executionFailed, notFound, timeout, txRejected } from '../lib/errors.js';
 import { TaskCancelled } from '../lib/slices.js';
@@ -109,6 +110,7 @@ export class Simulator {
     const common = makeCommon(this.opts.chainId, this.opts.hardfork);
     const runner = await EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
     if (this.onConsoleLog) attachConsoleLog(runner.vm.evm as never, this.onConsoleLog);
+    useSyncSteps(runner.vm.evm);
     return runner;
   }
 

@@ -38,6 +38,25 @@ type Undo =
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 const bytes = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
 
+/**
+ * The decoded fields of account RLPs this thread has seen, by the RLP array: the flat layer's cache and
+ * the journal hand out the same array for as long as they hold it, and ethereumjs asks for the same
+ * account many times per tx, wanting a fresh Account each time (it changes and puts it back).
+ */
+type AccountFieldsOf = readonly [nonce: bigint, balance: bigint, storageRoot: Uint8Array, codeHash: Uint8Array];
+const decoded = new WeakMap<Uint8Array, AccountFieldsOf>();
+
+function accountOf(rlp: Uint8Array): Account {
+  let f = decoded.get(rlp);
+  if (f === undefined) {
+    const a = createAccountFromRLP(rlp);
+    f = [a.nonce, a.balance, a.storageRoot, a.codeHash];
+    decoded.set(rlp, f);
+    return a;
+  }
+  return new Account(f[0], f[1], f[2], f[3]);
+}
+
 export class FlatStateManager implements StateManagerInterface {
   /** address hex → account RLP (null: deleted) written since `at` */
   private accounts = new Map<string, Uint8Array | null>();
@@ -107,12 +126,14 @@ export class FlatStateManager implements StateManagerInterface {
   /** The account as the running code sees it (journal first), synchronously (JS tracers' `db`). */
   accountSync(addr: Uint8Array): Account | undefined {
     const rlp = this.rlpOf(hex(addr), addr);
-    return rlp === undefined ? undefined : createAccountFromRLP(rlp);
+    return rlp === undefined ? undefined : accountOf(rlp);
   }
 
   async putAccount(address: Address, account?: Account): Promise<void> {
     if (account === undefined) return this.deleteAccount(address);
-    this.setAccount(hex(address.bytes), account.serialize());
+    const rlp = account.serialize();
+    decoded.set(rlp, [account.nonce, account.balance, account.storageRoot, account.codeHash]);
+    this.setAccount(hex(address.bytes), rlp);
   }
 
   async deleteAccount(address: Address): Promise<void> {

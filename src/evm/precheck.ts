@@ -56,31 +56,31 @@ export function callFees(call: CallFeeFields, baseFee: bigint): CallFees {
 export function checkFeesAndFunds(
   m: { from: Uint8Array; gas: bigint; value: bigint; fees: CallFees; baseFee: bigint; balance: bigint; code: Uint8Array },
 ): void {
-  // geth prints addresses in EIP-55 form (common.Address.Hex)
-  const from = checksumAddress(m.from);
+  // geth prints addresses in EIP-55 form (common.Address.Hex); only a failing check needs it
+  const from = (): string => checksumAddress(m.from);
   if (m.code.length > 0 && !isDelegation(m.code)) {
-    throw precheckFailed('invalid', `sender not an eoa: address ${from}, len(code): ${m.code.length}`);
+    throw precheckFailed('invalid', `sender not an eoa: address ${from()}, len(code): ${m.code.length}`);
   }
   if (!m.fees.free) {
     if (m.fees.feeCap < m.fees.tip) {
       throw precheckFailed(
         'underpriced',
-        `max priority fee per gas higher than max fee per gas: address ${from}, maxPriorityFeePerGas: ${m.fees.tip}, maxFeePerGas: ${m.fees.feeCap}`,
+        `max priority fee per gas higher than max fee per gas: address ${from()}, maxPriorityFeePerGas: ${m.fees.tip}, maxFeePerGas: ${m.fees.feeCap}`,
       );
     }
     if (m.fees.feeCap < m.baseFee) {
       throw precheckFailed(
         'underpriced',
-        `max fee per gas less than block base fee: address ${from}, maxFeePerGas: ${m.fees.feeCap}, baseFee: ${m.baseFee}`,
+        `max fee per gas less than block base fee: address ${from()}, maxFeePerGas: ${m.fees.feeCap}, baseFee: ${m.baseFee}`,
       );
     }
   }
   const want = m.gas * m.fees.feeCap + m.value;
   if (want > MAX_UINT256) {
-    throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from} required balance exceeds 256 bits`);
+    throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from()} required balance exceeds 256 bits`);
   }
   if (m.balance < want) {
-    throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from} have ${m.balance} want ${want}`);
+    throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from()} have ${m.balance} want ${want}`);
   }
 }
 

@@ -1,0 +1,198 @@
+/**
+ * Synchronous opcode steps for the EVMs that answer eth_call / eth_estimateGas. ethereumjs' interpreter
+ * awaits an async `runStep` for every opcode (a promise and a microtask turn per opcode, even for ADD
+ * or PUSH1). Most opcodes have neither a dynamic gas handler nor an async handler, so for an EVM marked
+ * with `useSyncSteps` the interpreter loop runs a step synchronously and awaits only when something in
+ * it is a promise (a dynamic gas handler — all of ethereumjs' are async functions —, an async opcode,
+ * or a JUMP parked by the call scheduler). The work and its order are the library's own: jump analysis
+ * at the first JUMP/JUMPI, base gas, invalid-opcode check, useGas, program counter, the pending
+ * EIP-7928 post-target OOG, the handler, the access witness commit; a thrown EVMError ends the frame
+ * (STOP without an error), anything else propagates.
+ *
+ * Anything the fast loop does not do runs the library's `run` for the whole frame: step listeners
+ * (tracers), DEBUG, the profiler, EOF (EIP-3540) and the EIP-6800/7864 code-chunk charges, a resumed
+ * program counter. Block execution never marks its EVM, so it runs the library's path unchanged.
+ *
+ * The Interpreter class is not exported by @ethereumjs/evm; its module is loaded by file URL next to
+ * the package entry point (pinned version: 10.1.3), as evm/jumpdests.ts does.
+ */
+
+interface OpInfo {
+  code: number;
+  feeBigInt: bigint;
+  dynamicGas: boolean;
+  isAsync: boolean;
+  isInvalid: boolean;
+}
+
+interface OpEntry {
+  opcodeInfo: OpInfo;
+  opHandler: (runState: RunState, common: unknown) => unknown;
+  gasHandler: (runState: RunState, gas: bigint, common: unknown) => bigint | Promise<bigint>;
+}
+
+interface RunState {
+  opCode: number;
+  programCounter: number;
+  code: Uint8Array;
+  gasLeft: bigint;
+  validJumps: Uint8Array;
+  cachedPushes: unknown;
+  shouldDoJumpAnalysis: boolean;
+  eip7928PostTargetCallOog?: unknown;
+  eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean;
+  env: { accessWitness?: { commit(): void; revert(): void } };
+}
+
+interface Evm {
+  DEBUG: boolean;
+  events: { listenerCount(event: string): number };
+  __ferrySyncSteps?: boolean;
+}
+
+interface Common {
+  isActivatedEIP(eip: number): boolean;
+}
+
+interface Interp {
+  _evm: Evm;
+  _runState: RunState;
+  common: Common;
+  profilerOpts?: { enabled?: boolean };
+  lookupOpInfo(op: number): OpEntry;
+  useGas(amount: bigint, context: OpInfo): void;
+  _getValidJumpDestinations(code: Uint8Array): { jumps: Uint8Array; pushes: unknown; opcodesCached: OpEntry[] };
+}
+
+interface RunResult {
+  runState: RunState;
+  exceptionError: object | undefined;
+}
+
+interface InterpreterProto {
+  run(this: Interp, code: Uint8Array, opts?: { pc?: number }): Promise<RunResult>;
+  __ferrySyncSteps?: true;
+}
+
+interface EvmErrorClass {
+  new (error: string): { error: string };
+  errorMessages: { INVALID_OPCODE: string; OUT_OF_GAS: string; STOP: string };
+}
+
+const JUMP = 0x56;
+const JUMPI = 0x57;
+const JUMPSUB = 0x5e;
+
+/** Marks an EVM (a call worker's) to run its frames through the synchronous fast loop. */
+export function useSyncSteps(evm: object): void {
+  (evm as Evm).__ferrySyncSteps = true;
+}
+
+async function install(): Promise<void> {
+  const entry = import.meta.resolve('@ethereumjs/evm');
+  const mod = (await import(new URL('./interpreter.js', entry).href)) as { Interpreter?: { prototype: InterpreterProto } };
+  const errors = (await import(new URL('./errors.js', entry).href)) as { EVMError: EvmErrorClass; EVMErrorTypeString: string };
+  const eip7928 = (await import(new URL('./opcodes/EIP7928.js', entry).href)) as {
+    consumeEip7928PostTargetCallOog(runState: RunState): void;
+  };
+  const proto = mod.Interpreter?.prototype;
+  if (!proto || typeof proto.run !== 'function' || proto.__ferrySyncSteps) return;
+  const { EVMError, EVMErrorTypeString } = errors;
+  const consumeOog = eip7928.consumeEip7928PostTargetCallOog;
+  const libraryRun = proto.run;
+  // EOF and the code-chunk charges are left to the library (checked once per common)
+  const unusual = new WeakMap<object, boolean>();
+  const libraryOnly = (common: Common): boolean => {
+    let v = unusual.get(common);
+    if (v === undefined) {
+      v = common.isActivatedEIP(3540) || common.isActivatedEIP(6800) || common.isActivatedEIP(7864);
+      unusual.set(common, v);
+    }
+    return v;
+  };
+
+  /** the part of a step after its gas is known */
+  const execute = (self: Interp, op: OpEntry, gas: bigint): Promise<void> | undefined => {
+    const info = op.opcodeInfo;
+    const rs = self._runState;
+    if (info.isInvalid) throw new EVMError(EVMError.errorMessages.INVALID_OPCODE);
+    self.useGas(gas, info);
+    rs.programCounter++;
+    if (rs.eip7928PostTargetCallOog !== undefined) consumeOog(rs);
+    const out = op.opHandler(rs, self.common);
+    if (info.isAsync && out instanceof Promise) {
+      return out.then(() => {
+        rs.env.accessWitness?.commit();
+      });
+    }
+    rs.env.accessWitness?.commit();
+    return undefined;
+  };
+
+  /** one step: undefined when it ran to the end synchronously, else the promise of its end */
+  const step = (self: Interp, op: OpEntry): Promise<void> | undefined => {
+    const info = op.opcodeInfo;
+    if (info.dynamicGas) {
+      const gas = op.gasHandler(self._runState, info.feeBigInt, self.common);
+      if (gas instanceof Promise) return gas.then((g) => execute(self, op, g));
+      return execute(self, op, gas);
+    }
+    return execute(self, op, info.feeBigInt);
+  };
+
+  proto.run = async function (this: Interp, code: Uint8Array, opts: { pc?: number } = {}): Promise<RunResult> {
+    const evm = this._evm;
+    if (
+      evm.__ferrySyncSteps !== true ||
+      evm.DEBUG ||
+      this.profilerOpts?.enabled === true ||
+      evm.events.listenerCount('step') > 0 ||
+      (opts.pc !== undefined && opts.pc !== 0) ||
+      this._runState.programCounter !== 0 ||
+      libraryOnly(this.common)
+    ) {
+      return libraryRun.call(this, code, opts);
+    }
+    const rs = this._runState;
+    rs.code = code;
+    let err: { error: string } | undefined;
+    let table: OpEntry[] | undefined;
+    while (rs.programCounter < rs.code.length) {
+      const pc = rs.programCounter;
+      let op: OpEntry;
+      if (table === undefined) {
+        const byte = rs.code[pc]!;
+        // the jump analysis (cached per code: evm/jumpdests.ts) runs at the first JUMP/JUMPI, as the library's
+        if (byte === JUMP || byte === JUMPI || byte === JUMPSUB) {
+          const a = this._getValidJumpDestinations(rs.code);
+          rs.validJumps = a.jumps;
+          rs.cachedPushes = a.pushes;
+          rs.shouldDoJumpAnalysis = false;
+          table = a.opcodesCached;
+        }
+        rs.opCode = byte;
+        op = this.lookupOpInfo(byte);
+      } else {
+        op = table[pc]!;
+        rs.opCode = op.opcodeInfo.code;
+      }
+      try {
+        const pending = step(this, op);
+        if (pending !== undefined) await pending;
+      } catch (e) {
+        rs.env.accessWitness?.revert();
+        if (!('errorType' in (e as object) && (e as { errorType: unknown }).errorType === EVMErrorTypeString)) throw e;
+        if ((e as { error: string }).error !== EVMError.errorMessages.STOP) err = e as { error: string };
+        break;
+      }
+    }
+    if (err === undefined && rs.eip8037BurnLeftoverAfterCreateHaltOntoAlive === true && rs.gasLeft > 0n) {
+      rs.gasLeft = 0n;
+      err = new EVMError(EVMError.errorMessages.OUT_OF_GAS);
+    }
+    return { runState: rs, exceptionError: err };
+  };
+  proto.__ferrySyncSteps = true;
+}
+
+await install();
