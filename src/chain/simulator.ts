@@ -172,13 +172,13 @@ export class Simulator {
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
       let res;
       try {
-        res = await runner.simulate(root, this.blockContext(n), this.simCall(req, gas), overrides, gate);
+        res = await runner.simulateCall(root, this.blockContext(n), this.simCall(req, gas), overrides, gate);
       } catch (e) {
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
-      const err = simulationError(res);
+      const err = simulationError({ execResult: res });
       if (err) throw err;
-      return res.execResult.returnValue;
+      return res.returnValue;
     });
   }
 

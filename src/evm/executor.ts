@@ -10,7 +10,7 @@ import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import type { StateManagerInterface } from '@ethereumjs/common';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
-import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, equalsBytes, setLengthLeft } from '@ethereumjs/util';
+import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, bytesToUnprefixedHex, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { executionFailed, reverted, type DomainError } from '../lib/errors.js';
 import { Lru } from '../lib/lru.js';
@@ -22,7 +22,7 @@ import { keccak256 } from './common.js';
 import { FlatStateManager, genesisState, type GenesisAccount } from './flatstate.js';
 import './jumpdests.js';
 import { orderedTrieRoot } from './orderedtrie.js';
-import { callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
+import { callFees, checkFeesAndFunds, checkGasAndCode, type CallFees } from './precheck.js';
 import type { DecodedTx } from './tx.js';
 
 export const EMPTY_TRIE_ROOT = Uint8Array.from(
@@ -413,6 +413,47 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
     beforeRun?: (tx: TypedTransaction, block: Block) => Promise<void>,
   ): Promise<RunTxResult> {
+    return this.simulation(root, ctx, call, overrides, gate, async (tx, block, fees) => {
+      if (beforeRun) await beforeRun(tx, block);
+      return this.runWhole(tx, block, fees);
+    });
+  }
+
+  /**
+   * eth_call: as simulate, for the return data and the error only (no gas figures, no receipt). A
+   * message call to an address runs as the message alone (leanCall), anything else as a whole tx.
+   */
+  async simulateCall(root: At, ctx: BlockContext, call: SimCall, overrides?: StateOverrides, gate?: RunGate): Promise<CallOutcome> {
+    return this.simulation(root, ctx, call, overrides, gate, async (tx, block, fees, from, intrinsic) => {
+      if (call.to !== undefined && this.leanCalls()) return this.leanCall(tx, block, from, intrinsic);
+      return (await this.runWhole(tx, block, fees)).execResult;
+    });
+  }
+
+  /** ethereumjs' runTx, with what geth's eth_call skips (nonce; balance when no fee is given) */
+  private runWhole(tx: TypedTransaction, block: Block, fees: CallFees): Promise<RunTxResult> {
+    return runTx(this.vm, {
+      tx,
+      block,
+      skipNonce: true,
+      skipBalance: fees.free,
+      skipBlockGasLimitValidation: true,
+      skipHardForkValidation: true,
+    });
+  }
+
+  /**
+   * The shared part of a simulation: moves to `root`, applies the overrides, runs geth's pre-checks,
+   * builds the tx and hands it to `run`; every change is reverted afterwards.
+   */
+  private async simulation<T>(
+    root: At,
+    ctx: BlockContext,
+    call: SimCall,
+    overrides: StateOverrides | undefined,
+    gate: RunGate | undefined,
+    run: (tx: TypedTransaction, block: Block, fees: CallFees, from: Address, intrinsic: bigint) => Promise<T>,
+  ): Promise<T> {
     await this.setRoot(root);
     await this.sm.checkpoint();
     const outer = this.gate;
@@ -455,20 +496,99 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
       (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
       // geth's eth_call skips the base-fee check when no fee is given (NoBaseFee)
       const block = this.block(fees.free ? { ...ctx, baseFee: 0n } : ctx);
-      if (beforeRun) await beforeRun(tx, block);
-      return await runTx(this.vm, {
-        tx,
-        block,
-        skipNonce: true,
-        skipBalance: fees.free,
-        skipBlockGasLimitValidation: true,
-        skipHardForkValidation: true,
-      });
+      return await run(tx, block, fees, from, intrinsic);
     } finally {
       this.gate = outer;
       await this.sm.revert();
     }
   }
+
+  private lean: boolean | undefined;
+
+  /**
+   * Whether a call may run as its message alone: not while anything watches whole txs (tracers,
+   * the profiler, DEBUG), nor under EIPs whose tx-level rules leanCall does not carry (EIP-8037 state
+   * gas, EIP-7928 block access lists, EIP-2780 top-frame charges, stateless witnesses).
+   */
+  private leanCalls(): boolean {
+    const vm = this.vm as unknown as { DEBUG: boolean; _opts: { profilerOpts?: { reportAfterTx?: boolean } }; events: { listenerCount(e: string): number } };
+    if (vm.DEBUG || vm._opts.profilerOpts?.reportAfterTx === true) return false;
+    if (vm.events.listenerCount('beforeTx') > 0 || vm.events.listenerCount('afterTx') > 0) return false;
+    this.lean ??= ![8037, 7928, 2780, 7864, 6800].some((eip) => this.common.isActivatedEIP(eip));
+    return this.lean;
+  }
+
+  /**
+   * The message of a call tx to an address, as ethereumjs' runTx sets it up, without what runTx does
+   * after it (gas refund, fees to the coinbase, receipt, touched-account cleanup) — none of which an
+   * eth_call answer shows, and all of which simulation reverts. The set-up is runTx's, in its order:
+   * a clean journal, the access list and the always-warm addresses (precompiles, sender, recipient,
+   * coinbase under EIP-3651), the intrinsic gas off the gas limit, the gas bought at the effective
+   * price and the nonce bumped on the sender, then the call itself. The pre-checks that could fail in
+   * runTx have run before (evm/precheck.ts), in geth's words.
+   */
+  private async leanCall(tx: TypedTransaction, block: Block, caller: Address, intrinsic: bigint): Promise<CallOutcome> {
+    const evm = this.vm.evm;
+    const journal = evm.journal;
+    const common = this.common;
+    await journal.cleanup();
+    await journal.checkpoint();
+    try {
+      if (tx.type !== 0) {
+        for (const [address, keys] of (tx as { accessList: [Uint8Array, Uint8Array[]][] }).accessList) {
+          const a = bytesToUnprefixedHex(address);
+          journal.addAlwaysWarmAddress(a, true);
+          for (const key of keys) journal.addAlwaysWarmSlot(a, bytesToUnprefixedHex(key), true);
+        }
+      }
+      if (common.isActivatedEIP(2929)) {
+        for (const [address] of (evm as unknown as { precompiles: Map<string, unknown> }).precompiles) journal.addAlwaysWarmAddress(address);
+        journal.addAlwaysWarmAddress(bytesToUnprefixedHex(caller.bytes));
+        journal.addAlwaysWarmAddress(bytesToUnprefixedHex(tx.to!.bytes));
+        if (common.isActivatedEIP(3651)) journal.addAlwaysWarmAddress(bytesToUnprefixedHex(block.header.coinbase.bytes));
+      }
+      const baseFee = block.header.baseFeePerGas ?? 0n;
+      const gasPrice =
+        tx.type === 2 ? (tx as { getEffectivePriorityFee(b: bigint): bigint }).getEffectivePriorityFee(baseFee) + baseFee : (tx as { gasPrice: bigint }).gasPrice;
+      const sender = (await this.sm.getAccount(caller)) ?? new Account();
+      sender.balance -= tx.gasLimit * gasPrice;
+      sender.nonce += 1n;
+      await journal.putAccount(caller, sender);
+      (evm as unknown as { eip7928CallPostTargetOog: boolean }).eip7928CallPostTargetOog = false;
+      await journal.checkpoint();
+      let res;
+      try {
+        res = await evm.runCall({
+          block,
+          gasPrice,
+          caller,
+          gasLimit: tx.gasLimit - intrinsic,
+          to: tx.to,
+          value: tx.value,
+          data: tx.data,
+          skipNonceIncrement: true,
+        });
+      } catch (e) {
+        await journal.revert();
+        throw e;
+      }
+      await journal.commit();
+      await journal.commit();
+      return res.execResult;
+    } catch (e) {
+      await journal.revert();
+      throw e;
+    } finally {
+      if (common.isActivatedEIP(2929)) journal.cleanJournal();
+      this.sm.originalStorageCache.clear();
+    }
+  }
+}
+
+/** What an eth_call shows of a run: its return data and its VM error. */
+export interface CallOutcome {
+  returnValue: Uint8Array;
+  exceptionError?: { error: string };
 }
 
 export interface SimCall {
@@ -536,7 +656,7 @@ export function revertReason(data: Uint8Array): string | undefined {
 }
 
 /** A failed simulation as a domain error: `reverted` with the revert output, else executionFailed (geth's texts). */
-export function simulationError(res: RunTxResult): DomainError<'reverted' | 'executionFailed'> | undefined {
+export function simulationError(res: RunTxResult | { execResult: CallOutcome }): DomainError<'reverted' | 'executionFailed'> | undefined {
   const err = res.execResult.exceptionError;
   if (!err) return undefined;
   if (err.error === 'revert') {

@@ -52,9 +52,29 @@ export interface CallReply {
   error?: DomainErrorData | { bug: string };
 }
 
+/** what the pool posts to a worker: its messages of one turn of the event loop, in order */
+export type CallMessage = CallJob | CallCancel | CallRewound | { op: 'close' };
+
 interface Slot {
   worker: Worker;
   pending: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
+  /** messages not posted yet: posted together at the end of this turn of the event loop */
+  outbox: CallMessage[];
+}
+
+/**
+ * Queues a message for the worker. Messages leave in one postMessage per worker per turn of the event
+ * loop (a batch), so a burst of calls costs one wake-up of the worker, not one per call.
+ */
+function post(slot: Slot, m: CallMessage): void {
+  if (slot.outbox.length === 0) {
+    setImmediate(() => {
+      const batch = slot.outbox;
+      slot.outbox = [];
+      slot.worker.postMessage(batch);
+    });
+  }
+  slot.outbox.push(m);
 }
 
 export class CallPool implements SimulatorPort {
@@ -80,7 +100,7 @@ export class CallPool implements SimulatorPort {
 
   /** A dev revert rewound the chain: every worker forgets what it keeps by height before its next job. */
   rewound(height: bigint): void {
-    for (const slot of this.slots) slot.worker.postMessage({ op: 'rewound', height } satisfies CallRewound);
+    for (const slot of this.slots) post(slot, { op: 'rewound', height });
   }
 
   /** Starts the workers without waiting for them to load (cold start: the listeners open meanwhile). */
@@ -89,7 +109,7 @@ export class CallPool implements SimulatorPort {
     const loaded: Promise<void>[] = [];
     for (let i = 0; i < Math.max(1, size); i++) {
       const worker = new Worker(new URL('./callworker.js', import.meta.url), { workerData: { dbPath, opts } });
-      const slot: Slot = { worker, pending: new Map() };
+      const slot: Slot = { worker, pending: new Map(), outbox: [] };
       loaded.push(
         new Promise<void>((resolve, reject) => {
           worker.once('error', reject);
@@ -102,7 +122,10 @@ export class CallPool implements SimulatorPort {
     }
     const pool = new CallPool(slots, opts.evmTimeoutMs, log, loaded);
     for (const slot of slots) {
-      slot.worker.on('message', (r: CallReply) => pool.settle(slot, r));
+      // a worker answers in batches too (node/callworker.ts)
+      slot.worker.on('message', (batch: CallReply[]) => {
+        for (const r of batch) pool.settle(slot, r);
+      });
       slot.worker.on('error', (e) => pool.failed(slot, e));
       slot.worker.on('exit', (code) => pool.failed(slot, new Error(`call worker exited with code ${code}`)));
     }
@@ -142,7 +165,7 @@ export class CallPool implements SimulatorPort {
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         if (!slot.pending.delete(id)) return;
-        slot.worker.postMessage({ op: 'cancel', id } satisfies CallCancel);
+        post(slot, { op: 'cancel', id });
         reject(cancelled(CALL_CANCELLED_MESSAGE));
       };
       const done = () => signal?.removeEventListener('abort', onAbort);
@@ -151,7 +174,7 @@ export class CallPool implements SimulatorPort {
         reject: (e) => (done(), reject(e)),
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      slot.worker.postMessage({ op, id, req, n, overrides, deadline, client: origin?.client ?? '' } satisfies CallJob);
+      post(slot, { op, id, req, n, overrides, deadline, client: origin?.client ?? '' });
     });
   }
 

@@ -16,7 +16,7 @@ import { DomainError, cancelled, domainErrorData, timeout, type DomainErrorData 
 import { SliceScheduler, type Task } from '../lib/slices.js';
 import { Store } from '../store/store.js';
 import { createLogger } from '../lib/log.js';
-import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallCancel, type CallJob, type CallReply, type CallRewound } from './callpool.js';
+import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallJob, type CallMessage, type CallReply } from './callpool.js';
 
 const { dbPath, opts } = workerData as { dbPath: string; opts: SimulatorOptions };
 const port = parentPort!;
@@ -36,10 +36,24 @@ const waiting: CallJob[] = [];
 /** calls running per client key */
 const perClient = new Map<string, number>();
 
+/** answers not posted yet: they leave together at the end of the event loop's turn (one message) */
+let outbox: CallReply[] = [];
+
+function send(r: CallReply): void {
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(r);
+}
+
+function flush(): void {
+  const batch = outbox;
+  outbox = [];
+  port.postMessage(batch);
+}
+
 function reply(id: number, e: unknown): void {
   const error: DomainErrorData | { bug: string } =
     e instanceof DomainError ? domainErrorData(e) : { bug: e instanceof Error ? (e.stack ?? e.message) : String(e) };
-  port.postMessage({ id, error } satisfies CallReply);
+  send({ id, error });
 }
 
 function timeoutError(): DomainError<'timeout'> {
@@ -58,7 +72,7 @@ async function run(r: Running): Promise<void> {
       : job.op === 'estimate'
         ? sim.estimateGas(job.req, job.n, job.overrides, gate)
         : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides, gate));
-    if (!r.cancelled) port.postMessage({ id: job.id, value } satisfies CallReply);
+    if (!r.cancelled) send({ id: job.id, value });
   } catch (e) {
     if (!r.cancelled) reply(job.id, e);
   } finally {
@@ -105,7 +119,7 @@ function cancel(id: number): void {
   }
 }
 
-port.on('message', (m: CallJob | CallCancel | CallRewound | { op: 'close' }) => {
+function receive(m: CallMessage): void {
   if (m.op === 'rewound') return sim.rewound(m.height);
   if (m.op === 'close') {
     store.close();
@@ -115,5 +129,10 @@ port.on('message', (m: CallJob | CallCancel | CallRewound | { op: 'close' }) => 
   if (m.op === 'cancel') return cancel(m.id);
   waiting.push(m);
   admit();
+}
+
+// the pool posts what it has for this worker once per turn of its event loop, in order
+port.on('message', (batch: CallMessage[]) => {
+  for (const m of batch) receive(m);
 });
-port.postMessage({ id: 0, value: 'ready' } satisfies CallReply);
+port.postMessage([{ id: 0, value: 'ready' }] satisfies CallReply[]);
