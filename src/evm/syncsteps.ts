@@ -1,5 +1,7 @@
 /**
- * Synchronous opcode steps for the EVMs that answer eth_call / eth_estimateGas. ethereumjs' interpreter
+ * Fast paths in ethereumjs' interpreter for the EVMs that answer eth_call / eth_estimateGas.
+ *
+ * Synchronous opcode steps. ethereumjs' interpreter
  * awaits an async `runStep` for every opcode (a promise and a microtask turn per opcode, even for ADD
  * or PUSH1). Most opcodes have neither a dynamic gas handler nor an async handler, so for an EVM marked
  * with `useSyncSteps` the interpreter loop runs a step synchronously and awaits only when something in
@@ -13,9 +15,18 @@
  * (tracers), DEBUG, the profiler, EOF (EIP-3540) and the EIP-6800/7864 code-chunk charges, a resumed
  * program counter. Block execution never marks its EVM, so it runs the library's path unchanged.
  *
+ * A frame's result without the merged run state. `EVM.runInterpreter` answers each frame with its
+ * result plus `runState`, a fresh object merging the interpreter's run state, its result and its
+ * environment (some 40 properties) — for a short call the costliest single thing in the frame (about
+ * a third of a balanceOf), and read by nothing in ethereumjs or ferry. For a marked EVM the frame is
+ * set up and answered as the library does, with `runState` the interpreter's own run state.
+ *
  * The Interpreter class is not exported by @ethereumjs/evm; its module is loaded by file URL next to
  * the package entry point (pinned version: 10.1.3), as evm/jumpdests.ts does.
  */
+
+import { EVM } from '@ethereumjs/evm';
+import { Account, createZeroAddress, type Address } from '@ethereumjs/util';
 
 interface OpInfo {
   code: number;
@@ -74,9 +85,55 @@ interface InterpreterProto {
   __ferrySyncSteps?: true;
 }
 
+/** what EVM.runInterpreter reads of a message */
+interface Message {
+  to?: Address;
+  caller?: Address;
+  data?: Uint8Array;
+  value?: bigint;
+  code: Uint8Array;
+  isStatic?: boolean;
+  isCreate?: boolean;
+  depth?: number;
+  codeAddress?: Address;
+  gasRefund: bigint;
+  chargeCodeAccesses?: boolean;
+  blobVersionedHashes?: Uint8Array[];
+  accessWitness?: { commit(): void };
+  createdAddresses?: Set<string>;
+  selfdestruct?: Map<string, Uint8Array>;
+  gasLimit: bigint;
+}
+
+interface FrameResult {
+  logs: unknown[];
+  returnValue?: Uint8Array;
+  selfdestruct: Map<string, Uint8Array>;
+  createdAddresses?: Set<string>;
+}
+
+interface EvmProto {
+  runInterpreter(this: EvmThis, message: Message, opts?: { pc?: number; initialLogs?: unknown[] }): Promise<object>;
+  __ferryFrames?: true;
+}
+
+interface EvmThis extends Evm {
+  stateManager: { getAccount(a: Address): Promise<Account | undefined> };
+  blockchain: unknown;
+  journal: unknown;
+  performanceLogger: unknown;
+  _optsCached: { profiler?: { enabled?: boolean } };
+  _tx: { gasPrice: bigint; origin?: Address };
+  _block?: unknown;
+}
+
+type InterpreterClass = new (
+  evm: object, sm: unknown, blockchain: unknown, env: object, gasLeft: bigint, journal: unknown, perf: unknown, profiler: unknown,
+) => { _result: FrameResult; _env: object; run(code: Uint8Array, opts: object): Promise<RunResult> };
+
 interface EvmErrorClass {
   new (error: string): { error: string };
-  errorMessages: { INVALID_OPCODE: string; OUT_OF_GAS: string; STOP: string };
+  errorMessages: { INVALID_OPCODE: string; OUT_OF_GAS: string; STOP: string; REVERT: string; INVALID_EOF_FORMAT: string };
 }
 
 const JUMP = 0x56;
@@ -95,6 +152,7 @@ async function install(): Promise<void> {
   const eip7928 = (await import(new URL('./opcodes/EIP7928.js', entry).href)) as {
     consumeEip7928PostTargetCallOog(runState: RunState): void;
   };
+  installFrames(mod.Interpreter as unknown as InterpreterClass | undefined, errors.EVMError);
   const proto = mod.Interpreter?.prototype;
   if (!proto || typeof proto.run !== 'function' || proto.__ferrySyncSteps) return;
   const { EVMError, EVMErrorTypeString } = errors;
@@ -193,6 +251,70 @@ async function install(): Promise<void> {
     return { runState: rs, exceptionError: err };
   };
   proto.__ferrySyncSteps = true;
+}
+
+/** EVM.runInterpreter for marked EVMs: the library's frame, its result without the eager merged run state */
+function installFrames(Interpreter: InterpreterClass | undefined, EVMError: EvmErrorClass): void {
+  const { REVERT, INVALID_EOF_FORMAT } = EVMError.errorMessages;
+  const proto = (EVM as unknown as { prototype: EvmProto }).prototype;
+  if (!Interpreter || typeof proto.runInterpreter !== 'function' || proto.__ferryFrames) return;
+  const libraryFrame = proto.runInterpreter;
+  proto.runInterpreter = async function (this: EvmThis, message: Message, opts: { pc?: number; initialLogs?: unknown[] } = {}): Promise<object> {
+    if (this.__ferrySyncSteps !== true || this._block === undefined || this._optsCached.profiler?.enabled === true) {
+      return libraryFrame.call(this, message, opts);
+    }
+    const contract = (await this.stateManager.getAccount(message.to ?? createZeroAddress())) ?? new Account();
+    const env = {
+      address: message.to ?? createZeroAddress(),
+      caller: message.caller ?? createZeroAddress(),
+      callData: message.data ?? Uint8Array.from([0]),
+      callValue: message.value ?? 0n,
+      code: message.code,
+      isStatic: message.isStatic ?? false,
+      isCreate: message.isCreate ?? false,
+      depth: message.depth ?? 0,
+      gasPrice: this._tx.gasPrice,
+      origin: this._tx.origin ?? message.caller ?? createZeroAddress(),
+      block: this._block,
+      contract,
+      codeAddress: message.codeAddress,
+      gasRefund: message.gasRefund,
+      chargeCodeAccesses: message.chargeCodeAccesses,
+      blobVersionedHashes: message.blobVersionedHashes ?? [],
+      accessWitness: message.accessWitness,
+      createdAddresses: message.createdAddresses,
+      initialLogs: opts.initialLogs,
+    };
+    const interpreter = new Interpreter(
+      this, this.stateManager, this.blockchain, env, message.gasLimit, this.journal, this.performanceLogger, this._optsCached.profiler,
+    );
+    if (message.selfdestruct) interpreter._result.selfdestruct = message.selfdestruct;
+    if (message.createdAddresses) interpreter._result.createdAddresses = message.createdAddresses;
+    const ran = await interpreter.run(message.code, opts);
+    let result = interpreter._result;
+    const rs = ran.runState;
+    let gasUsed = message.gasLimit - rs.gasLeft;
+    const err = ran.exceptionError as { error: string } | undefined;
+    if (err) {
+      // all gas is gone, except on REVERT
+      if (err.error !== REVERT && err.error !== INVALID_EOF_FORMAT) gasUsed = message.gasLimit;
+      result = { ...result, logs: [], selfdestruct: new Map(), createdAddresses: new Set() };
+    }
+    message.accessWitness?.commit();
+    return {
+      ...result,
+      // the interpreter's own run state: the library's merged copy (run state + result + environment)
+      // is what costs, and nothing reads it
+      runState: rs,
+      exceptionError: ran.exceptionError,
+      gas: rs.gasLeft,
+      executionGasUsed: gasUsed,
+      gasRefund: (rs as { gasRefund?: bigint }).gasRefund,
+      stateGasSpilled: (rs as { stateGasSpilled?: bigint }).stateGasSpilled,
+      returnValue: result.returnValue ?? new Uint8Array(0),
+    };
+  };
+  proto.__ferryFrames = true;
 }
 
 await install();
