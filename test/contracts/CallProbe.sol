@@ -41,6 +41,19 @@ contract CallProbe {
         out[21] = gasleft();
     }
 
+    function inner(uint256 x) external payable returns (uint256, uint256, uint256) {
+        return (x * 3, msg.value, gasleft());
+    }
+
+    /// calls that make frames: precompiles, a value transfer to an account without code, a nested call
+    function frames(address other) external payable returns (bytes32 h, bytes memory echoed, bool sent, uint256[3] memory got, uint256 left) {
+        h = sha256(abi.encode(other, msg.value));
+        (, echoed) = address(4).staticcall("frames");
+        (sent, ) = payable(other).call{value: 1}("");
+        (got[0], got[1], got[2]) = this.inner{value: 2}(7);
+        left = gasleft();
+    }
+
     function fail(uint256 code) external pure {
         if (code == 1) revert("probe says no");
         if (code == 2) assert(false);

@@ -111,6 +111,19 @@ describe('eth_call as the message alone', () => {
     assert.equal(figures[6], 0n);
   });
 
+  it('runs nested frames as the whole tx does: precompiles, a value transfer, a call into itself', async () => {
+    const args = { from: devAddress(6), to: probe, gas: hex(GAS), value: '0x10', data: iface.encodeFunctionData('frames', [other]) };
+    const lean = await call<string>(node.url, 'eth_call', [args, at]);
+    const traced = await call<{ output: string; error?: string; calls?: unknown[] }>(node.url, 'debug_traceCall', [args, at, { tracer: 'callTracer' }]);
+    assert.equal(traced.error, undefined);
+    assert.equal(lean, traced.output);
+    assert.equal(traced.calls?.length, 4, 'sha256, identity, the transfer and the self-call are frames');
+    const [, echoed, sent, got] = iface.decodeFunctionResult('frames', lean);
+    assert.equal(Buffer.from(echoed.slice(2), 'hex').toString(), 'frames');
+    assert.equal(sent, true);
+    assert.deepEqual([got[0], got[1]], [21n, 2n]);
+  });
+
   it('fails exactly as the whole tx does: revert with a reason, a panic, out of gas', async () => {
     const cases: [string, bigint][] = [
       [iface.encodeFunctionData('fail', [1n]), GAS],
