@@ -15,7 +15,7 @@ import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
 import { allowAll, checkPrivateExposure, createAuthenticator, readJwtSecret } from '../server/auth.js';
 import { DB_FILE, homePaths } from './home.js';
-import type { ChainWorkerData } from './protocol.js';
+import type { ChainWorkerData, FromChain } from './protocol.js';
 
 /**
  * When each start-up phase ended, in ms since the process started (performance.now()): `ferry start`
@@ -58,8 +58,9 @@ export class HeldWorker {
     const held = this.held;
     this.held = [];
     if (this.overflowed) {
-      const e = new Error(`the chain thread sent more than ${MAX_HELD_CHAIN_EVENTS} events (MAX_HELD_CHAIN_EVENTS) before the node attached to it`);
-      this.worker.emit('error', e);
+      // the start fails (as a chain thread that fails to start does) rather than go on with events lost
+      const fatal: FromChain = { type: 'fatal', message: `the chain thread sent more than ${MAX_HELD_CHAIN_EVENTS} events (MAX_HELD_CHAIN_EVENTS) before the node attached to it` };
+      this.worker.emit('message', fatal);
       return;
     }
     for (const [event, value] of held) this.worker.emit(event, value);
