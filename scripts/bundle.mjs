@@ -16,7 +16,8 @@
  * copy, checked below); a module that resolves something else at run time fails the build.
  * The bundle sits two levels under the repository root, as dist/src/<folder>/ does, so the paths
  * the modules resolve from import.meta.url (dist/web/, bin/ferry.js, package.json) stay the same.
- * Source maps chain back to the TypeScript sources (`node --enable-source-maps`).
+ * Source maps chain back to the TypeScript sources (`node --enable-source-maps`). The git commit
+ * `web3_clientVersion` reports is read here, once, as config/version.ts reads it (a start spawns no git).
  */
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
@@ -24,6 +25,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const { COMMIT } = await import('../dist/src/config/version.js');
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'dist', 'src');
 const outdir = join(src, 'bundle');
@@ -67,6 +69,7 @@ const result = await build({
   sourcemap: true,
   logLevel: 'warning',
   external: ['better-sqlite3', 'keccak', 'secp256k1', 'quickjs-emscripten', 'quickjs-emscripten-core', '@jitl/*'],
+  define: { FERRY_BUILD_COMMIT: JSON.stringify(COMMIT) },
   plugins: [interpreterPlugin],
   metafile: true,
   // the CommonJS dependencies inside the bundle call require() for Node's built-in modules
