@@ -1,6 +1,8 @@
 /**
  * The `ferry` command: init, start, version. `ferry start` on an empty home creates a dev home first.
  */
+// first: spawns the chain thread for `start`/`dev` before the modules below evaluate (cold start)
+import './prestart.js';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,7 +17,8 @@ import { createLogger, type Logger } from '../lib/log.js';
 import type { KeyStore } from '../keystore/index.js';
 import { readPassphrase } from '../keystore/passphrase.js';
 import { defaultHome, ensureHome, ensureJwtSecret, homeExists, homePaths } from '../node/home.js';
-import { boot, phaseDone, startPhases } from '../node/boot.js';
+import { boot } from '../node/boot.js';
+import { phaseDone, startPhases } from '../lib/startphases.js';
 import type { RunningNode } from '../node/run.js';
 import { makeJwt, readJwtSecret } from '../server/auth.js';
 
@@ -141,7 +144,7 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  // the chain thread starts loading now, on the other core, while this thread loads the RPC side (node/boot.ts)
+  // the chain thread (spawned by prestart.ts) gets its start data and opens the store while this thread loads the RPC side
   const started = boot(opts, genesis);
   try {
     const { runNode } = await import('../node/run.js');

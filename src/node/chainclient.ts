@@ -16,7 +16,7 @@ import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { PendingCheat } from '../chain/cheats.js';
-import type { HeldWorker } from './boot.js';
+import type { HeldWorker } from './chainspawn.js';
 import type { ChainReply, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
@@ -75,7 +75,7 @@ export class ChainClient {
   ) {}
 
   /**
-   * The client of the chain thread spawned by node/boot.ts; resolves once it is ready, with its latest height. A chain thread that
+   * The client of the chain thread spawned by node/chainspawn.ts; resolves once it is ready, with its latest height. A chain thread that
    * crashes or exits while the node is not closing ends the process (exit code 1).
    */
   static start(held: HeldWorker, listener: ChainListener, log: Logger): Promise<ChainStart> {

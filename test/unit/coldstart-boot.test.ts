@@ -1,5 +1,5 @@
 /**
- * Cold start's first step (src/node/boot.ts): the chain thread is spawned before the RPC side's modules
+ * Cold start (src/node/chainspawn.ts): the chain thread is spawned before the RPC side's modules
  * load, so its events can come before the client is attached. HeldWorker keeps them and ChainClient.start
  * gets every one, in order — including a ready, a pool change and a crash sent while nobody listened —
  * and a thread that sends more than MAX_HELD_CHAIN_EVENTS before the attach fails the start instead of
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { HeldWorker, MAX_HELD_CHAIN_EVENTS } from '../../src/node/boot.js';
+import { HeldWorker, MAX_HELD_CHAIN_EVENTS } from '../../src/node/chainspawn.js';
 import { ChainClient, type ChainListener } from '../../src/node/chainclient.js';
 import { silentLogger } from '../../src/lib/log.js';
 import type { FromChain } from '../../src/node/protocol.js';
