@@ -1,6 +1,7 @@
 /**
- * Composition root: starts the chain thread (worker), then the RPC side on this thread — the store
- * reader, Surface A's method table, the JSON-RPC dispatcher and the HTTP listener. Closes in reverse.
+ * Composition root: attaches to the chain thread (worker; spawned and given its data by node/boot.ts
+ * before this module loads), then starts the RPC side on this thread — the store reader, Surface A's
+ * method table, the JSON-RPC dispatcher and the HTTP listener. Closes in reverse.
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,7 +42,7 @@ import { CallPool } from './callpool.js';
 import { homePaths } from './home.js';
 import { ChainClient } from './chainclient.js';
 import { createDevControls, createMinerBackend } from './miner.js';
-import { boot as bootChain, type Boot } from './boot.js';
+import type { Boot } from './boot.js';
 import { phaseDone } from '../lib/startphases.js';
 import { APP_VERSION } from '../chain/app.js';
 import { abciQuery, queryFailure, QueryCode } from '../chain/query.js';
@@ -70,8 +71,8 @@ function splitHostPort(addr: string): { host: string; port: number } {
   return { host: addr.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(addr.slice(i + 1)) };
 }
 
-/** `boot`: the first step (node/boot.ts), when the caller has taken it before loading this module. */
-export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, boot: Boot = bootChain(opts, genesis)): Promise<RunningNode> {
+/** `boot`: the first step (node/boot.ts), taken by the caller before it loads this module (cold start). */
+export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, boot: Boot): Promise<RunningNode> {
   const paths = homePaths(opts.home);
   const { authenticate } = boot;
   const dbPath = boot.data.dbPath;
