@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import '../dist/src/bin/ferry.js';
+import '../dist/src/bundle/ferry.js';

@@ -1,6 +1,8 @@
 /**
  * The `ferry` command: init, start, version. `ferry start` on an empty home creates a dev home first.
  */
+// first: spawns the chain thread for `start`/`dev` before the modules below evaluate (cold start)
+import './prestart.js';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,10 +14,13 @@ import { defaultOptions, loadOptions } from '../config/load.js';
 import { clientVersion } from '../config/version.js';
 import { DomainError, badConfig } from '../lib/errors.js';
 import { createLogger, type Logger } from '../lib/log.js';
-import { KeyStore, readPassphrase } from '../keystore/index.js';
+import type { KeyStore } from '../keystore/index.js';
+import { readPassphrase } from '../keystore/passphrase.js';
 import { defaultHome, ensureHome, ensureJwtSecret, homeExists, homePaths } from '../node/home.js';
+import { boot } from '../node/boot.js';
+import { phaseDone, startPhases } from '../lib/startphases.js';
+import type { RunningNode } from '../node/run.js';
 import { makeJwt, readJwtSecret } from '../server/auth.js';
-import { stateVerify } from '../node/stateverify.js';
 
 const WEI_PER_ETH = 10n ** 18n;
 const EXIT_ERROR = 1;
@@ -104,6 +109,7 @@ const STATE_HELP = "load the accounts of this state file (anvil_dumpState's JSON
 
 /** `ferry start` (`--dev`: the dev preset) and `ferry dev` (always the preset). */
 async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void> {
+  phaseDone('mainImported');
   const home = resolveHome(cmd.opts().home);
   const { created } = ensureHome(home);
   const dev = preset.dev === true || cmd.opts<{ dev?: boolean }>().dev === true;
@@ -114,8 +120,7 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   const log: Logger = createLogger({ level: opts.logLevel });
   if (created) log.info({ home }, 'created a new dev home');
 
-  const { runNode } = await import('../node/run.js');
-  let node: Awaited<ReturnType<typeof runNode>> | undefined;
+  let node: RunningNode | undefined;
   let stopping = false;
   const shutdown = (running: NonNullable<typeof node>): void => {
     running.close().then(
@@ -139,14 +144,20 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
+  // the chain thread (spawned by prestart.ts) gets its start data and opens the store while this thread loads the RPC side
+  const started = boot(opts, genesis);
   try {
-    node = await runNode(opts, genesis, log);
+    const { runNode } = await import('../node/run.js');
+    phaseDone('nodeImported');
+    node = await runNode(opts, genesis, log, started);
   } catch (e) {
     // a start-up failure (a port in use, a bad store) ends the process even though threads it started
     // are still alive: nothing was committed by this run that an abrupt end could lose
     fail(e);
     process.exit(EXIT_ERROR);
   }
+  phaseDone('started');
+  log.debug({ ...startPhases, processStart: performance.timeOrigin }, 'start-up phases (ms since the process started)');
   if (stopping) return shutdown(node);
   process.stdout.write(banner(home, genesis, node.endpoints));
 }
@@ -168,26 +179,27 @@ function existingHome(flag: unknown): string {
   return home;
 }
 
-function keyStoreOf(home: string): KeyStore {
+async function keyStoreOf(home: string): Promise<KeyStore> {
+  const { KeyStore } = await import('../keystore/index.js');
   return new KeyStore(homePaths(home).keystoreDir);
 }
 
 async function keysNew(cmd: Command): Promise<void> {
   const o = cmd.opts<{ home?: string; passwordFile?: string }>();
-  const ks = keyStoreOf(existingHome(o.home));
+  const ks = await keyStoreOf(existingHome(o.home));
   const address = await ks.newAccount(await readPassphrase({ file: o.passwordFile, confirm: true }));
   process.stdout.write(`Public address of the key:   ${checksumAddress(address)}\nPath of the secret key file: ${ks.find(address)!.path}\n`);
 }
 
-function keysList(cmd: Command): void {
-  const ks = keyStoreOf(existingHome(cmd.opts<{ home?: string }>().home));
+async function keysList(cmd: Command): Promise<void> {
+  const ks = await keyStoreOf(existingHome(cmd.opts<{ home?: string }>().home));
   ks.accounts().forEach((a, i) => process.stdout.write(`Account #${i}: {${Buffer.from(a.address).toString('hex')}} keystore://${a.path}\n`));
 }
 
 /** A v3 JSON key file is copied in (its encryption kept); a file holding a hex private key is encrypted with a new passphrase. */
 async function keysImport(file: string, cmd: Command): Promise<void> {
   const o = cmd.opts<{ home?: string; passwordFile?: string }>();
-  const ks = keyStoreOf(existingHome(o.home));
+  const ks = await keyStoreOf(existingHome(o.home));
   const text = readFileSync(file, 'utf8').trim();
   let address: Uint8Array;
   if (text.startsWith('{')) {
@@ -321,6 +333,7 @@ function buildProgram(): Command {
     .option('--height <n>', 'the height to verify (default: the latest)')
     .action(async (_opts, cmd: Command) => {
       const o = cmd.opts<{ home?: string; height?: string }>();
+      const { stateVerify } = await import('../node/stateverify.js');
       process.exitCode = await stateVerify(existingHome(o.home), o.height);
     });
 

@@ -7,9 +7,15 @@ import { createRequire } from 'node:module';
 import { HDKey } from '@scure/bip32';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 
+interface Secp256k1 {
+  publicKeyCreate(key: Uint8Array, compressed?: boolean): Uint8Array;
+}
+
 // the `secp256k1` package's native binding: start-up derives the dev accounts, and pure-JS curve
-// arithmetic (with its table warm-up) cost a dev node ~100 ms of its cold start
-const secp = createRequire(import.meta.url)('secp256k1') as { publicKeyCreate(key: Uint8Array, compressed?: boolean): Uint8Array };
+// arithmetic (with its table warm-up) cost a dev node ~100 ms of its cold start. Loaded at the first
+// derivation, not with this module: a start on an existing home derives nothing before it listens.
+let secp: Secp256k1 | undefined;
+const nativeSecp = (): Secp256k1 => (secp ??= createRequire(import.meta.url)('secp256k1') as Secp256k1);
 
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 export const DEV_DERIVATION_PATH = "m/44'/60'/0'/0";
@@ -46,7 +52,7 @@ export function devAccounts(count: number = DEV_ACCOUNT_COUNT): DevAccount[] {
 
 /** Ethereum address: last 20 bytes of keccak256 of the uncompressed public key without its 0x04 prefix. */
 export function addressOfPrivateKey(privateKey: Uint8Array): Uint8Array {
-  const pub = secp.publicKeyCreate(privateKey, false);
+  const pub = nativeSecp().publicKeyCreate(privateKey, false);
   return keccak_256(pub.subarray(1)).subarray(12);
 }
 

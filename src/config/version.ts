@@ -38,8 +38,14 @@ function readCommit(dir: string): string {
 const PACKAGE_DIR = packageDir();
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+/**
+ * The commit the bundle was built from (scripts/bundle.mjs sets it with esbuild's `define`, so a start
+ * spawns no git); absent when the unbundled modules run (the tests), which ask git themselves.
+ */
+declare const FERRY_BUILD_COMMIT: string | undefined;
+
 /** short git commit of the package directory, `unknown` outside a git checkout */
-export const COMMIT: string = readCommit(PACKAGE_DIR);
+export const COMMIT: string = typeof FERRY_BUILD_COMMIT === 'string' ? FERRY_BUILD_COMMIT : readCommit(PACKAGE_DIR);
 
 /**
  * web3_clientVersion: `ferry/<version>+<commit>/<os>-<arch>/node<version>`, e.g. `ferry/0.1.0+abc1234/linux-x64/node20.20.2`;

@@ -38,5 +38,3 @@ export {
   type ScryptParams,
 } from './v3.js';
 
-/** The key store directory inside a home. */
-export const KEYSTORE_DIR = 'keystore';

@@ -9,14 +9,15 @@
  * still take effect, so answering "failed" before it ends would tell the client something untrue.
  * The one timeout is the shutdown grace (`CHAIN_STOP_GRACE_MS`).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { fromDomainErrorData, unavailable } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { PendingCheat } from '../chain/cheats.js';
-import type { ChainReply, ChainWorkerData, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
+import type { HeldWorker } from './chainspawn.js';
+import type { ChainReply, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
 
@@ -74,11 +75,14 @@ export class ChainClient {
   ) {}
 
   /**
-   * Starts the chain thread; resolves once it is ready, with its latest height. A chain thread that
+   * The client of the chain thread spawned by node/chainspawn.ts; resolves once it is ready, with its latest height. A chain thread that
    * crashes or exits while the node is not closing ends the process (exit code 1).
    */
-  static start(data: ChainWorkerData, listener: ChainListener, log: Logger): Promise<ChainStart> {
-    return ChainClient.attach(new Worker(new URL('./chainworker.js', import.meta.url), { workerData: data }), listener, log);
+  static start(held: HeldWorker, listener: ChainListener, log: Logger): Promise<ChainStart> {
+    const started = ChainClient.attach(held.worker, listener, log);
+    // the listeners are on (attach adds them before its first await): what the thread sent meanwhile follows
+    held.release();
+    return started;
   }
 
   /** The client of a started worker that speaks the chain thread's protocol (tests give a stand-in). */

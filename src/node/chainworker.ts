@@ -2,7 +2,7 @@
  * The chain thread: store (writer), application, mempool and consensus engine. Block execution runs
  * here so the RPC thread never waits behind it (DESIGN.md performance rules).
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { AbciDriver } from '../abci/driver.js';
 import { broadcastTxSync, CometRpcError, rpcUrl } from '../abci/cometclient.js';
 import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
@@ -20,10 +20,11 @@ import { DevSnapshots } from '../chain/devsnapshots.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
-import type { ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
+import type { StartChain, ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
 
-const data = workerData as ChainWorkerData;
 const port = parentPort!;
+// spawned before the config was read (node/chainspawn.ts): the modules above load meanwhile, then the start data comes
+const data = await new Promise<ChainWorkerData>((resolve) => port.once('message', (m: StartChain) => resolve(m.data)));
 const send = (m: FromChain) => port.postMessage(m);
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
 

@@ -26,10 +26,13 @@ import { APP_TOML, CONFIG_DIR, CONFIG_TOML, DATA_DIR, defaultOptions } from '../
 import { DEFAULT_HOME_DIRNAME } from '../config/options.js';
 import { renderAppToml, renderConfigToml } from '../config/templates.js';
 import { withMinimumGasPrices } from '../config/keys.js';
-import { KEYSTORE_DIR } from '../keystore/index.js';
 import { JWT_SECRET_FILE, formatJwtSecret, generateJwtSecret } from '../server/auth.js';
 
 export const GENESIS_FILE = 'genesis.json';
+/** the chain database, in the data directory */
+export const DB_FILE = 'ferry.db';
+/** node-held accounts' key files (imported from here, not from keystore/, to keep `ferry start`'s first imports small) */
+export const KEYSTORE_DIR = 'keystore';
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o644;
 const KEY_MODE = 0o600;

@@ -21,6 +21,12 @@ export interface ChainWorkerData {
   validatorKeyJson: string;
 }
 
+/** The chain thread's first message: its start data (it is spawned before the config is read: node/chainspawn.ts). */
+export interface StartChain {
+  type: 'start';
+  data: ChainWorkerData;
+}
+
 export type ToChain =
   /** `sender`: the signer, recovered on the RPC thread (absent when the bytes did not decode there) */
   | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array }

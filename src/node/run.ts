@@ -1,6 +1,7 @@
 /**
- * Composition root: starts the chain thread (worker), then the RPC side on this thread — the store
- * reader, Surface A's method table, the JSON-RPC dispatcher and the HTTP listener. Closes in reverse.
+ * Composition root: attaches to the chain thread (worker; spawned and given its data by node/boot.ts
+ * before this module loads), then starts the RPC side on this thread — the store reader, Surface A's
+ * method table, the JSON-RPC dispatcher and the HTTP listener. Closes in reverse.
  */
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,7 +35,6 @@ import { evmErrors } from '../evmrpc/errors.js';
 import { accepted } from '../chain/checkcodes.js';
 import { mergeTables } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
-import { allowAll, checkPrivateExposure, createAuthenticator, readJwtSecret } from '../server/auth.js';
 import { startHttpServer, type HttpServerHandle } from '../server/http.js';
 import { startWsServer, type WsServerHandle } from '../server/ws.js';
 import { Store } from '../store/store.js';
@@ -42,7 +42,8 @@ import { CallPool } from './callpool.js';
 import { homePaths } from './home.js';
 import { ChainClient } from './chainclient.js';
 import { createDevControls, createMinerBackend } from './miner.js';
-import type { ChainWorkerData } from './protocol.js';
+import type { Boot } from './boot.js';
+import { phaseDone } from '../lib/startphases.js';
 import { APP_VERSION } from '../chain/app.js';
 import { abciQuery, queryFailure, QueryCode } from '../chain/query.js';
 import { parseLaddr, formatHostPort } from '../config/address.js';
@@ -58,7 +59,7 @@ import type { HomePaths } from './home.js';
 import { NodeObservability } from './observe.js';
 import { nodePageRoutes } from './page.js';
 
-export const DB_FILE = 'ferry.db';
+export { DB_FILE } from './home.js';
 
 export interface RunningNode {
   endpoints: { jsonRpc?: string; ws?: string; rpc?: string; cometMetrics?: string; rpcMetrics?: string; page?: string };
@@ -70,28 +71,12 @@ function splitHostPort(addr: string): { host: string; port: number } {
   return { host: addr.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(addr.slice(i + 1)) };
 }
 
-export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger): Promise<RunningNode> {
+/** `boot`: the first step (node/boot.ts), taken by the caller before it loads this module (cold start). */
+export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, boot: Boot): Promise<RunningNode> {
   const paths = homePaths(opts.home);
-  const dbPath = join(paths.dataDir, DB_FILE);
-  // private namespaces: refuse an unauthenticated exposure, and read the token secret, before anything starts
-  if (opts.jsonRpc.enable) {
-    checkPrivateExposure({
-      api: opts.jsonRpc.api,
-      privateApiAuth: opts.jsonRpc.privateApiAuth,
-      listeners: [
-        { key: 'json-rpc.address', address: opts.jsonRpc.address },
-        { key: 'json-rpc.ws-address', address: opts.jsonRpc.wsAddress },
-      ],
-    });
-  }
-  const authenticate = opts.jsonRpc.privateApiAuth ? createAuthenticator(readJwtSecret(paths.jwtSecret)) : allowAll;
+  const { authenticate } = boot;
+  const dbPath = boot.data.dbPath;
   const keystore = new KeyStore(paths.keystoreDir, { log: log.child({ module: 'keystore' }) });
-  const workerData: ChainWorkerData = {
-    opts,
-    genesis,
-    dbPath,
-    validatorKeyJson: readFileSync(paths.privValidatorKey, 'utf8'),
-  };
   let reader: ChainReader | undefined;
   // Surface B: the native mempool mirror (fed by the chain thread's pool changes)
   const nativePool = new NativeMempool();
@@ -100,7 +85,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
   /** what else follows a dev revert besides the reader (call workers, trace worker), set once they exist */
   const onRewound: ((height: bigint) => void)[] = [];
   const { chain, height, cheats: startCheats } = await ChainClient.start(
-    workerData,
+    boot.chain,
     {
       onMessage: (m) => observe.onChainMessage(m),
       onCommitted: (h, cheatsApplied) => {
@@ -127,6 +112,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     log,
   );
   observe.started(height);
+  phaseDone('chainReady');
 
   const store = new Store(dbPath, { reader: true });
   // the call workers load while the rest starts; calls sent meanwhile wait in their queues
@@ -283,6 +269,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger):
     });
     endpoints.jsonRpc = `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
     log.info({ address: endpoints.jsonRpc }, 'JSON-RPC HTTP server listening');
+    phaseDone('httpListening');
     if (opts.jsonRpc.nodePage) endpoints.page = `${endpoints.jsonRpc}/explorer`;
     const wsAddr = splitHostPort(opts.jsonRpc.wsAddress);
     ws = await startWsServer({

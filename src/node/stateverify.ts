@@ -4,8 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifyFlatState } from '../chain/stateverify.js';
 import { Store } from '../store/store.js';
-import { homePaths } from './home.js';
-import { DB_FILE } from './run.js';
+import { DB_FILE, homePaths } from './home.js';
 
 export const EXIT_STATE_MISMATCH = 2;
 
