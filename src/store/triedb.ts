@@ -47,6 +47,11 @@ export class TrieDB implements DB<string, Uint8Array> {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
+    return this.getSync(key);
+  }
+
+  /** get, synchronously: the overlay, the node cache, then the store */
+  getSync(key: string): Uint8Array | undefined {
     const o = this.overlay.get(key);
     if (o !== undefined) return o;
     const c = this.cache.get(key);
@@ -60,6 +65,15 @@ export class TrieDB implements DB<string, Uint8Array> {
 
   async put(key: string, val: Uint8Array): Promise<void> {
     this.overlay.set(key, val);
+  }
+
+  /** a trie node's encoding by its hash (TrieNodeStore, evm/trieupdate.ts) */
+  node(hash: Uint8Array): Uint8Array | undefined {
+    return this.getSync(hexOf(hash));
+  }
+
+  putNode(hash: Uint8Array, encoded: Uint8Array): void {
+    this.overlay.set(hexOf(hash), encoded);
   }
 
   /** archive node: nothing is ever deleted (old roots stay readable) */
