@@ -53,7 +53,7 @@ async function submitting(run: () => Promise<void>, reply: (code: number, log: s
 
 async function main(): Promise<void> {
   const { opts, genesis } = data;
-  const store = new Store(data.dbPath);
+  const store = new Store(data.dbPath, { walCheckpointer: true });
   const key = readValidatorKey(data.validatorKeyJson);
   let engine: Engine | undefined;
   const external = !opts.abci.withCometbft;

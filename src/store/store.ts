@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
 import { decodeValue, encodeValue } from '../lib/serial.js';
+import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
 /** Blocks kept decoded in memory by each Store (immutable once committed). */
@@ -144,8 +145,15 @@ export class Store {
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
 
-  /** `reader`: an existing database opened for queries only (the RPC thread's connection). */
-  constructor(path: string, opts: { reader?: boolean } = {}) {
+  /** checkpoints the WAL on a worker thread (the writer opened with `walCheckpointer`) */
+  private checkpointer: WalCheckpointer | undefined;
+
+  /**
+   * `reader`: an existing database opened for queries only (the RPC thread's connection).
+   * `walCheckpointer` (the writer): WAL checkpoints run on a worker thread, not inside the block's
+   * COMMIT (store/checkpoint.ts).
+   */
+  constructor(path: string, opts: { reader?: boolean; walCheckpointer?: boolean } = {}) {
     if (!opts.reader) mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { fileMustExist: opts.reader === true });
     if (opts.reader) {
@@ -157,6 +165,13 @@ export class Store {
     }
     this.db.pragma(`cache_size = -${opts.reader ? READER_PAGE_CACHE_KIB : WRITER_PAGE_CACHE_KIB}`);
     this.reader = opts.reader === true;
+    if (!this.reader && opts.walCheckpointer) {
+      this.db.pragma(`wal_autocheckpoint = ${WAL_WRITER_CHECKPOINT_PAGES}`);
+      // the worker gone, the writer checkpoints by itself again as often as SQLite's default
+      this.checkpointer = new WalCheckpointer(path, () => {
+        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+      });
+    }
     this.db.defaultSafeIntegers(false);
     this.stmts = {
       metaGet: this.db.prepare<[string], { v: Buffer }>('SELECT v FROM meta WHERE k = ?'),
@@ -190,7 +205,20 @@ export class Store {
   }
 
   close(): void {
+    this.checkpointer?.close();
     this.db.close();
+  }
+
+  /** the WAL checkpoint worker's count of checkpoints and its last answer (undefined: none runs) */
+  checkpointStats(): { checkpoints: number; last?: CheckpointResult } | undefined {
+    return this.checkpointer && { checkpoints: this.checkpointer.checkpoints, last: this.checkpointer.last };
+  }
+
+  /** `listener` gets every checkpoint the worker runs (tests); false when no checkpoint worker runs */
+  onWalCheckpoint(listener: (r: CheckpointResult) => void): boolean {
+    if (!this.checkpointer) return false;
+    this.checkpointer.onCheckpoint = listener;
+    return true;
   }
 
   // ---- meta ----
@@ -211,7 +239,9 @@ export class Store {
 
   /** Runs fn in one write transaction (all-or-nothing). */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    const out = this.db.transaction(fn)();
+    this.checkpointer?.committed();
+    return out;
   }
 
   // ---- blocks ----
