@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
 import { decodeValue, encodeValue } from '../lib/serial.js';
+import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
@@ -30,6 +31,17 @@ export const TRIE_NODE_CACHE_ENTRY_OVERHEAD = 256;
 export const WRITER_PAGE_CACHE_KIB = 8_192;
 export const READER_PAGE_CACHE_KIB = 4_096;
 
+/** EVM tx lookups: rows appended in block order, found by hash through an index (store/migrate.ts) */
+const TXS_SCHEMA = `CREATE TABLE IF NOT EXISTS txs (
+  hash BLOB NOT NULL,
+  height INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  native_hash BLOB NOT NULL,
+  receipt BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS txs_hash ON txs(hash);
+CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS trie (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
@@ -40,14 +52,7 @@ CREATE TABLE IF NOT EXISTS blocks (
 );
 CREATE TABLE IF NOT EXISTS comet (height INTEGER PRIMARY KEY, rec BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
-CREATE TABLE IF NOT EXISTS txs (
-  hash BLOB PRIMARY KEY,
-  height INTEGER NOT NULL,
-  idx INTEGER NOT NULL,
-  native_hash BLOB NOT NULL,
-  receipt BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);
+${TXS_SCHEMA}
 CREATE TABLE IF NOT EXISTS logs (
   height INTEGER NOT NULL,
   log_index INTEGER NOT NULL,
@@ -161,6 +166,15 @@ export class Store {
     } else {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
+      // a database made before txs was a rowid table: rebuilt once, before the rest of the schema
+      rebuildTable(this.db, {
+        table: 'txs',
+        isOld: (sql) => WITHOUT_ROWID.test(sql),
+        oldIndexes: ['txs_native'],
+        create: TXS_SCHEMA,
+        columns: ['hash', 'height', 'idx', 'native_hash', 'receipt'],
+        orderBy: 'height, idx',
+      });
       this.db.exec(SCHEMA);
     }
     this.db.pragma(`cache_size = -${opts.reader ? READER_PAGE_CACHE_KIB : WRITER_PAGE_CACHE_KIB}`);
