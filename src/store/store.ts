@@ -156,9 +156,9 @@ export class Store {
   /**
    * `reader`: an existing database opened for queries only (the RPC thread's connection).
    * `walCheckpointer` (the writer): WAL checkpoints run on a worker thread, not inside the block's
-   * COMMIT (store/checkpoint.ts).
+   * COMMIT (store/checkpoint.ts); `onCheckpointerFailure` hears when that worker stops.
    */
-  constructor(path: string, opts: { reader?: boolean; walCheckpointer?: boolean } = {}) {
+  constructor(path: string, opts: { reader?: boolean; walCheckpointer?: boolean; onCheckpointerFailure?: (e: Error) => void } = {}) {
     if (!opts.reader) mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { fileMustExist: opts.reader === true });
     if (opts.reader) {
@@ -182,8 +182,10 @@ export class Store {
     if (!this.reader && opts.walCheckpointer) {
       this.db.pragma(`wal_autocheckpoint = ${WAL_WRITER_CHECKPOINT_PAGES}`);
       // the worker gone, the writer checkpoints by itself again as often as SQLite's default
-      this.checkpointer = new WalCheckpointer(path, () => {
-        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+      this.checkpointer = new WalCheckpointer(path, (e) => {
+        if (!this.db.open) return;
+        this.db.pragma('wal_autocheckpoint = 1000');
+        opts.onCheckpointerFailure?.(e);
       });
     }
     this.db.defaultSafeIntegers(false);
