@@ -16,7 +16,7 @@ const TIP = 1n * GWEI;
 export const TRANSFER_GAS = 21_000n;
 /** an ERC-20 transfer to a fresh holder uses about 52k gas */
 export const TOKEN_TRANSFER_GAS = 70_000n;
-const DEPLOY_GAS = 3_000_000n;
+export const DEPLOY_GAS = 3_000_000n;
 /** distinct addresses queried and paid by the workloads */
 export const HOLDER_COUNT = 4096;
 export const TOKENS_PER_SENDER = 10n ** 24n;

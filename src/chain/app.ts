@@ -418,7 +418,7 @@ export class EvmApp implements Application {
     header.size = ethBlockSize(this.common, header, []);
     const genesisChange = this.runner.genesisChange!;
     this.store.transaction(() => {
-      this.trieDb.flushInto(this.store, stateRoot);
+      this.trieDb.flushInto(this.store);
       this.flat.write(0, genesisChange);
       this.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
     });
@@ -814,7 +814,7 @@ export class EvmApp implements Application {
   commit(): void {
     const p = this.pending;
     if (!p) throw new Error('commit without finalizeBlock');
-    this.trieDb.flushInto(this.store, p.block.header.stateRoot);
+    this.trieDb.flushInto(this.store);
     this.flat.write(Number(p.block.header.number), p.flatChange);
     this.cheats.persistApplied(Number(p.block.header.number), p.cheats);
     this.store.putBlock({

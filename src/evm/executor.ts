@@ -259,7 +259,7 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
 
   /** Flat runners: applies the journal to the trie at `parentRoot`; the trie nodes and code go to the TrieDB. */
   private async commitFlat(flat: FlatStateManager, parentRoot: Uint8Array): Promise<{ root: Uint8Array; change: FlatChange }> {
-    const { root, change, codes } = await flat.commitToTrie(makeTrie(this.db, this.common, parentRoot));
+    const { root, change, codes } = flat.commitToTrie(this.db, parentRoot);
     for (const [k, code] of codes) await this.db.put(Buffer.from(k).toString('hex'), code);
     return { root, change };
   }

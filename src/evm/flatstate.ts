@@ -14,12 +14,12 @@
  */
 import type { AccountFields, StateManagerInterface } from '@ethereumjs/common';
 import { RLP } from '@ethereumjs/rlp';
-import type { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { OriginalStorageCache } from '@ethereumjs/statemanager';
 import { Account, Address, KECCAK256_NULL, KECCAK256_RLP, createAccountFromRLP, setLengthLeft, unpadBytes } from '@ethereumjs/util';
 import { slotKey, type FlatChange, type FlatState } from '../store/flatstate.js';
 import { keccak256 } from './common.js';
 import { hashedTrieRoot, type NodeSink } from './orderedtrie.js';
+import { updateTrie, type TrieNodeStore } from './trieupdate.js';
 
 const EMPTY = new Uint8Array(0);
 const CODE_PREFIX = 0x63; // 'c'
@@ -272,14 +272,16 @@ export class FlatStateManager implements StateManagerInterface {
   }
 
   /**
-   * Applies the journal (no open checkpoint) to the account trie `trie` (positioned on the state root of
-   * `height`) and returns the new root and the flat change set. The journal is left as is: `at(next)`
-   * after the block is stored.
+   * Applies the journal (no open checkpoint) to the trie whose state root is `parentRoot` (the state
+   * of `height`), writing the new nodes to `nodes` — each storage trie, then the account trie, each in
+   * one batch (evm/trieupdate.ts) — and returns the new root and the flat change set. The journal is
+   * left as is: `at(next)` after the block is stored.
    */
-  async commitToTrie(trie: MerklePatriciaTrie): Promise<{ root: Uint8Array; change: FlatChange; codes: [Uint8Array, Uint8Array][] }> {
+  commitToTrie(nodes: TrieNodeStore, parentRoot: Uint8Array): { root: Uint8Array; change: FlatChange; codes: [Uint8Array, Uint8Array][] } {
     if (this.undo.length > 0) throw new Error('commitToTrie with an open checkpoint');
     const change: FlatChange = { accounts: [], slots: [] };
     const usedCodes = new Set<string>();
+    const accountUpdates: [Uint8Array, Uint8Array | undefined][] = [];
     const keys = new Set([...this.accounts.keys(), ...this.storage.keys()]);
     for (const k of [...keys].sort()) {
       const addr = bytes(k);
@@ -294,7 +296,7 @@ export class FlatStateManager implements StateManagerInterface {
       }
       if (rlp === undefined) {
         if (before !== undefined) {
-          await trie.del(addr);
+          accountUpdates.push([keccak256(addr), undefined]);
           change.accounts.push([addr, EMPTY]);
         }
         change.slots.push(...slotRows);
@@ -302,22 +304,20 @@ export class FlatStateManager implements StateManagerInterface {
       }
       const acct = createAccountFromRLP(rlp);
       if (rec !== undefined) {
-        const st = trie.shallowCopy(false);
-        st.root(rec.cleared ? KECCAK256_RLP : acct.storageRoot);
+        const slotUpdates: [Uint8Array, Uint8Array | undefined][] = [];
         for (const [s, v] of rec.slots) {
           const slot = bytes(s);
-          if (v.length > 0) await st.put(slot, RLP.encode(v));
-          else await st.del(slot);
+          slotUpdates.push([keccak256(slot), v.length > 0 ? RLP.encode(v) : undefined]);
           if (rec.cleared || v.length > 0 || this.flat.storage(addr, slot, this._height).length > 0) {
             slotRows.push([slotKey(addr, slot), v]);
           }
         }
-        acct.storageRoot = st.root();
+        acct.storageRoot = updateTrie(nodes, rec.cleared ? KECCAK256_RLP : acct.storageRoot, slotUpdates);
       }
       usedCodes.add(hex(acct.codeHash));
       const out = acct.serialize();
       if (before === undefined || Buffer.compare(before, out) !== 0) {
-        await trie.put(addr, out);
+        accountUpdates.push([keccak256(addr), out]);
         change.accounts.push([addr, out]);
       }
       change.slots.push(...slotRows);
@@ -330,7 +330,7 @@ export class FlatStateManager implements StateManagerInterface {
       key.set(bytes(h), 1);
       codes.push([key, code]);
     }
-    this.root = trie.root();
+    this.root = updateTrie(nodes, parentRoot, accountUpdates);
     return { root: this.root, change, codes };
   }
 }

@@ -11,7 +11,7 @@ type Nibbles = ArrayLike<number> & { slice(start?: number, end?: number): ArrayL
 /** receives each node stored by hash: its hash and its encoding */
 export type NodeSink = (hash: Uint8Array, encoded: Uint8Array) => void;
 
-function toNibbles(b: Uint8Array): Uint8Array {
+export function toNibbles(b: Uint8Array): Uint8Array {
   const out = new Uint8Array(b.length * 2);
   for (let i = 0; i < b.length; i++) {
     out[2 * i] = b[i]! >> 4;
@@ -21,7 +21,7 @@ function toNibbles(b: Uint8Array): Uint8Array {
 }
 
 /** hex-prefix encoding of a nibble path (Yellow Paper appendix C) */
-function hexPrefix(path: ArrayLike<number>, leaf: boolean): Uint8Array {
+export function hexPrefix(path: ArrayLike<number>, leaf: boolean): Uint8Array {
   const odd = path.length % 2 === 1;
   const flag = (leaf ? 2 : 0) + (odd ? 1 : 0);
   const out = new Uint8Array(Math.floor(path.length / 2) + 1);
@@ -78,7 +78,7 @@ export function orderedTrieRoot(values: Uint8Array[]): Uint8Array {
   return keccak256(RLP.encode(build(items, 0)));
 }
 
-const EMPTY_TRIE_ROOT = keccak256(RLP.encode(new Uint8Array()));
+export const EMPTY_TRIE_ROOT = keccak256(RLP.encode(new Uint8Array()));
 
 /**
  * Root of a trie holding `value` at each (distinct, already hashed) `key`, e.g. keccak(address) →

@@ -54,7 +54,10 @@ async function submitting(run: () => Promise<void>, reply: (code: number, log: s
 
 async function main(): Promise<void> {
   const { opts, genesis } = data;
-  const store = new Store(data.dbPath);
+  const store = new Store(data.dbPath, {
+    walCheckpointer: true,
+    onCheckpointerFailure: (e) => log.warn({ err: e.message }, 'the WAL checkpoint worker stopped: the chain thread checkpoints by itself again'),
+  });
   const key = readValidatorKey(data.validatorKeyJson);
   let engine: Engine | undefined;
   const external = !opts.abci.withCometbft;

@@ -12,6 +12,7 @@
 import type Database from 'better-sqlite3';
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import { DomainError } from '../lib/errors.js';
+import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 
 /** Most index rows one search may read before it is refused (every result set has a bound). */
 export const SEARCH_ROW_LIMIT = 250_000;
@@ -24,16 +25,20 @@ export const PHASE_PREFIX: Readonly<Record<string, string>> = { BeginBlock: 'beg
 const TYPE_SEPARATOR = '.';
 const TYPE_SEPARATOR_NEXT = '/';
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS comet_txs (
-  hash BLOB PRIMARY KEY,
+/** native txs with their results: rows appended in block order, found by hash or position through indexes (store/migrate.ts) */
+const COMET_TXS_SCHEMA = `CREATE TABLE IF NOT EXISTS comet_txs (
+  hash BLOB NOT NULL,
   height INTEGER NOT NULL,
   idx INTEGER NOT NULL,
   code INTEGER NOT NULL,
   tx BLOB NOT NULL,
   result BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS comet_txs_pos ON comet_txs(height, idx);
+);
+CREATE UNIQUE INDEX IF NOT EXISTS comet_txs_hash ON comet_txs(hash);
+CREATE INDEX IF NOT EXISTS comet_txs_pos ON comet_txs(height, idx);`;
+
+const SCHEMA = `
+${COMET_TXS_SCHEMA}
 CREATE TABLE IF NOT EXISTS tx_events (
   key TEXT NOT NULL,
   value TEXT NOT NULL,
@@ -149,7 +154,18 @@ export class EventIndex {
     private readonly db: Database.Database,
     opts: { writer?: boolean } = {},
   ) {
-    if (opts.writer) db.exec(SCHEMA);
+    if (opts.writer) {
+      // a database made before comet_txs was a rowid table: rebuilt once, before the rest of the schema
+      rebuildTable(db, {
+        table: 'comet_txs',
+        isOld: (sql) => WITHOUT_ROWID.test(sql),
+        oldIndexes: ['comet_txs_pos'],
+        create: COMET_TXS_SCHEMA,
+        columns: ['hash', 'height', 'idx', 'code', 'tx', 'result'],
+        orderBy: 'height, idx',
+      });
+      db.exec(SCHEMA);
+    }
     this.stmts = {
       putTx: db.prepare(
         `INSERT INTO comet_txs (hash, height, idx, code, tx, result) VALUES (?, ?, ?, ?, ?, ?)

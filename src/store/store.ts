@@ -8,6 +8,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
 import { decodeValue, encodeValue } from '../lib/serial.js';
+import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
+import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
 /** Blocks kept decoded in memory by each Store (immutable once committed). */
@@ -29,6 +31,17 @@ export const TRIE_NODE_CACHE_ENTRY_OVERHEAD = 256;
 export const WRITER_PAGE_CACHE_KIB = 8_192;
 export const READER_PAGE_CACHE_KIB = 4_096;
 
+/** EVM tx lookups: rows appended in block order, found by hash through an index (store/migrate.ts) */
+const TXS_SCHEMA = `CREATE TABLE IF NOT EXISTS txs (
+  hash BLOB NOT NULL,
+  height INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  native_hash BLOB NOT NULL,
+  receipt BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS txs_hash ON txs(hash);
+CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS trie (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
@@ -39,14 +52,7 @@ CREATE TABLE IF NOT EXISTS blocks (
 );
 CREATE TABLE IF NOT EXISTS comet (height INTEGER PRIMARY KEY, rec BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
-CREATE TABLE IF NOT EXISTS txs (
-  hash BLOB PRIMARY KEY,
-  height INTEGER NOT NULL,
-  idx INTEGER NOT NULL,
-  native_hash BLOB NOT NULL,
-  receipt BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);
+${TXS_SCHEMA}
 CREATE TABLE IF NOT EXISTS logs (
   height INTEGER NOT NULL,
   log_index INTEGER NOT NULL,
@@ -144,8 +150,15 @@ export class Store {
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
 
-  /** `reader`: an existing database opened for queries only (the RPC thread's connection). */
-  constructor(path: string, opts: { reader?: boolean } = {}) {
+  /** checkpoints the WAL on a worker thread (the writer opened with `walCheckpointer`) */
+  private checkpointer: WalCheckpointer | undefined;
+
+  /**
+   * `reader`: an existing database opened for queries only (the RPC thread's connection).
+   * `walCheckpointer` (the writer): WAL checkpoints run on a worker thread, not inside the block's
+   * COMMIT (store/checkpoint.ts); `onCheckpointerFailure` hears when that worker stops.
+   */
+  constructor(path: string, opts: { reader?: boolean; walCheckpointer?: boolean; onCheckpointerFailure?: (e: Error) => void } = {}) {
     if (!opts.reader) mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { fileMustExist: opts.reader === true });
     if (opts.reader) {
@@ -153,10 +166,28 @@ export class Store {
     } else {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
+      // a database made before txs was a rowid table: rebuilt once, before the rest of the schema
+      rebuildTable(this.db, {
+        table: 'txs',
+        isOld: (sql) => WITHOUT_ROWID.test(sql),
+        oldIndexes: ['txs_native'],
+        create: TXS_SCHEMA,
+        columns: ['hash', 'height', 'idx', 'native_hash', 'receipt'],
+        orderBy: 'height, idx',
+      });
       this.db.exec(SCHEMA);
     }
     this.db.pragma(`cache_size = -${opts.reader ? READER_PAGE_CACHE_KIB : WRITER_PAGE_CACHE_KIB}`);
     this.reader = opts.reader === true;
+    if (!this.reader && opts.walCheckpointer) {
+      this.db.pragma(`wal_autocheckpoint = ${WAL_WRITER_CHECKPOINT_PAGES}`);
+      // the worker gone, the writer checkpoints by itself again as often as SQLite's default
+      this.checkpointer = new WalCheckpointer(path, (e) => {
+        if (!this.db.open) return;
+        this.db.pragma('wal_autocheckpoint = 1000');
+        opts.onCheckpointerFailure?.(e);
+      });
+    }
     this.db.defaultSafeIntegers(false);
     this.stmts = {
       metaGet: this.db.prepare<[string], { v: Buffer }>('SELECT v FROM meta WHERE k = ?'),
@@ -190,7 +221,20 @@ export class Store {
   }
 
   close(): void {
+    this.checkpointer?.close();
     this.db.close();
+  }
+
+  /** the WAL checkpoint worker's count of checkpoints and its last answer (undefined: none runs) */
+  checkpointStats(): { checkpoints: number; last?: CheckpointResult } | undefined {
+    return this.checkpointer && { checkpoints: this.checkpointer.checkpoints, last: this.checkpointer.last };
+  }
+
+  /** `listener` gets every checkpoint the worker runs (tests); false when no checkpoint worker runs */
+  onWalCheckpoint(listener: (r: CheckpointResult) => void): boolean {
+    if (!this.checkpointer) return false;
+    this.checkpointer.onCheckpoint = listener;
+    return true;
   }
 
   // ---- meta ----
@@ -211,7 +255,9 @@ export class Store {
 
   /** Runs fn in one write transaction (all-or-nothing). */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    const out = this.db.transaction(fn)();
+    this.checkpointer?.committed();
+    return out;
   }
 
   // ---- blocks ----

@@ -4,15 +4,10 @@
  * store, or a view) never commits: what lands in its overlay (the state manager re-writes every account
  * it read when it moves root; eth_call's intermediate nodes) is dropped whenever its runner moves root.
  */
-import { RLP } from '@ethereumjs/rlp';
 import type { BatchDBOp, DB } from '@ethereumjs/util';
 import { Lru } from '../lib/lru.js';
 import { READER_TRIE_NODE_CACHE_BYTES, TRIE_NODE_CACHE_BYTES, TRIE_NODE_CACHE_ENTRY_OVERHEAD, type Store } from './store.js';
 
-/** an embedded node (a list) or a reference (32-byte hash, or empty) */
-type NodeRef = Uint8Array | NodeRef[];
-/** trie nodes are keyed by their 32-byte hash in hex; other entries (code: 'c' + hash) are longer */
-const NODE_KEY_HEX_LENGTH = 64;
 const hexOf = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
 const weighNode = (key: string, value: Uint8Array) => TRIE_NODE_CACHE_ENTRY_OVERHEAD + key.length + value.byteLength;
@@ -47,6 +42,11 @@ export class TrieDB implements DB<string, Uint8Array> {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
+    return this.getSync(key);
+  }
+
+  /** get, synchronously: the overlay, the node cache, then the store */
+  getSync(key: string): Uint8Array | undefined {
     const o = this.overlay.get(key);
     if (o !== undefined) return o;
     const c = this.cache.get(key);
@@ -60,6 +60,15 @@ export class TrieDB implements DB<string, Uint8Array> {
 
   async put(key: string, val: Uint8Array): Promise<void> {
     this.overlay.set(key, val);
+  }
+
+  /** a trie node's encoding by its hash (TrieNodeStore, evm/trieupdate.ts) */
+  node(hash: Uint8Array): Uint8Array | undefined {
+    return this.getSync(hexOf(hash));
+  }
+
+  putNode(hash: Uint8Array, encoded: Uint8Array): void {
+    this.overlay.set(hexOf(hash), encoded);
   }
 
   /** archive node: nothing is ever deleted (old roots stay readable) */
@@ -76,75 +85,28 @@ export class TrieDB implements DB<string, Uint8Array> {
   async open(): Promise<void> {}
 
   /**
-   * Writes into the store (call inside the block transaction) the overlay's trie nodes reachable from
-   * the block's state `root` — through the account trie and the storage tries its changed accounts
-   * point to — and every entry that is not a trie node (contract code). The MPT writes each node of a
-   * path on every put, so most of a block's overlay is intermediate versions no root refers to;
-   * storing those cost most of the commit's time and about half the database. Returns the number of
-   * entries written.
+   * Writes the overlay into the store (call inside the block transaction): the block's new trie nodes
+   * and contract code. The writer's overlay holds only nodes of the block's new tries — its state
+   * trie is updated in one batch per block (evm/trieupdate.ts), which encodes and stores each node of
+   * the final tries once and no intermediate version (test/unit/triedb-flush.test.ts walks every
+   * committed root and finds exactly the stored nodes). Returns the number of entries written.
    */
-  flushInto(store: Store, root: Uint8Array): number {
-    const keep = this.reachable(root);
-    for (const k of this.overlay.keys()) if (k.length !== NODE_KEY_HEX_LENGTH) keep.add(k);
+  flushInto(store: Store): number {
     const overlay = this.overlay;
     store.triePutMany((function* () {
-      for (const k of keep) yield [Buffer.from(k, 'hex'), overlay.get(k)!] as [Buffer, Uint8Array];
+      for (const [k, v] of overlay) yield [Buffer.from(k, 'hex'), v] as [Buffer, Uint8Array];
     })());
-    this.kept = keep;
-    return keep.size;
-  }
-
-  /** what the last flushInto wrote (afterCommit keeps those warm) */
-  private kept: Set<string> | undefined;
-
-  /** The overlay's nodes reachable from `root`; a node not in the overlay is stored already, and so is its subtree. */
-  private reachable(root: Uint8Array): Set<string> {
-    const keep = new Set<string>();
-    const stack: { key: string; accounts: boolean }[] = [{ key: hexOf(root), accounts: true }];
-    const push = (ref: NodeRef, accounts: boolean) => {
-      if (ref instanceof Uint8Array) {
-        if (ref.length === 32) stack.push({ key: hexOf(ref), accounts });
-      } else visit(ref, accounts);
-    };
-    // a node is a branch (17 items) or a leaf/extension (2 items: hex-prefixed path, value or child);
-    // an account trie leaf holds the account, whose storage root leads into that account's storage trie
-    const visit = (node: NodeRef[], accounts: boolean) => {
-      if (node.length === 17) {
-        for (let i = 0; i < 16; i++) push(node[i]!, accounts);
-      } else if (node.length === 2) {
-        const path = node[0] as Uint8Array;
-        const leaf = path.length > 0 && path[0]! >> 4 >= 2;
-        if (!leaf) push(node[1]!, accounts);
-        else if (accounts) {
-          const account = RLP.decode(node[1] as Uint8Array) as Uint8Array[];
-          if (account.length === 4 && account[2]!.length === 32) stack.push({ key: hexOf(account[2]!), accounts: false });
-        }
-      }
-    };
-    while (stack.length > 0) {
-      const { key, accounts } = stack.pop()!;
-      if (keep.has(key)) continue;
-      const enc = this.overlay.get(key);
-      if (enc === undefined) continue;
-      keep.add(key);
-      visit(RLP.decode(enc) as NodeRef[], accounts);
-    }
-    return keep;
+    return overlay.size;
   }
 
   /** After a successful commit: keep the written nodes warm and start a fresh overlay. */
   afterCommit(): void {
-    for (const k of this.kept ?? this.overlay.keys()) {
-      const v = this.overlay.get(k);
-      if (v !== undefined) this.cache.set(k, v);
-    }
-    this.kept = undefined;
+    for (const [k, v] of this.overlay) this.cache.set(k, v);
     this.overlay = new Map();
   }
 
   /** Abandons uncommitted writes (block aborted). */
   discard(): void {
-    this.kept = undefined;
     this.overlay = new Map();
   }
 }

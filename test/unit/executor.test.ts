@@ -92,7 +92,7 @@ test('a read-only runner keeps nothing in its scratch overlay as it follows new 
     [SETTER_ADDR, { balance: 0n, nonce: 0n, code: SETTER }],
   ]));
   const commit = () => {
-    db.flushInto(store, root);
+    db.flushInto(store);
     db.afterCommit();
   };
   commit();

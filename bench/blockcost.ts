@@ -1,0 +1,112 @@
+/**
+ * Block cost on the chain thread, in process: the store (with its WAL checkpoint worker, as the node
+ * opens it), the application and the consensus engine in dev mode, as the chain thread runs them. The
+ * txs (value transfers, or ERC-20 transfers of the bench token) are signed and admitted first; then
+ * each block of `--block-txs` is mined alone, and the CPU of this thread (from /proc/self/task, so
+ * the checkpoint worker and V8's helper threads are not counted) and of the process are summed over
+ * the mining only: execution, commit, the store write and what follows — not CheckTx. CPU time
+ * compares two builds fairly on a busy machine (docs/benchmarks.md "The chain thread's cost after
+ * execution").
+ *
+ *   npm run build && node dist/bench/blockcost.js [--kind transfers|erc20] [--txs N] [--block-txs N]
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { AbiCoder, getCreateAddress } from 'ethers';
+import { EvmApp } from '../src/chain/app.js';
+import { devGenesis } from '../src/config/genesis.js';
+import { generateValidatorKey } from '../src/consensus/cometbft/index.js';
+import { Engine, genesisEngineOptions } from '../src/consensus/engine.js';
+import { decodeTx } from '../src/evm/tx.js';
+import type { Logger } from '../src/lib/log.js';
+import { Store } from '../src/store/store.js';
+import { DEPLOY_GAS, HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TOKENS_PER_SENDER, TRANSFER_GAS, devWallet, signTx, tokenBytecode } from './chain.js';
+
+const MAX_FEE = 100n * 10n ** 9n;
+
+const { values } = parseArgs({
+  options: { kind: { type: 'string', default: 'transfers' }, txs: { type: 'string', default: '4000' }, 'block-txs': { type: 'string', default: '250' } },
+});
+const kind = values.kind!;
+if (kind !== 'transfers' && kind !== 'erc20') throw new Error(`--kind is transfers or erc20, not ${kind}`);
+const total = Number(values.txs);
+const perBlock = Number(values['block-txs']);
+if (!(total > 0 && perBlock > 0)) throw new Error('--txs and --block-txs must be positive');
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+/** this thread's CPU, ms (user + system, in clock ticks of 10 ms) */
+function threadCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'ferry-blockcost-'));
+const key = generateValidatorKey();
+const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
+const store = new Store(join(dir, 'ferry.db'), { walCheckpointer: true });
+const app = await EvmApp.create(
+  store,
+  genesis,
+  { minGasPrice: 0n, mempool: { size: total + 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: total + 100 } },
+  silent,
+  { onPoolChange() {} },
+);
+const engine = new Engine(
+  store,
+  app,
+  { ...genesisEngineOptions(genesis, key, 1n), timeoutCommitMs: 1000, blockOnTx: false, noTimer: true, createEmptyBlocks: true },
+  silent,
+  { onCommitted() {} },
+);
+await engine.start();
+const info = { chainId: genesis.evmChainId, maxFeePerGas: MAX_FEE };
+const senders = Array.from({ length: SENDERS }, (_, i) => devWallet(i));
+const nonces = senders.map(() => 0);
+async function admit(raw: string): Promise<void> {
+  const r = await app.checkEvmTx(decodeTx(Buffer.from(raw.slice(2), 'hex'), app.common));
+  if (r.code !== 0) throw new Error(`CheckTx refused a bench tx: ${r.log}`);
+}
+let token: string | undefined;
+if (kind === 'erc20') {
+  const args = AbiCoder.defaultAbiCoder().encode(['address[]', 'uint256'], [senders.map((s) => s.address), TOKENS_PER_SENDER]);
+  await admit(signTx(senders[0]!, info, { to: null, nonce: nonces[0]!++, gasLimit: DEPLOY_GAS, data: tokenBytecode() + args.slice(2) }).raw);
+  await engine.mine(1n);
+  token = getCreateAddress({ from: senders[0]!.address, nonce: 0 });
+}
+const raws: string[] = [];
+for (let k = 0; k < total; k++) {
+  const s = k % senders.length;
+  const holder = HOLDERS[k % HOLDER_COUNT]!;
+  const fields = token
+    ? { to: token, gasLimit: TOKEN_TRANSFER_GAS, data: TOKEN_ABI.encodeFunctionData('transfer', [holder, 1n]) }
+    : { to: holder, value: 1n, gasLimit: TRANSFER_GAS };
+  raws.push(signTx(senders[s]!, info, { ...fields, nonce: nonces[s]!++ }).raw);
+}
+let threadMs = 0;
+let processUs = 0;
+let wallMs = 0;
+for (let at = 0; at < total; at += perBlock) {
+  for (const raw of raws.slice(at, at + perBlock)) await admit(raw);
+  const t0 = threadCpuMs();
+  const c0 = process.cpuUsage();
+  const w0 = performance.now();
+  await engine.mine(1n);
+  threadMs += threadCpuMs() - t0;
+  const c = process.cpuUsage(c0);
+  processUs += c.user + c.system;
+  wallMs += performance.now() - w0;
+}
+const last = store.evmBlock(store.latestHeight()!)!;
+if (last.transactions.length !== (total % perBlock || perBlock)) {
+  throw new Error(`the last block holds ${last.transactions.length} txs: some were not included`);
+}
+console.log(
+  `${kind}: ${total} txs in blocks of ${perBlock}: ${((threadMs * 1000) / total).toFixed(0)} µs/tx chain-thread CPU, ` +
+    `${(processUs / total).toFixed(0)} µs/tx process CPU, ${((wallMs * 1000) / total).toFixed(0)} µs/tx wall`,
+);
+await engine.stop();
+store.close();
+rmSync(dir, { recursive: true, force: true });
