@@ -19,6 +19,7 @@ import type { PendingCheat } from '../chain/cheats.js';
 import type { ChainReply, ChainWorkerData, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
+import type { Signed } from '../chain/txdecode.js';
 
 /** requests sent to the chain thread and not yet answered, at most */
 export const MAX_PENDING_CHAIN_REQUESTS = 4096;
@@ -106,6 +107,11 @@ export class ChainClient {
             listener.onPool(m);
             break;
           case 'reply':
+            // the pool changes it carries happened before the answer: the pool view has them first
+            for (const p of m.pool ?? []) {
+              listener.onMessage(p);
+              listener.onPool(p);
+            }
             chain.settle(chain.replies, m);
             break;
           case 'devReply':
@@ -141,8 +147,8 @@ export class ChainClient {
   }
 
   /** eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread */
-  submitEvm(raw: Uint8Array, sender?: Uint8Array): Promise<SubmitOutcome> {
-    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true, sender }));
+  submitEvm(raw: Uint8Array, signed?: Signed): Promise<SubmitOutcome> {
+    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true, sender: signed?.sender, hash: signed?.hash }));
   }
 
   /** Surface B's broadcast_tx_* and check_tx (`dryRun`: checked, never added to the mempool) */

@@ -20,11 +20,40 @@ import { DevSnapshots } from '../chain/devsnapshots.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
-import type { ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
+import type { ChainWorkerData, DevOp, FromChain, PoolMessage, ToChain } from './protocol.js';
 
 const data = workerData as ChainWorkerData;
 const port = parentPort!;
-const send = (m: FromChain) => port.postMessage(m);
+/**
+ * Mempool changes wait here for the next message to the RPC thread: a CheckTx's answer carries them
+ * (one message per CheckTx instead of two); before any other message they go out as `pool` messages
+ * of their own, so the RPC thread sees every change in the order it happened. A turn of the event
+ * loop without another message sends them too.
+ */
+let poolOut: PoolMessage[] = [];
+let poolFlushQueued = false;
+/** the pool changes waiting, sent as messages of their own */
+const flushPool = () => {
+  const pool = poolOut;
+  poolOut = [];
+  for (const p of pool) port.postMessage(p);
+};
+const send = (m: FromChain) => {
+  if (m.type === 'reply' && poolOut.length > 0) {
+    m = { ...m, pool: poolOut };
+    poolOut = [];
+  } else flushPool();
+  port.postMessage(m);
+};
+const sendPool = (p: PoolMessage) => {
+  poolOut.push(p);
+  if (poolFlushQueued) return;
+  poolFlushQueued = true;
+  setImmediate(() => {
+    poolFlushQueued = false;
+    flushPool();
+  });
+};
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
 
 /**
@@ -32,8 +61,8 @@ const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' 
  * check (geth's texts). `sender`: the signer the RPC thread recovered from these bytes (not recovered
  * again here).
  */
-function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uint8Array | undefined): DecodedTx {
-  const d = decodeTx(raw, app.common, sender);
+function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uint8Array | undefined, hash: Uint8Array | undefined): DecodedTx {
+  const d = decodeTx(raw, app.common, sender, hash);
   if (rpc && !data.opts.jsonRpc.allowUnprotectedTxs && d.evm.chainId === undefined) {
     throw txRejected('invalid', 'only replay-protected (EIP-155) transactions allowed over RPC');
   }
@@ -70,7 +99,7 @@ async function main(): Promise<void> {
     log,
     {
       onPoolChange: (c) => {
-        send({ type: 'pool', added: c.added, removed: c.removed, natives: c.natives, evicted: c.evicted });
+        sendPool({ type: 'pool', added: c.added, removed: c.removed, natives: c.natives, evicted: c.evicted });
         if (c.added.length > 0) engine?.txAvailable();
       },
     },
@@ -258,7 +287,7 @@ async function main(): Promise<void> {
     const run = async () => {
       if (m.type === 'submit') {
         return submitting(async () => {
-          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
+          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
           const r = await app.checkEvmTx(d);
           reply(r.code, r.log, d.evm.hash);
         }, reply);
@@ -329,7 +358,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     const run = async () => {
       if (m.type === 'submit') {
         return submitting(async () => {
-          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender);
+          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
           const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
           // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded
           app.rememberDecoded(native, d);

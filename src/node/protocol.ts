@@ -23,7 +23,8 @@ export interface ChainWorkerData {
 
 export type ToChain =
   /** `sender`: the signer, recovered on the RPC thread (absent when the bytes did not decode there) */
-  | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array }
+  /** `sender`, `hash`: what the RPC thread's decoding of `raw` found */
+  | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array; hash?: Uint8Array }
   /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool) */
   | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean; sender?: Uint8Array }
   /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
@@ -98,6 +99,20 @@ export interface ChainReply {
   check?: CheckTxResult;
   checkSeconds?: number;
   txBytes?: number;
+  /**
+   * mempool changes made since the last message, this CheckTx's admission among them: carried here
+   * instead of as `pool` messages of their own (one message per CheckTx); applied before the answer
+   */
+  pool?: PoolMessage[];
+}
+
+/** a change of the mempool (the RPC thread's pool view and pending-tx subscriptions follow it) */
+export interface PoolMessage {
+  type: 'pool';
+  added: EvmTx[];
+  removed: Uint8Array[];
+  natives?: Uint8Array[];
+  evicted?: number;
 }
 
 export type FromChain =
@@ -110,7 +125,7 @@ export type FromChain =
    * absent under real CometBFT, which keeps its own consensus metrics
    */
   | { type: 'committed'; height: bigint; stats?: BlockStats; cheatsApplied?: number }
-  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
+  | PoolMessage
   | ChainReply
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
