@@ -87,9 +87,12 @@ export class ChainClient {
     const chain = new ChainClient(worker, log);
     let cheats: PendingCheat[] = [];
     const height = await new Promise<bigint>((resolve, reject) => {
-      worker.on('message', (m: FromChain) => {
+      const handle = (m: FromChain): void => {
         listener.onMessage(m);
         switch (m.type) {
+          case 'batch':
+            for (const inner of m.messages) handle(inner);
+            break;
           case 'ready':
             cheats = m.cheats ?? [];
             resolve(m.height);
@@ -107,11 +110,6 @@ export class ChainClient {
             listener.onPool(m);
             break;
           case 'reply':
-            // the pool changes it carries happened before the answer: the pool view has them first
-            for (const p of m.pool ?? []) {
-              listener.onMessage(p);
-              listener.onPool(p);
-            }
             chain.settle(chain.replies, m);
             break;
           case 'devReply':
@@ -130,7 +128,8 @@ export class ChainClient {
             reject(new Error(m.message));
             break;
         }
-      });
+      };
+      worker.on('message', handle);
       worker.on('error', (e) => {
         log.error({ err: e.stack }, 'chain thread crashed');
         reject(e);

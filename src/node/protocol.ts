@@ -22,8 +22,7 @@ export interface ChainWorkerData {
 }
 
 export type ToChain =
-  /** `sender`: the signer, recovered on the RPC thread (absent when the bytes did not decode there) */
-  /** `sender`, `hash`: what the RPC thread's decoding of `raw` found */
+  /** `sender`, `hash`: the signer and tx hash, found on the RPC thread (absent when the bytes did not decode there) */
   | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array; hash?: Uint8Array }
   /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool) */
   | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean; sender?: Uint8Array }
@@ -99,20 +98,6 @@ export interface ChainReply {
   check?: CheckTxResult;
   checkSeconds?: number;
   txBytes?: number;
-  /**
-   * mempool changes made since the last message, this CheckTx's admission among them: carried here
-   * instead of as `pool` messages of their own (one message per CheckTx); applied before the answer
-   */
-  pool?: PoolMessage[];
-}
-
-/** a change of the mempool (the RPC thread's pool view and pending-tx subscriptions follow it) */
-export interface PoolMessage {
-  type: 'pool';
-  added: EvmTx[];
-  removed: Uint8Array[];
-  natives?: Uint8Array[];
-  evicted?: number;
 }
 
 export type FromChain =
@@ -125,7 +110,7 @@ export type FromChain =
    * absent under real CometBFT, which keeps its own consensus metrics
    */
   | { type: 'committed'; height: bigint; stats?: BlockStats; cheatsApplied?: number }
-  | PoolMessage
+  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
   | ChainReply
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
@@ -138,4 +123,6 @@ export type FromChain =
    */
   | { type: 'rewound'; height: bigint; removedLogs: EvmLog[]; truncated: boolean }
   | { type: 'stopped' }
+  /** several of the above, in the order they happened (the chain thread's outbox: src/node/chainworker.ts) */
+  | { type: 'batch'; messages: FromChain[] }
   | { type: 'fatal'; message: string };

@@ -47,12 +47,24 @@ const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 // SPKI DER prefix of an ed25519 public key; the 32-byte key follows.
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
+/**
+ * The KeyObject of each private key array signed with (importing one costs about half a
+ * millisecond, and the validator signs twice per block). Keyed by the array itself: held only as
+ * long as the key is; the seed bytes are checked on every use, so a reused array cannot sign with
+ * a stale key.
+ */
+const keyObjects = new WeakMap<Uint8Array, { seed: Buffer; key: KeyObject }>();
+
 function privateKeyObject(privKey: Uint8Array): KeyObject {
   if (privKey.length !== ED25519_PRIVKEY_SIZE && privKey.length !== ED25519_SEED_SIZE) {
     throw new RangeError(`ed25519 private key must be ${ED25519_PRIVKEY_SIZE} (or a ${ED25519_SEED_SIZE}-byte seed) bytes, got ${privKey.length}`);
   }
-  const der = Buffer.concat([PKCS8_ED25519_PREFIX, privKey.subarray(0, ED25519_SEED_SIZE)]);
-  return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  const seed = privKey.subarray(0, ED25519_SEED_SIZE);
+  const known = keyObjects.get(privKey);
+  if (known !== undefined && known.seed.equals(seed)) return known.key;
+  const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  keyObjects.set(privKey, { seed: Buffer.from(seed), key });
+  return key;
 }
 
 function publicKeyObject(pubKey: Uint8Array): KeyObject {
