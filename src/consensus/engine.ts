@@ -202,14 +202,14 @@ export class Engine {
    * The timer after a block, by the mining mode; none in the manual mode. With automine, txs that
    * entered the mempool while the block was made have waited for it already: the next block starts
    * at once (the pause before a block is only for a burst arriving at an idle node). `roundStart`
-   * (performance.now() when the block just made began): as CometBFT starts the next height
+   * (Date.now() when the block just made began): as CometBFT starts the next height
    * `timeout_commit` after it entered the commit step, before executing the block, the time the
    * block took counts toward the interval.
    */
   private scheduleNext(roundStart?: number): void {
     if (this.mode.automine && this.app.pendingCount() > 0) this.schedule(0);
     else if (this.mode.intervalMs !== null) {
-      const spent = roundStart === undefined ? 0 : performance.now() - roundStart;
+      const spent = roundStart === undefined ? 0 : Date.now() - roundStart;
       this.schedule(Math.max(0, this.mode.intervalMs - spent));
     } else this.clearTimer();
   }
@@ -224,7 +224,7 @@ export class Engine {
     this.clearTimer();
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      const roundStart = performance.now();
+      const roundStart = Date.now();
       this.inFlight = this.produce(false)
         .catch((e) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'block production failed'))
         .finally(() => {
