@@ -358,6 +358,8 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
       await this.sm.revert();
       throw e;
     }
+    // the CheckTx requests of the last slice are answered before the state root is computed
+    await yieldToEventLoop();
     await this.sm.commit();
     let stateRoot: Uint8Array;
     let flatChange: FlatChange | undefined;
