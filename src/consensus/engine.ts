@@ -139,7 +139,8 @@ export interface RewindHooks {
 }
 
 export class Engine {
-  private timer: NodeJS.Timeout | undefined;
+  /** the next block's timer (cancel() drops it) */
+  private timer: { cancel(): void } | undefined;
   private inFlight: Promise<void> | undefined;
   private stopped = false;
   private last: CometBlockRecord | undefined;
@@ -215,14 +216,18 @@ export class Engine {
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
+  /**
+   * The next block in `ms` milliseconds; 0: at the end of this turn of the event loop (setImmediate),
+   * after the messages already waiting (CheckTx) are handled, so the txs they admit are in it.
+   */
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.clearTimer();
-    this.timer = setTimeout(() => {
+    const fire = () => {
       this.timer = undefined;
       const roundStart = Date.now();
       this.inFlight = this.produce(false)
@@ -231,7 +236,14 @@ export class Engine {
           this.inFlight = undefined;
           this.scheduleNext(roundStart);
         });
-    }, ms);
+    };
+    if (ms === 0) {
+      const immediate = setImmediate(fire);
+      this.timer = { cancel: () => clearImmediate(immediate) };
+    } else {
+      const timeout = setTimeout(fire, ms);
+      this.timer = { cancel: () => clearTimeout(timeout) };
+    }
   }
 
   // --- dev controls (docs/dev-mode.md) -------------------------------------------------------
@@ -386,8 +398,7 @@ export class Engine {
   /** Stops making blocks; the block in flight finishes (atomically) first. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.clearTimer();
     await this.inFlight;
   }
 
