@@ -208,7 +208,7 @@ export class EvmApp implements Application {
       const block = store.evmBlock(h)!;
       const hd = block.header;
       // the senders stored with the block were recovered when it was made
-      const txs = block.transactions.map((t) => decodeTx(t.raw, this.common, t.from));
+      const txs = block.transactions.map((t) => decodeTx(t.raw, this.common, t.from, t.hash));
       const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
       const prelude = CheatOverlay.prelude(appliedCheats(store, Number(h)));
       const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs, prelude);

@@ -21,7 +21,7 @@ import { nextBaseFee } from './app.js';
 import { ChainEvents, type RewindEvent } from './events.js';
 import { PoolView } from './poolview.js';
 import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
-import { senderOfNative, senderOfRaw } from './txdecode.js';
+import { senderOfNative, signedRaw, type Signed } from './txdecode.js';
 import { CheatOverlay } from './cheats.js';
 import type { StateAccount } from '../types/cheats.js';
 
@@ -37,10 +37,10 @@ export interface ReaderOptions {
   /** runs eth_call / eth_estimateGas (chain/simulator.ts, in worker threads) */
   simulator: SimulatorPort;
   /**
-   * submits a raw EVM tx to the chain thread with its signer as recovered on this thread (undefined:
-   * the bytes did not decode, the chain thread says why); resolves to its CheckTx outcome
+   * submits a raw EVM tx to the chain thread with its signer and hash as found on this thread
+   * (undefined: the bytes did not decode, the chain thread says why); resolves to its CheckTx outcome
    */
-  submit(raw: Uint8Array, sender: Uint8Array | undefined): Promise<{ code: number; log: string; hash?: Uint8Array }>;
+  submit(raw: Uint8Array, signed: Signed | undefined): Promise<{ code: number; log: string; hash?: Uint8Array }>;
 }
 
 export class ChainReader {
@@ -283,7 +283,7 @@ export class ChainReader {
   }
 
   async sendRawTransaction(raw: Bytes): Promise<Hash> {
-    const r = await this.opts.submit(raw, senderOfRaw(raw, this.common));
+    const r = await this.opts.submit(raw, signedRaw(raw, this.common));
     if (!accepted(r.code)) throw txRejected(rejectReasonOf(r.code), r.log);
     return r.hash!;
   }

@@ -3,7 +3,7 @@
  * transaction; under CometBFT the same bytes reach the application several times (CheckTx, the
  * proposal calls, FinalizeBlock, CheckTx RECHECK after every commit), so:
  *   - the RPC thread decodes what its clients submit (eth_sendRawTransaction, broadcast_tx_*) and
- *     hands the chain thread the recovered sender with the bytes (`senderOfRaw`, `senderOfNative`);
+ *     hands the chain thread the recovered sender (and hash) with the bytes (`signedRaw`, `senderOfNative`);
  *   - the chain thread keeps each decoded tx by native tx hash in a bounded, byte-weighed cache
  *     (`DecodedTxCache`), so the later calls for the same bytes decode nothing.
  * A tx that does not decode is never cached, and no sender is handed over for it: the chain thread
@@ -67,13 +67,20 @@ export class DecodedTxCache {
   }
 }
 
+/** What decoding a tx on the RPC thread found: its signer and hash (the chain thread does not compute them again). */
+export interface Signed {
+  sender: Uint8Array;
+  hash: Uint8Array;
+}
+
 /**
- * The signer of a raw EVM envelope, recovered here (off the chain thread), or undefined when the
- * bytes do not decode (the chain thread then decodes them itself and answers why).
+ * The signer and hash of a raw EVM envelope, found here (off the chain thread), or undefined when
+ * the bytes do not decode (the chain thread then decodes them itself and answers why).
  */
-export function senderOfRaw(raw: Uint8Array, common: Common): Uint8Array | undefined {
+export function signedRaw(raw: Uint8Array, common: Common): Signed | undefined {
   try {
-    return decodeTx(raw, common).evm.from;
+    const { evm } = decodeTx(raw, common);
+    return { sender: evm.from, hash: evm.hash };
   } catch {
     return undefined;
   }

@@ -5,6 +5,7 @@
  */
 import { invalidArgument, type DomainError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
+import { yieldToEventLoop } from '../lib/slices.js';
 import type { Store } from '../store/store.js';
 import { EventIndex } from '../store/eventindex.js';
 import type { Application, FinalizeBlockResponse, ValidatorUpdate } from './abci.js';
@@ -138,7 +139,8 @@ export interface RewindHooks {
 }
 
 export class Engine {
-  private timer: NodeJS.Timeout | undefined;
+  /** the next block's timer (cancel() drops it) */
+  private timer: { cancel(): void } | undefined;
   private inFlight: Promise<void> | undefined;
   private stopped = false;
   private last: CometBlockRecord | undefined;
@@ -197,30 +199,51 @@ export class Engine {
     else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
   }
 
-  /** The timer after a block, by the mining mode; none in the manual mode. */
-  private scheduleNext(): void {
-    if (this.mode.automine && this.app.pendingCount() > 0) this.schedule(BLOCK_ON_TX_DELAY_MS);
-    else if (this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
-    else this.clearTimer();
+  /**
+   * The timer after a block, by the mining mode; none in the manual mode. With automine, txs that
+   * entered the mempool while the block was made have waited for it already: the next block starts
+   * at once (the pause before a block is only for a burst arriving at an idle node). `roundStart`
+   * (Date.now() when the block just made began): as CometBFT starts the next height
+   * `timeout_commit` after it entered the commit step, before executing the block, the time the
+   * block took counts toward the interval.
+   */
+  private scheduleNext(roundStart?: number): void {
+    if (this.mode.automine && this.app.pendingCount() > 0) this.schedule(0);
+    else if (this.mode.intervalMs !== null) {
+      const spent = roundStart === undefined ? 0 : Date.now() - roundStart;
+      this.schedule(Math.max(0, this.mode.intervalMs - spent));
+    } else this.clearTimer();
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 
+  /**
+   * The next block in `ms` milliseconds; 0: at the end of this turn of the event loop (setImmediate),
+   * after the messages already waiting (CheckTx) are handled, so the txs they admit are in it.
+   */
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.clearTimer();
-    this.timer = setTimeout(() => {
+    const fire = () => {
       this.timer = undefined;
+      const roundStart = Date.now();
       this.inFlight = this.produce(false)
         .catch((e) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'block production failed'))
         .finally(() => {
           this.inFlight = undefined;
-          this.scheduleNext();
+          this.scheduleNext(roundStart);
         });
-    }, ms);
+    };
+    if (ms === 0) {
+      const immediate = setImmediate(fire);
+      this.timer = { cancel: () => clearImmediate(immediate) };
+    } else {
+      const timeout = setTimeout(fire, ms);
+      this.timer = { cancel: () => clearTimeout(timeout) };
+    }
   }
 
   // --- dev controls (docs/dev-mode.md) -------------------------------------------------------
@@ -375,8 +398,7 @@ export class Engine {
   /** Stops making blocks; the block in flight finishes (atomically) first. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.clearTimer();
     await this.inFlight;
   }
 
@@ -446,6 +468,8 @@ export class Engine {
       await this.app.abortBlock();
       throw e;
     }
+    // the CheckTx requests that came in during execution are answered before the block is written
+    await yieldToEventLoop();
     // precommit: vote time is max(now, block time + 1ms), as CometBFT's voteTime
     const voteMs = Math.max(this.clock(), timeMs + 1);
     const sig = signCommit(this.opts.chainId, height, 0, blockId, timestampFromMillis(voteMs), this.opts.validatorKey.privKey);

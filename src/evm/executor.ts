@@ -14,6 +14,7 @@ import { Account, Address, KECCAK256_NULL, ValueEncoding, bigIntToBytes, bytesTo
 import { Bloom, createVM, encodeReceipt, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { executionFailed, reverted, type DomainError } from '../lib/errors.js';
 import { Lru } from '../lib/lru.js';
+import { yieldToEventLoop } from '../lib/slices.js';
 import type { FlatChange, FlatState } from '../store/flatstate.js';
 import type { TrieDB } from '../store/triedb.js';
 import type { EvmTx } from '../types/chain.js';
@@ -94,8 +95,11 @@ export class EvmTimeoutError extends Error {
   }
 }
 
-/** executeBlock yields to the event loop after this many txs, so CheckTx is not held up by a whole block. */
-export const YIELD_EVERY_TXS = 16;
+/**
+ * executeBlock yields to the event loop once a slice of txs has run this long (milliseconds), so
+ * CheckTx (eth_sendRawTransaction's answer) waits at most about this long behind a block's execution.
+ */
+export const EXECUTE_SLICE_MS = 2;
 
 /** Block objects kept per runner (calls at recent heights). */
 export const BLOCK_CONTEXT_CACHE_SIZE = 16;
@@ -314,9 +318,13 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
     await this.sm.checkpoint();
     try {
       if (prelude) await prelude(this.sm);
+      let sliceStart = performance.now();
       for (const d of txs) {
         // let the chain thread answer CheckTx between slices of a long block
-        if (out.length > 0 && out.length % YIELD_EVERY_TXS === 0) await new Promise<void>((r) => setImmediate(r));
+        if (performance.now() - sliceStart >= EXECUTE_SLICE_MS) {
+          await yieldToEventLoop();
+          sliceStart = performance.now();
+        }
         if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
           excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
           continue;
@@ -350,6 +358,8 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
       await this.sm.revert();
       throw e;
     }
+    // the CheckTx requests of the last slice are answered before the state root is computed
+    await yieldToEventLoop();
     await this.sm.commit();
     let stateRoot: Uint8Array;
     let flatChange: FlatChange | undefined;

@@ -60,9 +60,10 @@ export const isImpersonated = (tx: EvmTx): boolean => impersonatedSender(tx, tx.
  * Decodes a signed envelope. `sender`: the signer as already recovered by another thread from these
  * same bytes (eth_sendRawTransaction and broadcast_tx_* are decoded on the RPC thread, which hands the
  * chain thread the sender so it does not recover it again); without it the sender is recovered here
- * (secp256k1, the dearest step of decoding).
+ * (secp256k1, the dearest step of decoding). `hash`, with `sender`: the tx hash that decoding found
+ * (the tx does not serialize itself again to hash).
  */
-export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array): DecodedTx {
+export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, hash?: Uint8Array): DecodedTx {
   const first = raw[0];
   // geth: a first byte up to 0x7f is a typed envelope (type byte + payload); 0xc0+ is a legacy RLP list
   if (first === undefined || (first <= 0x7f && raw.length <= 1)) throw rejected('typed transaction too short');
@@ -89,6 +90,7 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array): 
   if (sender !== undefined) {
     const address = new Address(sender);
     (tx as { getSenderAddress: () => Address }).getSenderAddress = () => address;
+    if (hash !== undefined) (tx.cache as { hash?: Uint8Array }).hash = hash;
     Object.freeze(tx);
     return { tx, evm: toEvmTx(tx, sender, raw) };
   }

@@ -16,6 +16,12 @@
 /** how long a task keeps the thread before it gives way, milliseconds */
 export const SLICE_MS = 10;
 
+/**
+ * One turn of the event loop (setImmediate): the I/O and the messages waiting on the thread's port
+ * (a CheckTx sent by the RPC thread) are handled before the caller goes on.
+ */
+export const yieldToEventLoop = (): Promise<void> => new Promise<void>((r) => setImmediate(r));
+
 /** Thrown out of `pass()` of a cancelled task. */
 export class TaskCancelled extends Error {
   constructor() {

@@ -20,6 +20,7 @@ import type { HeldWorker } from './chainspawn.js';
 import type { ChainReply, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
+import type { Signed } from '../chain/txdecode.js';
 
 /** requests sent to the chain thread and not yet answered, at most */
 export const MAX_PENDING_CHAIN_REQUESTS = 4096;
@@ -90,9 +91,12 @@ export class ChainClient {
     const chain = new ChainClient(worker, log);
     let cheats: PendingCheat[] = [];
     const height = await new Promise<bigint>((resolve, reject) => {
-      worker.on('message', (m: FromChain) => {
+      const handle = (m: FromChain): void => {
         listener.onMessage(m);
         switch (m.type) {
+          case 'batch':
+            for (const inner of m.messages) handle(inner);
+            break;
           case 'ready':
             cheats = m.cheats ?? [];
             resolve(m.height);
@@ -128,7 +132,8 @@ export class ChainClient {
             reject(new Error(m.message));
             break;
         }
-      });
+      };
+      worker.on('message', handle);
       worker.on('error', (e) => {
         log.error({ err: e.stack }, 'chain thread crashed');
         reject(e);
@@ -145,8 +150,8 @@ export class ChainClient {
   }
 
   /** eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread */
-  submitEvm(raw: Uint8Array, sender?: Uint8Array): Promise<SubmitOutcome> {
-    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true, sender }));
+  submitEvm(raw: Uint8Array, signed?: Signed): Promise<SubmitOutcome> {
+    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true, sender: signed?.sender, hash: signed?.hash }));
   }
 
   /** Surface B's broadcast_tx_* and check_tx (`dryRun`: checked, never added to the mempool) */

@@ -28,8 +28,8 @@ export interface StartChain {
 }
 
 export type ToChain =
-  /** `sender`: the signer, recovered on the RPC thread (absent when the bytes did not decode there) */
-  | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array }
+  /** `sender`, `hash`: the signer and tx hash, found on the RPC thread (absent when the bytes did not decode there) */
+  | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array; hash?: Uint8Array }
   /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool) */
   | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean; sender?: Uint8Array }
   /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
@@ -129,4 +129,6 @@ export type FromChain =
    */
   | { type: 'rewound'; height: bigint; removedLogs: EvmLog[]; truncated: boolean }
   | { type: 'stopped' }
+  /** several of the above, in the order they happened (the chain thread's outbox: src/node/chainworker.ts) */
+  | { type: 'batch'; messages: FromChain[] }
   | { type: 'fatal'; message: string };

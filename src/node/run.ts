@@ -129,7 +129,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, 
     logsCap: opts.jsonRpc.logsCap,
     simulator: calls,
     coinbase: loadCoinbase(store, genesis.evm.coinbase),
-    submit: (raw, sender) => chain.submitEvm(raw, sender),
+    submit: (raw, signed) => chain.submitEvm(raw, signed),
   });
   reader.onCommitted(store.latestHeight() ?? 0n);
   reader.cheats.receive(startCheats);

@@ -13,10 +13,10 @@ import { createTx } from '@ethereumjs/tx';
 import { Wallet } from 'ethers';
 import { EvmApp } from '../../src/chain/app.js';
 import { wrapEthereumTx } from '../../src/chain/nativetx.js';
-import { DecodedTxCache, decodedTxWeight, senderOfNative, senderOfRaw } from '../../src/chain/txdecode.js';
+import { DecodedTxCache, decodedTxWeight, senderOfNative, signedRaw } from '../../src/chain/txdecode.js';
 import { devGenesis } from '../../src/config/genesis.js';
 import { DEFAULT_MEMPOOL } from '../../src/config/options.js';
-import { makeCommon } from '../../src/evm/common.js';
+import { keccak256, makeCommon } from '../../src/evm/common.js';
 import { decodeTx, feeCap } from '../../src/evm/tx.js';
 import { createLogger } from '../../src/lib/log.js';
 import { Store } from '../../src/store/store.js';
@@ -76,13 +76,13 @@ describe('decoded-tx cache', () => {
     assert.equal(cache.get(hash(7)), decoded[7]);
   });
 
-  it('senderOfRaw / senderOfNative: the signer of good bytes, nothing for bad ones', async () => {
+  it('signedRaw / senderOfNative: the signer (and hash) of good bytes, nothing for bad ones', async () => {
     const raw = await signed(keys[2]!, 0);
     const addr = unhex(new Wallet(keys[2]!).address);
-    assert.deepEqual(senderOfRaw(raw, common), addr);
+    assert.deepEqual(signedRaw(raw, common), { sender: addr, hash: keccak256(raw) });
     assert.deepEqual(senderOfNative(nativeOf(raw), common), addr);
-    assert.equal(senderOfRaw(badSignature(), common), undefined);
-    assert.equal(senderOfRaw(new Uint8Array([0x02, 0xc0]), common), undefined);
+    assert.equal(signedRaw(badSignature(), common), undefined);
+    assert.equal(signedRaw(new Uint8Array([0x02, 0xc0]), common), undefined);
     assert.equal(senderOfNative(new Uint8Array([0xff, 0xff]), common), undefined);
   });
 });

@@ -6,6 +6,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { corrupt, type DomainError } from '../../lib/errors.js';
+import { Lru } from '../../lib/lru.js';
 import { voteSignBytes } from './encoding.js';
 import { bytesEqual, sha256 } from './merkle.js';
 import { ZERO_TIME } from './time.js';
@@ -47,12 +48,27 @@ const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 // SPKI DER prefix of an ed25519 public key; the 32-byte key follows.
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-function privateKeyObject(privKey: Uint8Array): KeyObject {
+/** ed25519 keys kept imported (KeyObject) and their addresses, by seed: the validator signs twice per block */
+export const SIGNING_KEY_CACHE_SIZE = 16;
+/** importing a key costs about half a millisecond: each seed is imported once */
+const keyObjects = new Lru<string, { key: KeyObject; address?: Uint8Array }>(SIGNING_KEY_CACHE_SIZE);
+
+function cachedKey(privKey: Uint8Array): { key: KeyObject; address?: Uint8Array } {
   if (privKey.length !== ED25519_PRIVKEY_SIZE && privKey.length !== ED25519_SEED_SIZE) {
     throw new RangeError(`ed25519 private key must be ${ED25519_PRIVKEY_SIZE} (or a ${ED25519_SEED_SIZE}-byte seed) bytes, got ${privKey.length}`);
   }
-  const der = Buffer.concat([PKCS8_ED25519_PREFIX, privKey.subarray(0, ED25519_SEED_SIZE)]);
-  return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  const seed = privKey.subarray(0, ED25519_SEED_SIZE);
+  const id = Buffer.from(seed.buffer, seed.byteOffset, seed.byteLength).toString('hex');
+  let entry = keyObjects.get(id);
+  if (entry === undefined) {
+    entry = { key: createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' }) };
+    keyObjects.set(id, entry);
+  }
+  return entry;
+}
+
+function privateKeyObject(privKey: Uint8Array): KeyObject {
+  return cachedKey(privKey).key;
 }
 
 function publicKeyObject(pubKey: Uint8Array): KeyObject {
@@ -102,13 +118,14 @@ export function signCommit(
   timestamp: Timestamp,
   privKey: Uint8Array,
 ): CommitSig {
-  const key = ed25519KeyFromSeed(privKey.subarray(0, ED25519_SEED_SIZE));
+  const cached = cachedKey(privKey);
+  cached.address ??= ed25519KeyFromSeed(privKey.subarray(0, ED25519_SEED_SIZE)).address;
   const bytes = voteSignBytes(chainId, { type: SignedMsgType.precommit, height, round, blockId, timestamp });
   return {
     blockIdFlag: BlockIDFlag.commit,
-    validatorAddress: key.address,
+    validatorAddress: cached.address.slice(),
     timestamp,
-    signature: ed25519Sign(key.privKey, bytes),
+    signature: ed25519Sign(privKey, bytes),
   };
 }
 

@@ -1,0 +1,96 @@
+/**
+ * The block timer of consensus/engine.ts counts `timeout_commit` as CometBFT v0.38 does: from the
+ * moment the previous height entered its commit step, before its block executed (state.go:
+ * `StartTime = CommitTime + timeout_commit`, CommitTime set in enterCommit). So the time a block
+ * takes to execute is not added to the interval. The clock and setTimeout are node:test's mock
+ * timers (no wall-clock waits): the application's FinalizeBlock moves the mocked clock forward as if
+ * it had run that long.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it, mock } from 'node:test';
+import { EvmApp } from '../../src/chain/app.js';
+import { devGenesis } from '../../src/config/genesis.js';
+import { generateValidatorKey } from '../../src/consensus/cometbft/index.js';
+import { Engine, genesisEngineOptions } from '../../src/consensus/engine.js';
+import type { Logger } from '../../src/lib/log.js';
+import { Store } from '../../src/store/store.js';
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const TIMEOUT_COMMIT_MS = 1000;
+/** how long (mocked) the second block's execution takes */
+const EXECUTION_MS = 800;
+
+describe('engine block timer: timeout_commit counts from the start of the previous height', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-engine-timer-'));
+  let store: Store;
+  let engine: Engine;
+  const committed: bigint[] = [];
+  /** heights whose round began (NewRound is emitted synchronously when the timer fires) */
+  const started: bigint[] = [];
+  let waiting: { height: bigint; resolve: () => void } | undefined;
+  /** resolves once `height` is committed and the engine has set its next timer (the microtasks after the commit ran) */
+  const committedAt = async (height: bigint): Promise<void> => {
+    if (!committed.includes(height)) await new Promise<void>((resolve) => (waiting = { height, resolve }));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+
+  before(async () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.parse('2026-01-01T00:00:10Z') });
+    store = new Store(join(dir, 'ferry.db'));
+    const key = generateValidatorKey();
+    const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
+    const app = await EvmApp.create(store, genesis, { minGasPrice: 0n, mempool: { size: 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: 64 } }, silent, {
+      onPoolChange() {},
+    });
+    const finalize = app.finalizeBlock.bind(app);
+    app.finalizeBlock = async (req) => {
+      const res = await finalize(req);
+      // the second height "executes" for EXECUTION_MS (no timer is due meanwhile: the engine set none)
+      if (req.height === 2n) mock.timers.tick(EXECUTION_MS);
+      return res;
+    };
+    engine = new Engine(
+      store,
+      app,
+      { ...genesisEngineOptions(genesis, key, 1n), timeoutCommitMs: TIMEOUT_COMMIT_MS, blockOnTx: false, createEmptyBlocks: true },
+      silent,
+      {
+        onRoundStep: (e) => {
+          if (e.type === 'NewRound') started.push(e.height);
+        },
+        onCommitted: (height) => {
+          committed.push(height);
+          if (waiting && waiting.height === height) waiting.resolve();
+        },
+      },
+    );
+  });
+
+  after(async () => {
+    mock.timers.reset();
+    await engine?.stop();
+    store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('after a block that ran 800 ms, the next starts 200 ms after it ends (not 1,000 ms)', async () => {
+    await engine.start();
+    mock.timers.tick(0);
+    await committedAt(1n);
+    // height 2 after a full timeout_commit (height 1 took no mocked time)
+    mock.timers.tick(TIMEOUT_COMMIT_MS - 1);
+    assert.deepEqual(started, [1n]);
+    mock.timers.tick(1);
+    assert.deepEqual(started, [1n, 2n]);
+    await committedAt(2n);
+    // height 2 took EXECUTION_MS: height 3 is due TIMEOUT_COMMIT_MS - EXECUTION_MS after it ended
+    mock.timers.tick(TIMEOUT_COMMIT_MS - EXECUTION_MS - 1);
+    assert.deepEqual(started, [1n, 2n]);
+    mock.timers.tick(1);
+    assert.deepEqual(started, [1n, 2n, 3n]);
+    await committedAt(3n);
+  });
+});
