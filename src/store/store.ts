@@ -12,8 +12,12 @@ import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 
-/** Blocks kept decoded in memory by each Store (immutable once committed). */
-export const BLOCK_CACHE_SIZE = 32;
+/**
+ * Blocks (and their CometBFT records) kept decoded in memory by each Store (immutable once committed),
+ * weighed by their stored bytes: a count bound let a burst of full blocks (thousands of txs each) hold
+ * tens of MB per thread.
+ */
+export const BLOCK_CACHE_BYTES = 4 * 1024 * 1024;
 /** Block hashes by height kept per Store (a log answer names the block of each log). */
 export const BLOCK_HASH_CACHE_SIZE = 4_096;
 /** Prepared log-query statements kept per Store. */
@@ -144,8 +148,8 @@ export class Store {
   /** opened with `reader` (query-only) */
   readonly reader: boolean;
   private readonly stmts;
-  private readonly blockCache = new Lru<bigint, EvmBlock>(BLOCK_CACHE_SIZE);
-  private readonly cometCache = new Lru<bigint, CometRecord>(BLOCK_CACHE_SIZE);
+  private readonly blockCache = new Lru<bigint, { b: EvmBlock; bytes: number }>(BLOCK_CACHE_BYTES, (_h, e) => e.bytes);
+  private readonly cometCache = new Lru<bigint, { c: CometRecord; bytes: number }>(BLOCK_CACHE_BYTES, (_h, e) => e.bytes);
   private readonly hashCache = new Lru<number, Uint8Array>(BLOCK_HASH_CACHE_SIZE);
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
@@ -314,12 +318,12 @@ export class Store {
   }
 
   evmBlock(height: bigint): EvmBlock | undefined {
-    let b = this.blockCache.get(height);
-    if (b) return b;
+    const hit = this.blockCache.get(height);
+    if (hit) return hit.b;
     const row = this.stmts.blockByHeight.get(Number(height));
     if (!row) return undefined;
-    b = decodeValue<EvmBlock>(row.evm);
-    this.blockCache.set(height, b);
+    const b = decodeValue<EvmBlock>(row.evm);
+    this.blockCache.set(height, { b, bytes: row.evm.length });
     return b;
   }
 
@@ -335,12 +339,12 @@ export class Store {
   }
 
   cometRecord(height: bigint): CometRecord | undefined {
-    let c = this.cometCache.get(height);
-    if (c) return c;
+    const hit = this.cometCache.get(height);
+    if (hit) return hit.c;
     const row = this.stmts.cometByHeight.get(Number(height));
     if (!row) return undefined;
-    c = decodeValue<CometRecord>(row.rec);
-    this.cometCache.set(height, c);
+    const c = decodeValue<CometRecord>(row.rec);
+    this.cometCache.set(height, { c, bytes: row.rec.length });
     return c;
   }
 
