@@ -317,6 +317,11 @@ export class Store {
     this.hashCache.clear();
   }
 
+  /** what the decoded-block cache holds: entries, and their weight in stored bytes (at most BLOCK_CACHE_BYTES) */
+  blockCacheStats(): { entries: number; bytes: number } {
+    return { entries: this.blockCache.size, bytes: this.blockCache.weight };
+  }
+
   evmBlock(height: bigint): EvmBlock | undefined {
     const hit = this.blockCache.get(height);
     if (hit) return hit.b;
