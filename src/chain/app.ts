@@ -548,6 +548,10 @@ export class EvmApp implements Application {
     return this.pool.size;
   }
 
+  hasExecutable(): boolean {
+    return this.pool.hasExecutable(this.nextBaseFee());
+  }
+
   /**
    * CheckTx RECHECK: a tx still in the pool is checked against the new state (nonce, funds) and
    * evicted when it no longer passes; a tx the pool no longer holds (replaced, included) is admitted

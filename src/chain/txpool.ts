@@ -140,6 +140,15 @@ export class TxPool {
     return end >= acct.stateNonce ? end + 1n : undefined;
   }
 
+  /** whether a block at `baseFee` would include a tx: some sender's next nonce is here, paying at least the base fee */
+  hasExecutable(baseFee: bigint): boolean {
+    for (const acct of this.accounts.values()) {
+      const e = acct.txs.get(acct.stateNonce);
+      if (e !== undefined && feeCap(e.decoded.evm) >= baseFee) return true;
+    }
+    return false;
+  }
+
   /** pending (executable) and queued entries, each sorted by sender then nonce */
   content(): { pending: PoolEntry[]; queued: PoolEntry[] } {
     const pending: PoolEntry[] = [];

@@ -202,13 +202,14 @@ export class Engine {
   /**
    * The timer after a block, by the mining mode; none in the manual mode. With automine, txs that
    * entered the mempool while the block was made have waited for it already: the next block starts
-   * at once (the pause before a block is only for a burst arriving at an idle node). `roundStart`
+   * at once (the pause before a block is only for a burst arriving at an idle node) — when it would
+   * include one: txs behind a nonce gap or under the base fee wait, as in a Hardhat or Anvil automine. `roundStart`
    * (Date.now() when the block just made began): as CometBFT starts the next height
    * `timeout_commit` after it entered the commit step, before executing the block, the time the
    * block took counts toward the interval.
    */
   private scheduleNext(roundStart?: number): void {
-    if (this.mode.automine && this.app.pendingCount() > 0) this.schedule(0);
+    if (this.mode.automine && this.app.hasExecutable()) this.schedule(0);
     else if (this.mode.intervalMs !== null) {
       const spent = roundStart === undefined ? 0 : Date.now() - roundStart;
       this.schedule(Math.max(0, this.mode.intervalMs - spent));

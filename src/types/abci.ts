@@ -71,6 +71,8 @@ export interface Application {
   afterCommit(): Promise<void>;
   /** the block transaction failed or was abandoned: drop what FinalizeBlock computed */
   abortBlock(): Promise<void>;
-  /** number of txs waiting (for block-on-tx) */
+  /** number of txs waiting, executable or not (a height without empty blocks waits for one) */
   pendingCount(): number;
+  /** whether a block made now would include a tx (block-on-tx makes the next block at once only then) */
+  hasExecutable(): boolean;
 }
