@@ -5,6 +5,7 @@
  * Merkle runner (create) reads through the trie at a root (debug tracing replays on one).
  */
 import { createBlock, type Block } from '@ethereumjs/block';
+import type { EVM } from '@ethereumjs/evm';
 import type { Common } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import type { StateManagerInterface } from '@ethereumjs/common';
@@ -507,6 +508,11 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
       // geth's eth_call skips the base-fee check when no fee is given (NoBaseFee)
       const block = this.block(fees.free ? { ...ctx, baseFee: 0n } : ctx);
       return await run(tx, block, fees, from, intrinsic);
+    } catch (e) {
+      // a run thrown out of the interpreter (the deadline, a cancelled task) skipped the library's
+      // end-of-tx clearing of the transient storage (EIP-1153): the next call on this EVM must not see it
+      (this.vm.evm as EVM).transientStorage.clear();
+      throw e;
     } finally {
       this.gate = outer;
       await this.sm.revert();

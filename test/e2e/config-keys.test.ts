@@ -161,6 +161,17 @@ describe('config keys that change behaviour, through the real process', () => {
     assert.deepEqual((await rpc(plain.url, 'eth_call', loop)).error, { code: -32000, message: 'out of gas' });
   });
 
+  it('json-rpc.evm-timeout: a call cut at the deadline leaves no transient storage (EIP-1153) to the next call on the worker', async () => {
+    // TSTORE slot 0 = 1, then loop: `PUSH1 1 PUSH1 0 TSTORE JUMPDEST PUSH1 5 JUMP`
+    const storeThenLoop = '0x600160005d5b600556';
+    // TLOAD slot 0 and return it: `PUSH1 0 TLOAD PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN`
+    const load = '0x60005c60005260206000f3';
+    const at = (code: string, gas: string) => [{ to: LOOP_ADDR, gas }, 'latest', { [LOOP_ADDR]: { code } }];
+    assert.deepEqual((await rpc(short.url, 'eth_call', at(storeThenLoop, '0xe8d4a51000'))).error, { code: -32000, message: 'execution aborted (timeout = 300ms)' });
+    // the short node has one call worker: the next call runs on the EVM the aborted one used
+    for (let i = 0; i < 3; i++) assert.equal(await call(short.url, 'eth_call', at(load, '0x186a0')), '0x' + '00'.repeat(32));
+  });
+
   it('json-rpc.allow-unprotected-txs = true: a legacy tx without EIP-155 is accepted and mined', async () => {
     const wallet = devWallet(3);
     const tx = Transaction.from({ type: 0, nonce: await nonceOf(set.url, 3), gasPrice: 100n * GWEI, gasLimit: 21_000n, to: devWallet(9).address, value: 5n });
