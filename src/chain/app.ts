@@ -173,8 +173,8 @@ export class EvmApp implements Application {
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
     const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
-    // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts; ERC-20 blocks
-    // −16 % chain-thread CPU); state-replay and the traces, which replay on the library's own loop, check it
+    // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts): state-replay
+    // checks it against recorded roots, and the traces replay blocks on the library's own loop
     useSyncSteps(runner.vm.evm);
     const consoleLog = log.child({ module: 'console' });
     attachConsoleLog(runner.vm.evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));

@@ -412,7 +412,8 @@ export class EvmRunner<S extends StateManagerInterface = MerkleStateManager | Fl
   }
 
   /**
-   * Runs a message call (eth_call / eth_estimateGas) on `root` with an impersonated sender; every
+   * Runs a message call as a whole tx (eth_estimateGas, eth_createAccessList, debug_traceCall, creations;
+   * eth_call to an address goes through `simulateCall`) on `root` with an impersonated sender; every
    * state change is reverted afterwards. Returns the raw run result.
    */
   async simulate(

@@ -1,5 +1,6 @@
 /**
- * Fast paths in ethereumjs' interpreter for the EVMs that answer eth_call / eth_estimateGas.
+ * Fast paths in ethereumjs' interpreter for the EVMs marked with `useSyncSteps`: the call workers'
+ * (eth_call / eth_estimateGas) and the chain thread's block executor.
  *
  * Synchronous opcode steps. ethereumjs' interpreter
  * awaits an async `runStep` for every opcode (a promise and a microtask turn per opcode, even for ADD

@@ -10,6 +10,7 @@
 import { RLP, type Input } from '@ethereumjs/rlp';
 import { keccak256 } from './common.js';
 import { EMPTY_TRIE_ROOT, hexPrefix, toNibbles } from './orderedtrie.js';
+import { concatBytes, equalBytes } from '../lib/bytes.js';
 
 /** Where the nodes live: stored node encodings by hash, and new ones written by hash. */
 export interface TrieNodeStore {
@@ -75,20 +76,11 @@ function childRef(raw: Input): Ref {
   return b.length === 0 ? undefined : b;
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && Buffer.compare(a, b) === 0;
-
 function commonPrefix(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
   return i;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
 }
 
 const leafNode = (path: Uint8Array, value: Uint8Array): Leaf => ({ t: 0, path, value });
@@ -122,7 +114,7 @@ class TrieBatch {
     const rest = key.subarray(d);
     if (node === undefined) return leafNode(rest, value);
     if (node.t === 0) {
-      if (sameBytes(node.path, rest)) return sameBytes(node.value, value) ? node : leafNode(node.path, value);
+      if (equalBytes(node.path, rest)) return equalBytes(node.value, value) ? node : leafNode(node.path, value);
       const c = commonPrefix(node.path, rest);
       const br: Branch = { t: 2, kids: new Array<Ref>(16).fill(undefined), value: undefined };
       if (node.path.length === c) br.value = node.value;
@@ -145,7 +137,7 @@ class TrieBatch {
       return c > 0 ? extNode(rest.subarray(0, c), br) : br;
     }
     if (rest.length === 0) {
-      if (node.value !== undefined && sameBytes(node.value, value)) return node;
+      if (node.value !== undefined && equalBytes(node.value, value)) return node;
       return { t: 2, kids: node.kids.slice(), value };
     }
     const i = rest[0]!;
@@ -161,7 +153,7 @@ class TrieBatch {
   del(node: Node | undefined, key: Uint8Array, d: number): Node | undefined {
     if (node === undefined) return undefined;
     const rest = key.subarray(d);
-    if (node.t === 0) return sameBytes(node.path, rest) ? undefined : node;
+    if (node.t === 0) return equalBytes(node.path, rest) ? undefined : node;
     if (node.t === 1) {
       if (commonPrefix(node.path, rest) !== node.path.length) return node;
       const old = this.extChild(node);
@@ -201,8 +193,8 @@ class TrieBatch {
 
   /** `child` reached through `prefix` more nibbles: merged into a leaf or extension, or under a new extension */
   private prefixed(prefix: Uint8Array, child: Node): Node {
-    if (child.t === 0) return leafNode(concat(prefix, child.path), child.value);
-    if (child.t === 1) return extNode(concat(prefix, child.path), child.child);
+    if (child.t === 0) return leafNode(concatBytes(prefix, child.path), child.value);
+    if (child.t === 1) return extNode(concatBytes(prefix, child.path), child.child);
     return extNode(prefix, child);
   }
 
@@ -238,7 +230,7 @@ class TrieBatch {
  */
 export function updateTrie(store: TrieNodeStore, root: Uint8Array, updates: Iterable<readonly [Uint8Array, Uint8Array | undefined]>): Uint8Array {
   const batch = new TrieBatch(store);
-  let top = sameBytes(root, EMPTY_TRIE_ROOT) ? undefined : batch.load(root);
+  let top = equalBytes(root, EMPTY_TRIE_ROOT) ? undefined : batch.load(root);
   for (const [key, value] of updates) {
     const nibbles = toNibbles(key);
     top = value === undefined || value.length === 0 ? batch.del(top, nibbles, 0) : batch.put(top, nibbles, 0, value);

@@ -53,7 +53,7 @@ export interface CallReply {
 }
 
 /** what the pool posts to a worker: its messages of one turn of the event loop, in order */
-export type CallMessage = CallJob | CallCancel | CallRewound | { op: 'close' };
+export type CallMessage = CallJob | CallCancel | CallRewound;
 
 interface Slot {
   worker: Worker;

@@ -119,16 +119,8 @@ function cancel(id: number): void {
   }
 }
 
-let closed = false;
-
 function receive(m: CallMessage): void {
   if (m.op === 'rewound') return sim.rewound(m.height);
-  if (m.op === 'close') {
-    closed = true;
-    store.close();
-    port.close();
-    return;
-  }
   if (m.op === 'cancel') return cancel(m.id);
   waiting.push(m);
   admit();
@@ -136,9 +128,6 @@ function receive(m: CallMessage): void {
 
 // the pool posts what it has for this worker once per turn of its event loop, in order
 port.on('message', (batch: CallMessage[]) => {
-  for (const m of batch) {
-    if (closed) return;
-    receive(m);
-  }
+  for (const m of batch) receive(m);
 });
 port.postMessage([{ id: 0, value: 'ready' }] satisfies CallReply[]);

@@ -59,7 +59,6 @@ import type { HomePaths } from './home.js';
 import { NodeObservability } from './observe.js';
 import { nodePageRoutes } from './page.js';
 
-export { DB_FILE } from './home.js';
 
 export interface RunningNode {
   endpoints: { jsonRpc?: string; ws?: string; rpc?: string; cometMetrics?: string; rpcMetrics?: string; page?: string };

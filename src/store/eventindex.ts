@@ -155,7 +155,7 @@ export class EventIndex {
     opts: { writer?: boolean } = {},
   ) {
     if (opts.writer) {
-      // a database made before comet_txs was a rowid table: rebuilt once, before the rest of the schema
+      // a database made when comet_txs was a WITHOUT ROWID table: rebuilt once, before the rest of the schema
       rebuildTable(db, {
         table: 'comet_txs',
         isOld: (sql) => WITHOUT_ROWID.test(sql),

@@ -170,7 +170,7 @@ export class Store {
     } else {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
-      // a database made before txs was a rowid table: rebuilt once, before the rest of the schema
+      // a database made when txs was a WITHOUT ROWID table: rebuilt once, before the rest of the schema
       rebuildTable(this.db, {
         table: 'txs',
         isOld: (sql) => WITHOUT_ROWID.test(sql),
