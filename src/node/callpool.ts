@@ -13,6 +13,7 @@ import type { StateOverrides } from '../types/query.js';
 import { cancelled, fromDomainErrorData, limitExceeded, unavailable, type DomainErrorData } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AccessListResult } from '../types/chain.js';
+import { TurnBatch } from '../lib/turnbatch.js';
 
 /** Simulations waiting or running per worker before new ones are refused. */
 export const CALL_QUEUE_PER_WORKER = 256;
@@ -58,24 +59,11 @@ export type CallMessage = CallJob | CallCancel | CallRewound;
 interface Slot {
   worker: Worker;
   pending: Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>;
-  /** messages not posted yet: posted together at the end of this turn of the event loop */
-  outbox: CallMessage[];
+  /** messages for the worker: one postMessage per turn of the event loop, so a burst of calls wakes it once */
+  outbox: TurnBatch<CallMessage>;
 }
 
-/**
- * Queues a message for the worker. Messages leave in one postMessage per worker per turn of the event
- * loop (a batch), so a burst of calls costs one wake-up of the worker, not one per call.
- */
-function post(slot: Slot, m: CallMessage): void {
-  if (slot.outbox.length === 0) {
-    setImmediate(() => {
-      const batch = slot.outbox;
-      slot.outbox = [];
-      slot.worker.postMessage(batch);
-    });
-  }
-  slot.outbox.push(m);
-}
+const post = (slot: Slot, m: CallMessage): void => slot.outbox.push(m);
 
 export class CallPool implements SimulatorPort {
   private nextId = 1;
@@ -109,7 +97,7 @@ export class CallPool implements SimulatorPort {
     const loaded: Promise<void>[] = [];
     for (let i = 0; i < Math.max(1, size); i++) {
       const worker = new Worker(new URL('./callworker.js', import.meta.url), { workerData: { dbPath, opts } });
-      const slot: Slot = { worker, pending: new Map(), outbox: [] };
+      const slot: Slot = { worker, pending: new Map(), outbox: new TurnBatch<CallMessage>((batch) => worker.postMessage(batch)) };
       loaded.push(
         new Promise<void>((resolve, reject) => {
           worker.once('error', reject);

@@ -17,6 +17,7 @@ import { SliceScheduler, type Task } from '../lib/slices.js';
 import { Store } from '../store/store.js';
 import { createLogger } from '../lib/log.js';
 import { CALL_ACTIVE_PER_WORKER, CALL_CANCELLED_MESSAGE, type CallJob, type CallMessage, type CallReply } from './callpool.js';
+import { TurnBatch } from '../lib/turnbatch.js';
 
 const { dbPath, opts } = workerData as { dbPath: string; opts: SimulatorOptions };
 const port = parentPort!;
@@ -36,19 +37,9 @@ const waiting: CallJob[] = [];
 /** calls running per client key */
 const perClient = new Map<string, number>();
 
-/** answers not posted yet: they leave together at the end of the event loop's turn (one message) */
-let outbox: CallReply[] = [];
-
-function send(r: CallReply): void {
-  if (outbox.length === 0) setImmediate(flush);
-  outbox.push(r);
-}
-
-function flush(): void {
-  const batch = outbox;
-  outbox = [];
-  port.postMessage(batch);
-}
+/** answers leave together at the end of the event loop's turn (one message) */
+const answers = new TurnBatch<CallReply>((batch) => port.postMessage(batch));
+const send = (r: CallReply): void => answers.push(r);
 
 function reply(id: number, e: unknown): void {
   const error: DomainErrorData | { bug: string } =

@@ -21,6 +21,7 @@ import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
 import type { StartChain, ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
+import { TurnBatch } from '../lib/turnbatch.js';
 
 const port = parentPort!;
 // spawned before the config was read (node/chainspawn.ts): the modules above load meanwhile, then the start data comes
@@ -32,27 +33,14 @@ const data = await new Promise<ChainWorkerData>((resolve) => port.once('message'
  * every message in the order it was made, with a few postMessage calls per block instead of one per
  * event (each costs tens of microseconds on both threads).
  */
-let outbox: FromChain[] = [];
-let flushQueued = false;
-const flush = () => {
-  if (outbox.length === 0) return;
-  const messages = outbox;
-  outbox = [];
-  port.postMessage(messages.length === 1 ? messages[0] : ({ type: 'batch', messages } satisfies FromChain));
-};
+const outbox = new TurnBatch<FromChain>((messages) =>
+  port.postMessage(messages.length === 1 ? messages[0] : ({ type: 'batch', messages } satisfies FromChain)),
+);
 const send = (m: FromChain) => {
   outbox.push(m);
-  flush();
+  outbox.flush();
 };
-const sendSoon = (m: FromChain) => {
-  outbox.push(m);
-  if (flushQueued) return;
-  flushQueued = true;
-  setImmediate(() => {
-    flushQueued = false;
-    flush();
-  });
-};
+const sendSoon = (m: FromChain) => outbox.push(m);
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
 
 /**
