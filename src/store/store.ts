@@ -225,7 +225,13 @@ export class Store {
   }
 
   close(): void {
-    this.checkpointer?.close();
+    if (this.checkpointer) {
+      this.checkpointer.close();
+      // with the worker's connection open the writer is not the last one, so SQLite's checkpoint at
+      // close would not run: the WAL is copied into the database and emptied here, so the next start
+      // does not begin with a WAL of up to WAL_WRITER_CHECKPOINT_PAGES to read
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    }
     this.db.close();
   }
 

@@ -4,7 +4,7 @@
  * WAL_WRITER_CHECKPOINT_PAGES), and what the worker copied is whole without the WAL.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -41,6 +41,29 @@ test('the checkpoint worker copies committed transactions into the database file
   } finally {
     clearInterval(keepAlive);
     store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('closing a store with the checkpoint worker leaves no WAL behind', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-ckpt-'));
+  const path = join(dir, 'ferry.db');
+  try {
+    const store = new Store(path, { walCheckpointer: true });
+    for (let i = 0; i < 20; i++) store.transaction(() => store.putMeta(`k${i}`, Buffer.alloc(3000, i)));
+    assert.ok(statSync(`${path}-wal`).size > 0, 'the writes are in the WAL');
+    store.close();
+    assert.ok(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0, 'the WAL is empty after close');
+    // the database file alone holds every row
+    const copy = join(dir, 'copy.db');
+    copyFileSync(path, copy);
+    const db = new Database(copy, { readonly: true });
+    try {
+      for (let i = 0; i < 20; i++) assert.ok(db.prepare('SELECT v FROM meta WHERE k = ?').get(`k${i}`), `row k${i}`);
+    } finally {
+      db.close();
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
