@@ -8,7 +8,7 @@ import type { Common } from '@ethereumjs/common';
 import { Address, createAccountFromRLP, setLengthLeft, type Account } from '@ethereumjs/util';
 import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
-import { proofStateManager } from '../evm/executor.js';
+import { proofStateManager } from '../evm/statetrie.js';
 import { effectiveTip } from '../evm/tx.js';
 import { limitExceeded, notFound, txRejected } from '../lib/errors.js';
 import { accepted, rejectReasonOf } from './checkcodes.js';

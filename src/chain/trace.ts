@@ -12,7 +12,8 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, type BlockContext, type RunGate, type SimCall, type StateRef } from '../evm/executor.js';
+import { EvmRunner, type BlockContext, type RunGate, type StateRef } from '../evm/runner.js';
+import type { SimCall } from '../evm/simulate.js';
 import type { StateOverrides } from '../types/query.js';
 import { TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceResultTooLarge, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
 import { decodeTx } from '../evm/tx.js';

@@ -1,5 +1,5 @@
 /**
- * eth_call runs a call to an address as its message alone (EvmRunner.leanCall), without the whole-tx
+ * eth_call runs a call to an address as its message alone (leanCall, src/evm/simulate.ts), without the whole-tx
  * work of ethereumjs' runTx that an answer never shows. What the call can see must be exactly what the
  * whole tx shows it: debug_traceCall still runs the whole tx (runTx), so for every kind of call the
  * probe contract's view of the world — gas left, gas price, origin, balances after the gas is bought,

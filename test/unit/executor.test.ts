@@ -3,13 +3,15 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { Wallet } from 'ethers';
 import { makeCommon } from '../../src/evm/common.js';
-import { EvmRunner, type BlockContext } from '../../src/evm/executor.js';
+import type { BlockContext, EvmRunner } from '../../src/evm/runner.js';
 import { decodeTx } from '../../src/evm/tx.js';
 import { Store } from '../../src/store/store.js';
 import { TrieDB } from '../../src/store/triedb.js';
 import { devKeys } from '../helpers/accounts.js';
+import { createMerkleRunner } from '../helpers/merklerunner.js';
 
 // runtime code: SSTORE(0, CALLDATALOAD(0)); STOP
 const SETTER = Uint8Array.from(Buffer.from('600035600055' + '00', 'hex'));
@@ -17,9 +19,9 @@ const SETTER_ADDR = '0x' + '5e'.repeat(20);
 const common = makeCommon(9000n);
 const wallet = new Wallet(devKeys()[0]!);
 
-async function runner(): Promise<{ r: EvmRunner; root: Uint8Array }> {
+async function runner(): Promise<{ r: EvmRunner<MerkleStateManager>; root: Uint8Array }> {
   const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-exec-')), 'db'));
-  const r = await EvmRunner.create(common, new TrieDB(store), () => new Uint8Array(32));
+  const r = await createMerkleRunner(common, new TrieDB(store), () => new Uint8Array(32));
   const alloc = new Map([
     [wallet.address.toLowerCase(), { balance: 10n ** 21n, nonce: 0n }],
     [SETTER_ADDR, { balance: 0n, nonce: 0n, code: SETTER }],
@@ -86,7 +88,7 @@ test('a block stores one final state, not every intermediate one', async () => {
 test('a read-only runner keeps nothing in its scratch overlay as it follows new roots (no growth per block)', async () => {
   const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-exec-')), 'db'));
   const db = new TrieDB(store);
-  const writer = await EvmRunner.create(common, db, () => new Uint8Array(32));
+  const writer = await createMerkleRunner(common, db, () => new Uint8Array(32));
   let root = await writer.applyGenesis(new Map([
     [wallet.address.toLowerCase(), { balance: 10n ** 21n, nonce: 0n }],
     [SETTER_ADDR, { balance: 0n, nonce: 0n, code: SETTER }],
@@ -97,7 +99,7 @@ test('a read-only runner keeps nothing in its scratch overlay as it follows new 
   };
   commit();
   const scratch = db.view();
-  const reader = await EvmRunner.create(common, scratch, () => new Uint8Array(32));
+  const reader = await createMerkleRunner(common, scratch, () => new Uint8Array(32));
   const from = Buffer.from(wallet.address.slice(2), 'hex');
   const setter = Buffer.from(SETTER_ADDR.slice(2), 'hex');
   for (let i = 0; i < 5; i++) {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { orderedTrieRoot } from '../../src/evm/orderedtrie.js';
-import { EMPTY_TRIE_ROOT } from '../../src/evm/executor.js';
+import { EMPTY_TRIE_ROOT } from '../../src/evm/orderedtrie.js';
 
 test('ordered trie root equals ethereumjs MPT for many sizes and value lengths', async () => {
   for (const n of [0, 1, 2, 3, 15, 16, 17, 127, 128, 129, 130, 300, 1000]) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Address, setLengthLeft } from '@ethereumjs/util';
 import { makeCommon } from '../../src/evm/common.js';
-import { proofStateManager } from '../../src/evm/executor.js';
+import { proofStateManager } from '../../src/evm/statetrie.js';
 import { FlatState } from '../../src/store/flatstate.js';
 import { Store } from '../../src/store/store.js';
 import { TrieDB } from '../../src/store/triedb.js';

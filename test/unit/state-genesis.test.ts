@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { makeCommon } from '../../src/evm/common.js';
-import { EvmRunner, type GenesisAccount } from '../../src/evm/executor.js';
-import { genesisState } from '../../src/evm/flatstate.js';
+import { genesisState, type GenesisAccount } from '../../src/evm/flatstate.js';
 import { Store } from '../../src/store/store.js';
 import { TrieDB } from '../../src/store/triedb.js';
+import { createMerkleRunner } from '../helpers/merklerunner.js';
 
 const common = makeCommon(9000n);
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -42,7 +42,7 @@ test('genesisState: the same root as the MPT for the same allocation, and its no
   for (const n of [1, 2, 17, 400]) {
     const alloc = allocation(n);
     const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-genesis-')), 'db'));
-    const mpt = await EvmRunner.create(common, new TrieDB(store), () => new Uint8Array(32));
+    const mpt = await createMerkleRunner(common, new TrieDB(store), () => new Uint8Array(32));
     const expected = await mpt.applyGenesis(alloc);
 
     const nodes = new TrieDB(new Store(join(mkdtempSync(join(tmpdir(), 'ferry-genesis-')), 'db')));
@@ -52,7 +52,7 @@ test('genesisState: the same root as the MPT for the same allocation, and its no
     assert.equal(change.accounts.length, n);
 
     // read everything back through the MPT over the one-pass nodes only
-    const reader = await EvmRunner.create(common, nodes, () => new Uint8Array(32));
+    const reader = await createMerkleRunner(common, nodes, () => new Uint8Array(32));
     for (const [addrHex, acc] of alloc) {
       const addr = Buffer.from(addrHex.slice(2), 'hex');
       const a = await reader.account(root, addr);

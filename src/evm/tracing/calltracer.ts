@@ -4,7 +4,7 @@
  * tracerConfig: `onlyTopCall` (no sub-calls), `withLog` (logs per frame, with their position among
  * the frame's sub-calls; dropped from frames that failed).
  */
-import { revertReason } from '../executor.js';
+import { revertReason } from '../vmerrors.js';
 import { hexOf } from './structlog.js';
 import { TraceError, type EmittedLog, type FrameEnd, type FrameStart, type Tracer, type TxEnv, type TxEnd } from './types.js';
 

@@ -12,7 +12,7 @@
  */
 import type { EVM } from '@ethereumjs/evm';
 import { Address, generateAddress, generateAddress2, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
-import { vmErrorText } from '../executor.js';
+import { vmErrorText } from '../vmerrors.js';
 import { TraceTimeout, type FrameStart, type Step, type Tracer } from './types.js';
 
 /** check the deadline every this many steps (a power of two) */

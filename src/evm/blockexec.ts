@@ -1,0 +1,128 @@
+/**
+ * Block execution: a block's txs run in order on the parent state with ethereumjs' runTx, giving the
+ * event loop a turn between slices (CheckTx is answered while a block runs: docs/architecture.md "One
+ * block"); txs that cannot be applied are left out, not fatal. Returns the receipts' data, the bloom,
+ * the ordered-trie roots and the new state root (with the flat change set the store writes).
+ */
+import type { StateManagerInterface } from '@ethereumjs/common';
+import { Bloom, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
+import { yieldToEventLoop } from '../lib/slices.js';
+import type { FlatChange } from '../store/flatstate.js';
+import type { EvmTx } from '../types/chain.js';
+import { orderedTrieRoot } from './orderedtrie.js';
+import type { At, BlockContext, BlockPrelude, EvmRunner } from './runner.js';
+import type { DecodedTx } from './tx.js';
+import { vmErrorText } from './vmerrors.js';
+
+export interface ExecutedTx {
+  tx: EvmTx;
+  status: 0 | 1;
+  gasUsed: bigint;
+  cumulativeGasUsed: bigint;
+  logs: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array }[];
+  logsBloom: Uint8Array;
+  createdAddress: Uint8Array | undefined;
+  vmError: string | undefined;
+  returnValue: Uint8Array;
+}
+
+export interface ExecutedBlock {
+  txs: ExecutedTx[];
+  /** txs that could not be applied (stale nonce, funds): left out of the block */
+  excluded: { tx: EvmTx; reason: string }[];
+  gasUsed: bigint;
+  stateRoot: Uint8Array;
+  logsBloom: Uint8Array;
+  transactionsRoot: Uint8Array;
+  receiptsRoot: Uint8Array;
+  /** a flat runner's change set: the store writes it with the block (FlatState.write) */
+  flatChange?: FlatChange;
+}
+
+/**
+ * executeBlock yields to the event loop once a slice of txs has run this long (milliseconds), so
+ * CheckTx (eth_sendRawTransaction's answer) waits at most about this long behind a block's execution.
+ */
+export const EXECUTE_SLICE_MS = 2;
+
+/**
+ * Executes txs in order on `parent`. Txs that cannot be applied are excluded, not fatal.
+ * `prelude` changes the state before the first tx (the dev cheats: chain/cheats.ts).
+ */
+export async function executeBlock<S extends StateManagerInterface>(
+  runner: EvmRunner<S>,
+  parent: At,
+  ctx: BlockContext,
+  txs: DecodedTx[],
+  prelude?: BlockPrelude,
+): Promise<ExecutedBlock> {
+  const sm = runner.sm;
+  await runner.state.beginBlock(parent);
+  const block = runner.ethBlock(ctx);
+  const out: ExecutedTx[] = [];
+  const excluded: ExecutedBlock['excluded'] = [];
+  const included: Uint8Array[] = [];
+  const receiptsEnc: Uint8Array[] = [];
+  const bloom = new Bloom(undefined, runner.common);
+  let cumulative = 0n;
+  // One checkpoint around the whole block: the state manager then flushes its caches into the trie
+  // once at the end instead of after every tx (which hashed and stored every intermediate state).
+  // (runTx itself resets the per-tx "original storage" of EIP-2200 net gas metering at each tx.)
+  await sm.checkpoint();
+  try {
+    if (prelude) await prelude(sm);
+    let sliceStart = performance.now();
+    for (const d of txs) {
+      // let the chain thread answer CheckTx between slices of a long block
+      if (performance.now() - sliceStart >= EXECUTE_SLICE_MS) {
+        await yieldToEventLoop();
+        sliceStart = performance.now();
+      }
+      if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
+        excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
+        continue;
+      }
+      let res: RunTxResult;
+      try {
+        res = await runTx(runner.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
+      } catch (e) {
+        excluded.push({ tx: d.evm, reason: e instanceof Error ? e.message.split(' (')[0]! : String(e) });
+        continue;
+      }
+      cumulative += res.totalGasSpent;
+      const logs = res.receipt.logs.map(([address, topics, data]) => ({ address, topics, data }));
+      const err = res.execResult.exceptionError;
+      receiptsEnc.push(encodeReceipt(res.receipt, d.tx.type));
+      bloom.or(res.bloom);
+      included.push(d.evm.raw);
+      out.push({
+        tx: d.evm,
+        status: err ? 0 : 1,
+        gasUsed: res.totalGasSpent,
+        cumulativeGasUsed: cumulative,
+        logs,
+        logsBloom: res.bloom.bitvector,
+        createdAddress: res.createdAddress?.bytes,
+        vmError: err ? vmErrorText(err.error) : undefined,
+        returnValue: res.execResult.returnValue,
+      });
+    }
+  } catch (e) {
+    await sm.revert();
+    throw e;
+  }
+  // the CheckTx requests of the last slice are answered before the state root is computed
+  await yieldToEventLoop();
+  await sm.commit();
+  const { root: stateRoot, change: flatChange } = await runner.state.endBlock(parent);
+  return {
+    flatChange,
+    txs: out,
+    excluded,
+    gasUsed: cumulative,
+    stateRoot,
+    logsBloom: bloom.bitvector,
+    transactionsRoot: orderedTrieRoot(included),
+    receiptsRoot: orderedTrieRoot(receiptsEnc),
+  };
+}
