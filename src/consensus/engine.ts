@@ -180,9 +180,9 @@ export class Engine {
   /** Replays nothing: the store is the truth. Loads the last committed height and starts the timer. */
   async start(): Promise<void> {
     const genesisAppHash = await this.app.initChain();
-    const h = this.store.latestCometHeight();
+    const h = this.store.comet.latestHeight();
     if (h !== undefined) {
-      this.last = this.store.cometRecord(h) as unknown as CometBlockRecord;
+      this.last = this.store.comet.get(h);
       this.appHash = this.app.info().lastBlockAppHash;
     } else {
       this.appHash = genesisAppHash;
@@ -362,15 +362,15 @@ export class Engine {
       const top = this.height;
       this.store.transaction(() => {
         for (let h = top; h > height; h--) {
-          const rec = this.store.cometRecord(h) as unknown as CometBlockRecord | undefined;
+          const rec = this.store.comet.get(h);
           if (rec) this.index.unindexBlock(h, rec.block.data.txs, rec.results.txResults, rec.results.events);
         }
         this.index.rewindTxs(height);
-        this.store.rewindComet(height);
+        this.store.comet.deleteAbove(height);
         hooks.write();
       });
       this.store.forgetCaches();
-      this.last = height >= this.opts.initialHeight ? (this.store.cometRecord(height) as unknown as CometBlockRecord | undefined) : undefined;
+      this.last = height >= this.opts.initialHeight ? this.store.comet.get(height) : undefined;
       await hooks.after();
       this.appHash = this.app.info().lastBlockAppHash;
     })();
@@ -486,7 +486,7 @@ export class Engine {
     try {
       this.store.transaction(() => {
         this.app.commit();
-        this.store.putComet(height, rec as never);
+        this.store.comet.put(height, rec);
         this.index.indexBlock(height, txs.map(txHash), txs, results.txResults, results.events);
       });
     } catch (e) {

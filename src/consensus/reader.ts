@@ -212,7 +212,7 @@ export class ConsensusReader {
 
   /** latest committed height (initial height - 1 before the first block) */
   latestHeight(): bigint {
-    return this.store.latestCometHeight() ?? this.opts.initialHeight - 1n;
+    return this.store.comet.latestHeight() ?? this.opts.initialHeight - 1n;
   }
 
   /** lowest stored height (ferry never prunes) */
@@ -222,7 +222,7 @@ export class ConsensusReader {
 
   block(height: bigint): CometBlockRecord | undefined {
     if (height < this.opts.initialHeight) return undefined;
-    const rec = this.store.cometRecord(height) as unknown as CometBlockRecord | undefined;
+    const rec = this.store.comet.get(height);
     if (rec && rec.size === 0) rec.size = blockProto(rec.block).length;
     return rec;
   }

@@ -16,7 +16,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { hexToBytes } from '../lib/hex.js';
 import type { Store } from '../store/store.js';
-import type { CometBlockRecord } from '../types/cometbft.js';
 import type { HealthReport } from './observe.js';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
@@ -74,7 +73,7 @@ export function nodePageRoutes(deps: PageDeps): Map<string, Route> {
     const hash = new URL(req.url ?? '/', 'http://x').searchParams.get('hash') ?? '';
     if (!TX_HASH.test(hash)) return sendJson(res, 400, { error: 'want ?hash=0x followed by 64 hex digits' }, req.method === 'HEAD');
     const loc = deps.store.txLocation(hexToBytes(hash));
-    const native = loc === undefined ? undefined : (deps.store.cometRecord(loc.height) as unknown as CometBlockRecord | undefined)?.block.data.txs[loc.index];
+    const native = loc === undefined ? undefined : deps.store.comet.get(loc.height)?.block.data.txs[loc.index];
     if (loc === undefined || native === undefined) return sendJson(res, 404, { error: 'transaction not found' }, req.method === 'HEAD');
     sendJson(
       res,

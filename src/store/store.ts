@@ -11,6 +11,8 @@ import { decodeValue, encodeValue } from '../lib/serial.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
+import type { CometBlockRecord } from '../types/cometbft.js';
+import { HeightRepository } from './repository.js';
 
 /**
  * Blocks (and their CometBFT records) kept decoded in memory by each Store (immutable once committed),
@@ -99,11 +101,6 @@ const LOG_INDEX: Record<LogColumn, string> = {
 
 import type { LogQuery } from '../types/query.js';
 
-/** What the consensus engine stores per height (opaque to the store). */
-export interface CometRecord {
-  [k: string]: unknown;
-}
-
 export interface BlockWrite {
   height: bigint;
   hash: Uint8Array;
@@ -148,8 +145,12 @@ export class Store {
   /** opened with `reader` (query-only) */
   readonly reader: boolean;
   private readonly stmts;
+  /**
+   * The consensus engine's record per height (block, BlockID, seen commit, FinalizeBlock results,
+   * validator sets: CometBlockRecord), written in the block's transaction; the RPC thread reads it.
+   */
+  readonly comet: HeightRepository<CometBlockRecord>;
   private readonly blockCache = new Lru<bigint, { b: EvmBlock; bytes: number }>(BLOCK_CACHE_BYTES, (_h, e) => e.bytes);
-  private readonly cometCache = new Lru<bigint, { c: CometRecord; bytes: number }>(BLOCK_CACHE_BYTES, (_h, e) => e.bytes);
   private readonly hashCache = new Lru<number, Uint8Array>(BLOCK_HASH_CACHE_SIZE);
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
@@ -201,9 +202,6 @@ export class Store {
       latest: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM blocks'),
       blockByHeight: this.db.prepare<[number], { evm: Buffer }>('SELECT evm FROM blocks WHERE height = ?'),
       hashByHeight: this.db.prepare<[number], { hash: Buffer }>('SELECT hash FROM blocks WHERE height = ?'),
-      cometByHeight: this.db.prepare<[number], { rec: Buffer }>('SELECT rec FROM comet WHERE height = ?'),
-      putComet: this.db.prepare('INSERT INTO comet (height, rec) VALUES (?, ?)'),
-      latestComet: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM comet'),
       heightByHash: this.db.prepare<[Buffer], { height: number }>('SELECT height FROM blocks WHERE hash = ?'),
       putBlock: this.db.prepare('INSERT INTO blocks (height, hash, evm) VALUES (?, ?, ?)'),
       putTx: this.db.prepare('INSERT OR REPLACE INTO txs (hash, height, idx, native_hash, receipt) VALUES (?, ?, ?, ?, ?)'),
@@ -220,8 +218,8 @@ export class Store {
       delTx: this.db.prepare('DELETE FROM txs WHERE hash = ?'),
       delBlocksAbove: this.db.prepare('DELETE FROM blocks WHERE height > ?'),
       delLogsAbove: this.db.prepare('DELETE FROM logs WHERE height > ?'),
-      delCometAbove: this.db.prepare('DELETE FROM comet WHERE height > ?'),
     };
+    this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES);
   }
 
   close(): void {
@@ -311,15 +309,10 @@ export class Store {
     this.stmts.delBlocksAbove.run(h);
   }
 
-  /** Dev revert: deletes the CometBFT records above `height` (inside the rewinding transaction). */
-  rewindComet(height: bigint): void {
-    this.stmts.delCometAbove.run(Number(height));
-  }
-
   /** The blocks, records and hashes this connection keeps by height are dropped (after a dev revert). */
   forgetCaches(): void {
     this.blockCache.clear();
-    this.cometCache.clear();
+    this.comet.forgetCache();
     this.hashCache.clear();
   }
 
@@ -347,25 +340,6 @@ export class Store {
     h = new Uint8Array(row.hash);
     this.hashCache.set(height, h);
     return h;
-  }
-
-  cometRecord(height: bigint): CometRecord | undefined {
-    const hit = this.cometCache.get(height);
-    if (hit) return hit.c;
-    const row = this.stmts.cometByHeight.get(Number(height));
-    if (!row) return undefined;
-    const c = decodeValue<CometRecord>(row.rec);
-    this.cometCache.set(height, { c, bytes: row.rec.length });
-    return c;
-  }
-
-  putComet(height: bigint, rec: CometRecord): void {
-    this.stmts.putComet.run(Number(height), encodeValue(rec));
-  }
-
-  latestCometHeight(): bigint | undefined {
-    const h = this.stmts.latestComet.get()?.h;
-    return h === null || h === undefined ? undefined : BigInt(h);
   }
 
   heightByHash(hash: Uint8Array): bigint | undefined {

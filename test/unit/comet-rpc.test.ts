@@ -214,7 +214,7 @@ describe('event index: the kv indexer semantics', () => {
     for (const [h, results, events] of blocks) {
       const txs = results.map((_, i) => Uint8Array.from([h, i]));
       index.indexBlock(BigInt(h), txs.map((_, i) => txHash(h * 10 + i)), txs, results, events);
-      store.putComet(BigInt(h), { marker: h });
+      store.comet.put(BigInt(h), record(BigInt(h), txs.length));
     }
   });
   const reader = new ConsensusReader(store, { genesisValidators: [], initialHeight: 1n });

@@ -134,7 +134,7 @@ describe('consensus engine over a temporary store', () => {
     assert.equal(timeOf(first), Date.parse(GENESIS_TIME));
     assert.equal(first.block.header.lastBlockId.hash.length, 0);
     assert.equal(hex(first.block.header.appHash), hex(node.store.evmBlock(0n)!.header.stateRoot));
-    assert.equal(node.store.latestCometHeight(), 1n);
+    assert.equal(node.store.comet.latestHeight(), 1n);
   });
 
   it('mine(n) makes n linked, signed heights; each is stored with the application commit', async () => {
@@ -142,10 +142,10 @@ describe('consensus engine over a temporary store', () => {
     assert.equal(node.engine.height, 4n);
     assert.deepEqual(node.committed.map((r) => r.block.header.height), [1n, 2n, 3n, 4n]);
     for (let i = 1; i < node.committed.length; i++) checkLinked(node.committed[i]!, node.committed[i - 1]!, genesis.chainId, key);
-    assert.equal(node.store.latestCometHeight(), 4n);
+    assert.equal(node.store.comet.latestHeight(), 4n);
     assert.equal(node.app.info().lastBlockHeight, 4n);
-    assert.notEqual(node.store.cometRecord(4n), undefined);
-    assert.equal(node.store.cometRecord(5n), undefined);
+    assert.notEqual(node.store.comet.get(4n), undefined);
+    assert.equal(node.store.comet.get(5n), undefined);
     assert.equal(hex(node.engine.lastRecord()!.blockId.hash), hex(node.committed[3]!.blockId.hash));
   });
 
@@ -209,6 +209,6 @@ describe('consensus engine over a temporary store', () => {
     await node.engine.mine(1n);
     const next = node.committed[0]!;
     checkLinked(next, last, genesis.chainId, key);
-    assert.equal(node.store.latestCometHeight(), last.block.header.height + 1n);
+    assert.equal(node.store.comet.latestHeight(), last.block.header.height + 1n);
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * A typed repository of one record kind keyed by height: its own table (`height INTEGER PRIMARY KEY,
+ * rec BLOB`), the storage codec (lib/serial.ts), and the decoded records kept in a byte-weighed cache.
+ * One repository per table, so no use site handles an opaque record (the shape of lodestar's
+ * packages/db/src/abstractRepository.ts: a typed get/put over one bucket). The table itself is created
+ * by the store's schema (store.ts); writes run inside the store's block transaction.
+ */
+import type Database from 'better-sqlite3';
+import { Lru } from '../lib/lru.js';
+import { decodeValue, encodeValue } from '../lib/serial.js';
+
+export class HeightRepository<T> {
+  private readonly cache: Lru<bigint, { value: T; bytes: number }>;
+  private readonly stmts;
+
+  /** `table` is one of the store's own table names (never user input); `cacheBytes` bounds the decoded cache */
+  constructor(db: Database.Database, table: string, cacheBytes: number) {
+    this.cache = new Lru(cacheBytes, (_h, e) => e.bytes);
+    this.stmts = {
+      get: db.prepare<[number], { rec: Buffer }>(`SELECT rec FROM ${table} WHERE height = ?`),
+      put: db.prepare(`INSERT INTO ${table} (height, rec) VALUES (?, ?)`),
+      latest: db.prepare<[], { h: number | null }>(`SELECT max(height) AS h FROM ${table}`),
+      deleteAbove: db.prepare(`DELETE FROM ${table} WHERE height > ?`),
+    };
+  }
+
+  get(height: bigint): T | undefined {
+    const hit = this.cache.get(height);
+    if (hit) return hit.value;
+    const row = this.stmts.get.get(Number(height));
+    if (!row) return undefined;
+    const value = decodeValue<T>(row.rec);
+    this.cache.set(height, { value, bytes: row.rec.length });
+    return value;
+  }
+
+  /** Writes the record of a new height (a height is written once). */
+  put(height: bigint, value: T): void {
+    this.stmts.put.run(Number(height), encodeValue(value));
+  }
+
+  /** the highest height with a record */
+  latestHeight(): bigint | undefined {
+    const h = this.stmts.latest.get()?.h;
+    return h === null || h === undefined ? undefined : BigInt(h);
+  }
+
+  /** Dev revert: deletes the records above `height` (inside the rewinding transaction); then forgetCache(). */
+  deleteAbove(height: bigint): void {
+    this.stmts.deleteAbove.run(Number(height));
+  }
+
+  /** drops the decoded records this connection keeps (after a dev revert) */
+  forgetCache(): void {
+    this.cache.clear();
+  }
+}
