@@ -25,8 +25,8 @@ import {
   roundStepData,
   txResultEventJson,
   validatorJson,
-  type Json,
 } from './format.js';
+import type { EventDataJson } from './jsontypes.js';
 import { createHash } from 'node:crypto';
 
 /** CometBFT's maxQueryLength (subscribe and tx_search) */
@@ -51,7 +51,7 @@ export class BusEvent {
   constructor(
     /** the tm.event value */
     readonly type: string,
-    private readonly buildData: () => { type: string; value: Json },
+    private readonly buildData: () => EventDataJson,
     /** the `events` map sent to subscribers */
     readonly eventMap: Map<string, string[]>,
     /** what queries match against: the map plus the begin_block/end_block key forms */
@@ -64,11 +64,6 @@ export class BusEvent {
 
   eventsText(): string {
     return (this.events ??= JSON.stringify(Object.fromEntries(this.eventMap)));
-  }
-
-  /** the payload value (for in-process subscribers such as broadcast_tx_commit) */
-  value(): Json {
-    return this.buildData().value;
   }
 }
 
@@ -276,7 +271,7 @@ export class EventBus {
     const blockEvents = rec.results.events;
     if (this.wanted('NewBlock')) {
       const map = withType('NewBlock', stringifyEvents(blockEvents));
-      const data = () => ({
+      const data = (): EventDataJson => ({
         type: 'tendermint/event/NewBlock',
         value: { block: blockJson(rec.block), block_id: blockIdJson(rec.blockId), result_finalize_block: finalizeBlockJson(rec.results) },
       });
@@ -288,7 +283,7 @@ export class EventBus {
     }
     if (this.wanted('NewBlockEvents')) {
       const map = withType('NewBlockEvents', stringifyEvents(blockEvents));
-      const data = () => ({
+      const data = (): EventDataJson => ({
         type: 'tendermint/event/NewBlockEvents',
         value: { height: height.toString(), events: blockEvents.length === 0 ? null : blockEvents.map(eventJson), num_txs: String(rec.block.data.txs.length) },
       });
@@ -303,14 +298,14 @@ export class EventBus {
           [TX_HEIGHT_KEY, [height.toString()]],
         ]);
         stringifyEvents(result.events, map);
-        const data = () => ({ type: 'tendermint/event/Tx', value: { TxResult: txResultEventJson(height, i, tx, result) } });
+        const data = (): EventDataJson => ({ type: 'tendermint/event/Tx', value: { TxResult: txResultEventJson(height, i, tx, result) } });
         this.publish(new BusEvent('Tx', data, map, map));
       });
     }
     const updates = rec.results.validatorUpdates ?? [];
     if (updates.length > 0 && this.wanted('ValidatorSetUpdates')) {
       const map = withType('ValidatorSetUpdates');
-      const data = () => ({
+      const data = (): EventDataJson => ({
         type: 'tendermint/event/ValidatorSetUpdates',
         value: {
           validator_updates: updates.map((u) =>

@@ -4,7 +4,7 @@
  *   base64, HexBytes as UPPER hex, times RFC3339Nano UTC with trailing zeros trimmed, nil slices null;
  * - gogo jsonpb with defaults emitted (ResponseCheckTx, ExecTxResult, ResponseQuery, AbciEventAttribute):
  *   every field present, int64 as strings, empty bytes null.
- * Field order follows the Go structs. Hex appears only here (and in params.ts).
+ * Field order follows the Go structs; the shapes are named in jsontypes.ts. Hex appears only here (and in params.ts).
  */
 import type {
   AbciEvent,
@@ -29,55 +29,34 @@ import type {
   VoteEventData,
 } from './backend.js';
 import { BlockIDFlag } from '../types/cometbft.js';
-
-export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-
-// ---- the JSON shapes of the values routes answer with (CometBFT's field names and order) --------
-
-/** crypto.PubKey under libs/json */
-export type PubKeyJson = { type: string; value: string };
-/** types.Validator */
-export type ValidatorJson = { address: string; pub_key: PubKeyJson; voting_power: string; proposer_priority: string };
-/** coretypes.ResultBlock */
-export type ResultBlockJson = { block_id: Json; block: Json };
-/** types.BlockMeta */
-export type BlockMetaJson = { block_id: Json; block_size: string; header: Json; num_txs: string };
-/** abci.ExecTxResult / abci.ResponseCheckTx (jsonpb) */
-export type ExecTxResultJson = {
-  code: number;
-  data: string | null;
-  log: string;
-  info: string;
-  gas_wanted: string;
-  gas_used: string;
-  events: Json[];
-  codespace: string;
-};
-/** coretypes.ResultBlockResults */
-export type BlockResultsJson = {
-  height: string;
-  txs_results: ExecTxResultJson[] | null;
-  finalize_block_events: Json[] | null;
-  validator_updates: Json[] | null;
-  consensus_param_updates: null;
-  app_hash: string;
-};
-/** coretypes.ResultTx (`proof` only when asked for) */
-export type ResultTxJson = { hash: string; height: string; index: number; tx_result: ExecTxResultJson; tx: string; proof?: Json };
-/** abci.ResponseInfo under libs/json (zero fields omitted) */
-export type InfoJson = { data?: string; version?: string; app_version?: string; last_block_height?: string; last_block_app_hash?: string };
-/** abci.ResponseQuery (jsonpb) */
-export type QueryJson = {
-  code: number;
-  log: string;
-  info: string;
-  index: string;
-  key: string | null;
-  value: string | null;
-  proofOps: { ops: { type: string; key: string | null; data: string | null }[] } | null;
-  height: string;
-  codespace: string;
-};
+import type {
+  BlockIdJson,
+  BlockJson,
+  BlockMetaJson,
+  BlockResultsJson,
+  CommitJson,
+  CommitSigJson,
+  ConsensusVersionJson,
+  EventAttributeJson,
+  EventDataJson,
+  EventJson,
+  ExecTxResultJson,
+  FinalizeBlockJson,
+  HeaderJson,
+  InfoJson,
+  PbEventJson,
+  PubKeyJson,
+  QueryJson,
+  ResultBlockJson,
+  ResultTxJson,
+  RoundVoteSetJson,
+  TxProofJson,
+  TxResultEventJson,
+  ValidatorJson,
+  ValidatorUpdateJson,
+  VoteJson,
+  VoteSetJson,
+} from './jsontypes.js';
 
 /**
  * The CometBFT version `status` reports: a 0.38 release, so CosmJS's connectComet picks its
@@ -127,14 +106,14 @@ export function timestampOfNanos(n: bigint): Timestamp {
   return { seconds: s, nanos: Number(n - s * 1_000_000_000n) };
 }
 
-export function blockIdJson(id: BlockID): Json {
+export function blockIdJson(id: BlockID): BlockIdJson {
   return { hash: hexUpper(id.hash), parts: { total: id.partSetHeader.total, hash: hexUpper(id.partSetHeader.hash) } };
 }
 
-export const ZERO_BLOCK_ID: Json = { hash: '', parts: { total: 0, hash: '' } };
+export const ZERO_BLOCK_ID: BlockIdJson = { hash: '', parts: { total: 0, hash: '' } };
 
-export function headerJson(h: Header): Json {
-  const version: Record<string, Json> = { block: str(h.version.block) };
+export function headerJson(h: Header): HeaderJson {
+  const version: ConsensusVersionJson = { block: str(h.version.block) };
   if (h.version.app !== 0n) version.app = str(h.version.app);
   return {
     version,
@@ -154,7 +133,7 @@ export function headerJson(h: Header): Json {
   };
 }
 
-export function commitSigJson(s: CommitSig): Json {
+export function commitSigJson(s: CommitSig): CommitSigJson {
   return {
     block_id_flag: s.blockIdFlag,
     validator_address: hexUpper(s.validatorAddress),
@@ -163,7 +142,7 @@ export function commitSigJson(s: CommitSig): Json {
   };
 }
 
-export function commitJson(c: Commit): Json {
+export function commitJson(c: Commit): CommitJson {
   return { height: str(c.height), round: c.round, block_id: blockIdJson(c.blockId), signatures: c.signatures.map(commitSigJson) };
 }
 
@@ -212,7 +191,7 @@ export function commitVoteString(c: Commit, index: number): string {
  * VoteSet.MarshalJSON (VoteSetJSON) of the precommits a commit holds, as RoundState.last_commit:
  * one vote string per validator of the committed height, the bit array, and no peer claims.
  */
-export function commitVoteSetJson(c: Commit, validators: readonly Validator[]): Json {
+export function commitVoteSetJson(c: Commit, validators: readonly Validator[]): VoteSetJson {
   const voted = validators.map((_, i) => c.signatures[i] !== undefined && c.signatures[i]!.blockIdFlag !== BlockIDFlag.absent);
   const power = validators.reduce((s, v, i) => (voted[i] ? s + v.votingPower : s), 0n);
   const total = validators.reduce((s, v) => s + v.votingPower, 0n);
@@ -224,14 +203,14 @@ export function commitVoteSetJson(c: Commit, validators: readonly Validator[]): 
 }
 
 /** HeightVoteSet.MarshalJSON at the start of a height: round 0, no prevote or precommit yet. */
-export function emptyHeightVoteSetJson(validators: readonly Validator[]): Json {
+export function emptyHeightVoteSetJson(validators: readonly Validator[]): RoundVoteSetJson[] {
   const none = validators.map(() => false);
   const bits = voteBitArrayString(none, 0n, validators.reduce((s, v) => s + v.votingPower, 0n));
   const nil = validators.map(() => NIL_VOTE);
   return [{ round: 0, prevotes: nil, prevotes_bit_array: bits, precommits: nil, precommits_bit_array: bits }];
 }
 
-export function blockJson(b: Block): Json {
+export function blockJson(b: Block): BlockJson {
   return {
     header: headerJson(b.header),
     data: { txs: b.data.txs.map(base64) },
@@ -264,18 +243,18 @@ export function validatorJson(v: Validator): ValidatorJson {
 }
 
 /** abci.AbciEventAttribute (jsonpb: every field present) */
-export function attributeJson(a: AbciEventAttribute): Json {
+export function attributeJson(a: AbciEventAttribute): EventAttributeJson {
   return { key: a.key, value: a.value, index: a.index };
 }
 
 /** abci.Event inside a jsonpb message: type and attributes always present */
-function pbEventJson(e: AbciEvent): Json {
+function pbEventJson(e: AbciEvent): PbEventJson {
   return { type: e.type, attributes: e.attributes.map(attributeJson) };
 }
 
 /** abci.Event under libs/json: `type` and `attributes` omitted when empty */
-export function eventJson(e: AbciEvent): Json {
-  const out: Record<string, Json> = {};
+export function eventJson(e: AbciEvent): EventJson {
+  const out: EventJson = {};
   if (e.type !== '') out.type = e.type;
   if (e.attributes.length > 0) out.attributes = e.attributes.map(attributeJson);
   return out;
@@ -311,7 +290,7 @@ export const EMPTY_EXEC_TX_RESULT: ExecTxResult = Object.freeze({
 });
 
 /** abci.ValidatorUpdate under libs/json: the key is a proto oneof */
-export function validatorUpdateJson(u: ValidatorUpdate): Json {
+export function validatorUpdateJson(u: ValidatorUpdate): ValidatorUpdateJson {
   return { pub_key: { Sum: { type: PROTO_PUBKEY_ED25519, value: { ed25519: base64(u.pubKey) } } }, power: str(u.power) };
 }
 
@@ -329,18 +308,18 @@ export function blockResultsJson(height: bigint, r: FinalizeBlockResponse): Bloc
 }
 
 /** abci.ResponseFinalizeBlock under libs/json (NewBlock event): omitempty fields dropped */
-export function finalizeBlockJson(r: FinalizeBlockResponse): Json {
-  const out: Record<string, Json> = {};
-  if (r.events.length > 0) out.events = r.events.map(eventJson);
-  if (r.txResults.length > 0) out.tx_results = r.txResults.map(execTxResultJson);
+export function finalizeBlockJson(r: FinalizeBlockResponse): FinalizeBlockJson {
   const updates = r.validatorUpdates ?? [];
-  out.validator_updates = updates.length === 0 ? null : updates.map(validatorUpdateJson);
-  if (r.appHash.length > 0) out.app_hash = base64(r.appHash);
-  return out;
+  return {
+    ...(r.events.length > 0 ? { events: r.events.map(eventJson) } : {}),
+    ...(r.txResults.length > 0 ? { tx_results: r.txResults.map(execTxResultJson) } : {}),
+    validator_updates: updates.length === 0 ? null : updates.map(validatorUpdateJson),
+    ...(r.appHash.length > 0 ? { app_hash: base64(r.appHash) } : {}),
+  };
 }
 
 /** types.TxProof; `aunts` is written even when empty (CosmJS requires the array) */
-export function txProofJson(p: TxProof): Json {
+export function txProofJson(p: TxProof): TxProofJson {
   return {
     root_hash: hexUpper(p.rootHash),
     data: base64(p.data),
@@ -362,12 +341,8 @@ export function resultTxJson(t: TxRecord, proof: TxProof | undefined): ResultTxJ
 }
 
 /** abci.TxResult under libs/json (Tx event): `index` omitted when 0 */
-export function txResultEventJson(height: bigint, index: number, tx: Uint8Array, result: ExecTxResult): Json {
-  const out: Record<string, Json> = { height: str(height) };
-  if (index !== 0) out.index = index;
-  out.tx = base64(tx);
-  out.result = execTxResultJson(result);
-  return out;
+export function txResultEventJson(height: bigint, index: number, tx: Uint8Array, result: ExecTxResult): TxResultEventJson {
+  return { height: str(height), ...(index !== 0 ? { index } : {}), tx: base64(tx), result: execTxResultJson(result) };
 }
 
 /** abci.ResponseInfo under libs/json: zero fields omitted */
@@ -396,7 +371,7 @@ export function queryJson(r: AbciQueryResponse): QueryJson {
   };
 }
 
-export function voteJson(v: VoteEventData): Json {
+export function voteJson(v: VoteEventData): VoteJson {
   return {
     type: v.type,
     height: str(v.height),
@@ -412,7 +387,7 @@ export function voteJson(v: VoteEventData): Json {
 }
 
 /** The `data` of a consensus event: `{type: "tendermint/event/…", value}` (types/events.go). */
-export function roundStepData(e: RoundStepEvent): { type: string; value: Json } {
+export function roundStepData(e: RoundStepEvent): EventDataJson {
   const rs = { height: str(e.height), round: e.round, step: e.step };
   switch (e.type) {
     case 'NewRound':

@@ -79,7 +79,7 @@ describe('cometrpc format (CometBFT JSON encodings)', () => {
   });
 
   it('ResultTx: index a number, proof omitted without prove; block_results nulls', () => {
-    const t = resultTxJson({ hash: hex('57D835FBBA0DBF922D8A2EDA56922C9B24E7760927F245A7684A736C4769DB8A'), height: 2n, index: 0, tx: Buffer.from('name=satoshi'), result }, undefined) as Record<string, unknown>;
+    const t = resultTxJson({ hash: hex('57D835FBBA0DBF922D8A2EDA56922C9B24E7760927F245A7684A736C4769DB8A'), height: 2n, index: 0, tx: Buffer.from('name=satoshi'), result }, undefined);
     assert.deepEqual(Object.keys(t), ['hash', 'height', 'index', 'tx_result', 'tx']);
     assert.equal(t.index, 0);
     assert.equal(t.tx, 'bmFtZT1zYXRvc2hp');

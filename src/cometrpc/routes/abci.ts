@@ -1,6 +1,7 @@
 /** The application (rpc/core/abci.go): abci_query, abci_info. */
 import type { AppQuery } from '../backend.js';
-import { infoJson, queryJson, type InfoJson, type QueryJson } from '../format.js';
+import { infoJson, queryJson } from '../format.js';
+import type { InfoJson, QueryJson } from '../jsontypes.js';
 import { boolParam, hexBytesParam, int64Param, stringParam } from '../params.js';
 import { route, type CometRoute } from '../route.js';
 

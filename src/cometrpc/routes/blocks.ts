@@ -5,7 +5,8 @@
 import { invalidArgument, notFound } from '../../lib/errors.js';
 import { compileQuery } from '../../eventquery/index.js';
 import type { BlockStore, TxIndex } from '../backend.js';
-import { blockMetaJson, blockResultsJson, commitJson, headerJson, resultBlockJson, type BlockMetaJson, type BlockResultsJson, type Json, type ResultBlockJson } from '../format.js';
+import { blockMetaJson, blockResultsJson, commitJson, headerJson, resultBlockJson } from '../format.js';
+import type { BlockMetaJson, BlockResultsJson, CommitJson, HeaderJson, ResultBlockJson } from '../jsontypes.js';
 import { bytesParam, hexBytesParam, int64Param, intParam, stringParam } from '../params.js';
 import { route, type CometRoute } from '../route.js';
 import { getHeight, orderOf, pageOf } from './env.js';
@@ -20,11 +21,11 @@ export interface BlockchainResult {
 }
 
 /** coretypes.ResultCommit (null when the store has no such block) */
-export type CommitResult = { signed_header: { header: Json; commit: Json }; canonical: boolean } | null;
+export type CommitResult = { signed_header: { header: HeaderJson; commit: CommitJson }; canonical: boolean } | null;
 
 /** coretypes.ResultHeader */
 export interface HeaderResult {
-  header: Json;
+  header: HeaderJson | null;
 }
 
 /** coretypes.ResultBlockSearch */

@@ -15,9 +15,8 @@ import {
   timestampOfNanos,
   timeNanos,
   validatorJson,
-  type Json,
-  type ValidatorJson,
 } from '../format.js';
+import type { RoundVoteSetJson, ValidatorJson, VoteSetJson } from '../jsontypes.js';
 import { int64Param, intParam } from '../params.js';
 import { route, type CometRoute } from '../route.js';
 import { getHeight, pageOf } from './env.js';
@@ -54,13 +53,14 @@ export interface DumpConsensusStateResult {
     valid_round: number;
     valid_block: null;
     valid_block_parts: null;
-    votes: Json;
+    votes: RoundVoteSetJson[];
     commit_round: number;
-    last_commit: Json;
+    last_commit: VoteSetJson | null;
     last_validators: ValidatorSetJson;
     triggered_timeout_precommit: boolean;
   };
-  peers: Json[];
+  /** cstypes.PeerStateInfo per peer: ferry has none */
+  peers: never[];
 }
 
 /** coretypes.ResultConsensusState (cstypes.RoundStateSimple) */
@@ -71,7 +71,7 @@ export interface ConsensusStateResult {
     proposal_block_hash: string;
     locked_block_hash: string;
     valid_block_hash: string;
-    height_vote_set: Json;
+    height_vote_set: RoundVoteSetJson[];
     proposer: { address: string; index: number };
   };
 }

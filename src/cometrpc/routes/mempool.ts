@@ -5,7 +5,8 @@
 import { domainError, unsupported } from '../../lib/errors.js';
 import type { ExecTxResult, MempoolView, TxChecker, TxIndex } from '../backend.js';
 import { TX_HEIGHT_KEY, txHashOf, type BusEvent, type EventBus, type Subscription } from '../events.js';
-import { EMPTY_EXEC_TX_RESULT, base64, checkTxJson, execTxResultJson, hexUpper, type ExecTxResultJson } from '../format.js';
+import { EMPTY_EXEC_TX_RESULT, base64, checkTxJson, execTxResultJson, hexUpper } from '../format.js';
+import type { ExecTxResultJson } from '../jsontypes.js';
 import { bytesParam, intParam } from '../params.js';
 import { route, type CometContext, type CometRoute } from '../route.js';
 import { perPage } from './env.js';

@@ -4,7 +4,8 @@
  */
 import { domainError, invalidArgument, notFound, unsupported } from '../../lib/errors.js';
 import type { BlockStore, NodeInfo } from '../backend.js';
-import { NODE_CHANNELS, P2P_PROTOCOL, formatTime, hexUpper, pubKeyJson, type Json, type PubKeyJson } from '../format.js';
+import { NODE_CHANNELS, P2P_PROTOCOL, formatTime, hexUpper, pubKeyJson } from '../format.js';
+import type { Json, PubKeyJson } from '../jsontypes.js';
 import { boolParam, stringListParam, uintParam } from '../params.js';
 import { route, type CometRoute } from '../route.js';
 
@@ -48,11 +49,13 @@ export interface NetInfoResult {
   listening: boolean;
   listeners: string[];
   n_peers: string;
-  peers: Json[];
+  /** coretypes.Peer per peer: ferry has none */
+  peers: never[];
 }
 
 /** coretypes.ResultGenesis */
 export interface GenesisResult {
+  /** the genesis document as the home holds it, passed through unchanged */
   genesis: Json;
 }
 
