@@ -258,12 +258,12 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
 
   /** Runs a call as a whole tx, every change reverted (evm/simulate.ts). */
   simulate(root: At, ctx: BlockContext, call: SimCall, overrides?: StateOverrides, gate?: RunGate, beforeRun?: BeforeRun): Promise<RunTxResult> {
-    return simulate(this, root, ctx, call, overrides, gate, beforeRun);
+    return simulate(this, { at: root, ctx, call, overrides, gate }, beforeRun);
   }
 
   /** eth_call: the return data and the error of a call (evm/simulate.ts). */
   simulateCall(root: At, ctx: BlockContext, call: SimCall, overrides?: StateOverrides, gate?: RunGate): Promise<CallOutcome> {
-    return simulateCall(this, root, ctx, call, overrides, gate);
+    return simulateCall(this, { at: root, ctx, call, overrides, gate });
   }
 
   // ---- reads ----

@@ -35,21 +35,22 @@ export interface SimCall {
 /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
 export type BeforeRun = (tx: TypedTransaction, block: Block) => Promise<void>;
 
+/** A call to simulate: the state it runs on, its block, the call, the state overrides, the gate it is held to. */
+export interface Simulation {
+  at: At;
+  ctx: BlockContext;
+  call: SimCall;
+  overrides?: StateOverrides;
+  gate?: RunGate;
+}
+
 /**
  * Runs a message call as a whole tx (eth_estimateGas, eth_createAccessList, debug_traceCall, creations;
  * eth_call to an address goes through `simulateCall`) on `root` with an impersonated sender; every
  * state change is reverted afterwards. Returns the raw run result.
  */
-export function simulate<S extends StateManagerInterface>(
-  runner: EvmRunner<S>,
-  root: At,
-  ctx: BlockContext,
-  call: SimCall,
-  overrides?: StateOverrides,
-  gate?: RunGate,
-  beforeRun?: BeforeRun,
-): Promise<RunTxResult> {
-  return simulation(runner, root, ctx, call, overrides, gate, async (tx, block, fees) => {
+export function simulate<S extends StateManagerInterface>(runner: EvmRunner<S>, sim: Simulation, beforeRun?: BeforeRun): Promise<RunTxResult> {
+  return simulation(runner, sim, async (tx, block, fees) => {
     if (beforeRun) await beforeRun(tx, block);
     return runWhole(runner.vm, tx, block, fees);
   });
@@ -59,16 +60,9 @@ export function simulate<S extends StateManagerInterface>(
  * eth_call: as simulate, for the return data and the error only (no gas figures, no receipt). A
  * message call to an address runs as the message alone (leanCall), anything else as a whole tx.
  */
-export function simulateCall<S extends StateManagerInterface>(
-  runner: EvmRunner<S>,
-  root: At,
-  ctx: BlockContext,
-  call: SimCall,
-  overrides?: StateOverrides,
-  gate?: RunGate,
-): Promise<CallOutcome> {
-  return simulation(runner, root, ctx, call, overrides, gate, async (tx, block, fees, from, intrinsic) => {
-    if (call.to !== undefined && leanCalls(runner.vm, runner.common)) return leanCall(runner, tx, block, from, intrinsic);
+export function simulateCall<S extends StateManagerInterface>(runner: EvmRunner<S>, sim: Simulation): Promise<CallOutcome> {
+  return simulation(runner, sim, async (tx, block, fees, from, intrinsic) => {
+    if (sim.call.to !== undefined && leanCalls(runner.vm, runner.common)) return leanCall(runner, tx, block, from, intrinsic);
     return (await runWhole(runner.vm, tx, block, fees)).execResult;
   });
 }
@@ -86,20 +80,16 @@ function runWhole(vm: VM, tx: TypedTransaction, block: Block, fees: CallFees): P
 }
 
 /**
- * The shared part of a simulation: moves to `root`, applies the overrides, runs geth's pre-checks,
+ * The shared part of a simulation: moves to `at`, applies the overrides, runs geth's pre-checks,
  * builds the tx and hands it to `run`; every change is reverted afterwards.
  */
 async function simulation<S extends StateManagerInterface, T>(
   runner: EvmRunner<S>,
-  root: At,
-  ctx: BlockContext,
-  call: SimCall,
-  overrides: StateOverrides | undefined,
-  gate: RunGate | undefined,
+  { at, ctx, call, overrides, gate }: Simulation,
   run: (tx: TypedTransaction, block: Block, fees: CallFees, from: Address, intrinsic: bigint) => Promise<T>,
 ): Promise<T> {
   const sm = runner.sm;
-  await runner.setRoot(root);
+  await runner.setRoot(at);
   await sm.checkpoint();
   const outer = runner.gate;
   if (gate !== undefined) runner.gate = gate;

@@ -1,6 +1,7 @@
 /**
  * A typed repository of one record kind keyed by height: its own table (`height INTEGER PRIMARY KEY,
- * rec BLOB`), the storage codec (lib/serial.ts), and the decoded records kept in a byte-weighed cache.
+ * rec BLOB`), the storage codec (lib/serial.ts), and the decoded records kept in a byte-weighed cache
+ * (`DecodedByHeight`, which the store's EVM blocks are read through too).
  * One repository per table, so no use site handles an opaque record (the shape of lodestar's
  * packages/db/src/abstractRepository.ts: a typed get/put over one bucket). The table itself is created
  * by the store's schema (store.ts); writes run inside the store's block transaction.
@@ -9,29 +10,57 @@ import type Database from 'better-sqlite3';
 import { Lru } from '../lib/lru.js';
 import { decodeValue, encodeValue } from '../lib/serial.js';
 
-export class HeightRepository<T> {
+/**
+ * Records read by height and kept decoded, weighed by their stored bytes (immutable once committed;
+ * dropped together after a dev revert). `read` fetches the stored bytes of a height.
+ */
+export class DecodedByHeight<T> {
   private readonly cache: Lru<bigint, { value: T; bytes: number }>;
+
+  constructor(
+    private readonly read: (height: number) => Buffer | undefined,
+    cacheBytes: number,
+  ) {
+    this.cache = new Lru(cacheBytes, (_h, e) => e.bytes);
+  }
+
+  get(height: bigint): T | undefined {
+    const hit = this.cache.get(height);
+    if (hit) return hit.value;
+    const bytes = this.read(Number(height));
+    if (bytes === undefined) return undefined;
+    const value = decodeValue<T>(bytes);
+    this.cache.set(height, { value, bytes: bytes.length });
+    return value;
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  /** entries held and their weight in stored bytes */
+  stats(): { entries: number; bytes: number } {
+    return { entries: this.cache.size, bytes: this.cache.weight };
+  }
+}
+
+export class HeightRepository<T> {
   private readonly stmts;
+  private readonly decoded: DecodedByHeight<T>;
 
   /** `table` is one of the store's own table names (never user input); `cacheBytes` bounds the decoded cache */
   constructor(db: Database.Database, table: string, cacheBytes: number) {
-    this.cache = new Lru(cacheBytes, (_h, e) => e.bytes);
     this.stmts = {
       get: db.prepare<[number], { rec: Buffer }>(`SELECT rec FROM ${table} WHERE height = ?`),
       put: db.prepare(`INSERT INTO ${table} (height, rec) VALUES (?, ?)`),
       latest: db.prepare<[], { h: number | null }>(`SELECT max(height) AS h FROM ${table}`),
       deleteAbove: db.prepare(`DELETE FROM ${table} WHERE height > ?`),
     };
+    this.decoded = new DecodedByHeight<T>((h) => this.stmts.get.get(h)?.rec, cacheBytes);
   }
 
   get(height: bigint): T | undefined {
-    const hit = this.cache.get(height);
-    if (hit) return hit.value;
-    const row = this.stmts.get.get(Number(height));
-    if (!row) return undefined;
-    const value = decodeValue<T>(row.rec);
-    this.cache.set(height, { value, bytes: row.rec.length });
-    return value;
+    return this.decoded.get(height);
   }
 
   /** Writes the record of a new height (a height is written once). */
@@ -52,6 +81,6 @@ export class HeightRepository<T> {
 
   /** drops the decoded records this connection keeps (after a dev revert) */
   forgetCache(): void {
-    this.cache.clear();
+    this.decoded.clear();
   }
 }

@@ -12,7 +12,7 @@ import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 import type { CometBlockRecord } from '../types/cometbft.js';
-import { HeightRepository } from './repository.js';
+import { DecodedByHeight, HeightRepository } from './repository.js';
 
 /**
  * Blocks (and their CometBFT records) kept decoded in memory by each Store (immutable once committed),
@@ -145,12 +145,13 @@ export class Store {
   /** opened with `reader` (query-only) */
   readonly reader: boolean;
   private readonly stmts;
+  /** the EVM blocks this connection keeps decoded */
+  private readonly blocks: DecodedByHeight<EvmBlock>;
   /**
    * The consensus engine's record per height (block, BlockID, seen commit, FinalizeBlock results,
    * validator sets: CometBlockRecord), written in the block's transaction; the RPC thread reads it.
    */
   readonly comet: HeightRepository<CometBlockRecord>;
-  private readonly blockCache = new Lru<bigint, { b: EvmBlock; bytes: number }>(BLOCK_CACHE_BYTES, (_h, e) => e.bytes);
   private readonly hashCache = new Lru<number, Uint8Array>(BLOCK_HASH_CACHE_SIZE);
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
@@ -219,6 +220,7 @@ export class Store {
       delBlocksAbove: this.db.prepare('DELETE FROM blocks WHERE height > ?'),
       delLogsAbove: this.db.prepare('DELETE FROM logs WHERE height > ?'),
     };
+    this.blocks = new DecodedByHeight<EvmBlock>((h) => this.stmts.blockByHeight.get(h)?.evm, BLOCK_CACHE_BYTES);
     this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES);
   }
 
@@ -311,24 +313,18 @@ export class Store {
 
   /** The blocks, records and hashes this connection keeps by height are dropped (after a dev revert). */
   forgetCaches(): void {
-    this.blockCache.clear();
+    this.blocks.clear();
     this.comet.forgetCache();
     this.hashCache.clear();
   }
 
   /** what the decoded-block cache holds: entries, and their weight in stored bytes (at most BLOCK_CACHE_BYTES) */
   blockCacheStats(): { entries: number; bytes: number } {
-    return { entries: this.blockCache.size, bytes: this.blockCache.weight };
+    return this.blocks.stats();
   }
 
   evmBlock(height: bigint): EvmBlock | undefined {
-    const hit = this.blockCache.get(height);
-    if (hit) return hit.b;
-    const row = this.stmts.blockByHeight.get(Number(height));
-    if (!row) return undefined;
-    const b = decodeValue<EvmBlock>(row.evm);
-    this.blockCache.set(height, { b, bytes: row.evm.length });
-    return b;
+    return this.blocks.get(height);
   }
 
   /** The hash of block `height` without decoding the block (log answers). */
