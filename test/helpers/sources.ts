@@ -1,6 +1,7 @@
 /** The TypeScript sources under src/, for tests that check rules over the whole tree. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import ts from 'typescript';
 import { REPO_ROOT } from './paths.js';
 
 export const SRC_DIR = join(REPO_ROOT, 'src');
@@ -13,4 +14,24 @@ export function sourceFiles(dir: string = SRC_DIR, acc = new Map<string, string>
     else if (entry.name.endsWith('.ts')) acc.set(relative(SRC_DIR, full).split(sep).join('/'), readFileSync(full, 'utf8'));
   }
   return acc;
+}
+
+/** The text of a TypeScript source without its comments (parsed, then printed without them). */
+export function withoutComments(text: string): string {
+  const file = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  return ts.createPrinter({ removeComments: true }).printFile(file);
+}
+
+/** `file: match` for every match, in the code of each file (comments left out), of the patterns `patternsFor(file)` names. */
+export function findInCode(files: ReadonlyMap<string, string>, patternsFor: (file: string) => readonly RegExp[]): string[] {
+  const out: string[] = [];
+  for (const [file, text] of files) {
+    const patterns = patternsFor(file);
+    if (patterns.length === 0) continue;
+    const code = withoutComments(text);
+    for (const re of patterns) {
+      for (const m of code.matchAll(re)) out.push(`${file}: ${m[0]}`);
+    }
+  }
+  return out;
 }

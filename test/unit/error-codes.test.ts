@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import ts from 'typescript';
-import { SRC_DIR, sourceFiles } from '../helpers/sources.js';
+import { SRC_DIR, findInCode, sourceFiles } from '../helpers/sources.js';
 
 /** The maps, relative to src/: the only files that may write a wire code. */
 const SURFACE_MAPS: readonly string[] = [
@@ -23,25 +22,10 @@ const ABCI_CODE_LITERAL = /\bcode\s*(?::|===|!==|==|!=)\s*[1-9]\d*\b/g;
 
 const SRC = SRC_DIR;
 
-/** The text of a TypeScript source without its comments (parsed, then printed without them). */
-function withoutComments(text: string): string {
-  const file = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-  return ts.createPrinter({ removeComments: true }).printFile(file);
-}
-
 /** `file: match` for every wire code in the given files (path relative to src/ → source). */
 function wireCodes(files: ReadonlyMap<string, string>): string[] {
-  const out: string[] = [];
-  for (const [file, text] of files) {
-    if (SURFACE_MAPS.includes(file)) continue;
-    const code = withoutComments(text);
-    for (const re of [JSON_RPC_CODE, ABCI_CODE_LITERAL]) {
-      for (const m of code.matchAll(re)) out.push(`${file}: ${m[0]}`);
-    }
-  }
-  return out;
+  return findInCode(files, (file) => (SURFACE_MAPS.includes(file) ? [] : [JSON_RPC_CODE, ABCI_CODE_LITERAL]));
 }
-
 
 describe('wire error codes stay in the surface maps', () => {
   it('the scan finds codes in code and strings, not in comments or in the maps', () => {

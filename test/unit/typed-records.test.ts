@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import ts from 'typescript';
-import { sourceFiles } from '../helpers/sources.js';
+import { findInCode, sourceFiles } from '../helpers/sources.js';
 
 /** cometrpc files that may name `Json`: where it is defined, and the genesis route */
 const JSON_ALLOWED: readonly string[] = ['cometrpc/jsontypes.ts', 'cometrpc/routes/status.ts'];
@@ -17,24 +16,11 @@ const RECORD_CAST = /\bas\s+unknown\s+as\s+CometBlockRecord\b/g;
 const UNTYPED_WRITE = /\bcomet\.put\([^;]*\bas\s+never\b/g;
 const JSON_LEAF = /\bJson\b/g;
 
-/** The text of a TypeScript source without its comments (parsed, then printed without them). */
-function withoutComments(text: string): string {
-  const file = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-  return ts.createPrinter({ removeComments: true }).printFile(file);
-}
-
 /** `file: match` for every untyped record or answer in the given files (path relative to src/ → source). */
 function untyped(files: ReadonlyMap<string, string>): string[] {
-  const out: string[] = [];
-  for (const [file, text] of files) {
-    const code = withoutComments(text);
-    const patterns = [RECORD_CAST, UNTYPED_WRITE];
-    if (file.startsWith('cometrpc/') && !JSON_ALLOWED.includes(file)) patterns.push(JSON_LEAF);
-    for (const re of patterns) {
-      for (const m of code.matchAll(re)) out.push(`${file}: ${m[0]}`);
-    }
-  }
-  return out;
+  return findInCode(files, (file) =>
+    file.startsWith('cometrpc/') && !JSON_ALLOWED.includes(file) ? [RECORD_CAST, UNTYPED_WRITE, JSON_LEAF] : [RECORD_CAST, UNTYPED_WRITE],
+  );
 }
 
 describe('CometBFT records and Surface B answers are typed', () => {
