@@ -3,15 +3,14 @@
  * transaction arrives, in the dev mode), real CometBFT v0.38 headers, BlockIDs and signed commits.
  * Each height is written in ONE store transaction together with the application's commit.
  */
-import { invalidArgument, type DomainError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { yieldToEventLoop } from '../lib/slices.js';
 import type { Store } from '../store/store.js';
 import { EventIndex } from '../store/eventindex.js';
 import type { Application, FinalizeBlockResponse, ValidatorUpdate } from './abci.js';
+import { DevTime, type DevClock } from './devclock.js';
 import {
   BLOCK_PROTOCOL,
-  BlockIDFlag,
   SignedMsgType,
   blockProto,
   commitHash,
@@ -37,7 +36,6 @@ import {
   type BlockID,
   type Commit,
   type Header,
-  type Timestamp,
   type Validator,
   type ValidatorKey,
 } from './cometbft/index.js';
@@ -116,20 +114,6 @@ export interface MiningMode {
   intervalMs: number | null;
 }
 
-/** A dev time request that would make time go backwards (Anvil's message): the client's argument is wrong. */
-const timestampError = (seconds: bigint): DomainError<'invalidArgument'> =>
-  invalidArgument(`Timestamp error: ${seconds} is lower than previous block's timestamp`);
-
-/** The dev clock of the engine (evm_snapshot keeps one, evm_revert puts it back). */
-export interface DevClock {
-  clockOffsetMs: number;
-  pendingIncreaseMs: number;
-  increasedSeconds: bigint;
-  nextTimeMs: number | undefined;
-  /** Date.now() when it was saved */
-  savedAtMs: number;
-}
-
 /** What a rewind does besides the engine's own records (docs/dev-mode.md, evm_revert). */
 export interface RewindHooks {
   /** inside the rewinding store transaction: the application's rows above the new head */
@@ -148,14 +132,8 @@ export class Engine {
   private readonly consensusHash: Uint8Array;
   private readonly index: EventIndex;
   private mode: MiningMode;
-  /** dev time controls: added to the wall clock for vote times (evm_increaseTime, evm_setNextBlockTimestamp) */
-  private clockOffsetMs = 0;
-  /** evm_increaseTime since the last block: added to that block's time */
-  private pendingIncreaseMs = 0;
-  /** total of evm_increaseTime, seconds (its answer, as Anvil) */
-  private increasedSeconds = 0n;
-  /** evm_setNextBlockTimestamp: the time of the next block, milliseconds */
-  private nextTimeMs: number | undefined;
+  /** the dev time controls (evm_increaseTime, evm_setNextBlockTimestamp) */
+  private readonly devTime = new DevTime();
 
   constructor(
     private readonly store: Store,
@@ -267,17 +245,12 @@ export class Engine {
 
   /** evm_setNextBlockTimestamp: refused below the last block's second (time never goes backwards). */
   setNextTimestamp(seconds: bigint): void {
-    if (seconds * 1000n < BigInt(Math.floor(this.lastTimeMs() / 1000) * 1000)) throw timestampError(seconds);
-    this.nextTimeMs = Number(seconds) * 1000;
+    this.devTime.setNextTimestamp(seconds, this.lastTimeMs());
   }
 
   /** evm_increaseTime: moves the clock forward; the next block's time grows by `seconds`. Returns the total, seconds. */
   increaseTime(seconds: bigint): bigint {
-    const ms = Number(seconds) * 1000;
-    this.clockOffsetMs += ms;
-    this.pendingIncreaseMs += ms;
-    this.increasedSeconds += seconds;
-    return this.increasedSeconds;
+    return this.devTime.increaseTime(seconds);
   }
 
   /**
@@ -291,7 +264,7 @@ export class Engine {
       if (this.stopped) return;
       this.clearTimer();
       if (i > 0n && intervalSec !== undefined && intervalSec > 0n) {
-        this.nextTimeMs = this.lastTimeMs() + Number(intervalSec) * 1000;
+        this.devTime.setNextAfter(this.lastTimeMs(), intervalSec);
       }
       await this.exclusive(this.produce(true));
     }
@@ -318,33 +291,17 @@ export class Engine {
 
   /** The dev clock now (evm_snapshot). */
   saveClock(): DevClock {
-    return {
-      clockOffsetMs: this.clockOffsetMs,
-      pendingIncreaseMs: this.pendingIncreaseMs,
-      increasedSeconds: this.increasedSeconds,
-      nextTimeMs: this.nextTimeMs,
-      savedAtMs: Date.now(),
-    };
+    return this.devTime.save();
   }
 
-  /**
-   * evm_revert: the dev clock reads again what it read when `saved` was taken (as Hardhat does; Anvil
-   * resets it to the snapshot block's time, a moment earlier), with the pending increase and the next
-   * block's timestamp of that moment.
-   */
+  /** evm_revert: the dev clock of `saved` (devclock.ts). */
   restoreClock(saved: DevClock): void {
-    this.clockOffsetMs = saved.clockOffsetMs - (Date.now() - saved.savedAtMs);
-    this.pendingIncreaseMs = saved.pendingIncreaseMs;
-    this.increasedSeconds = saved.increasedSeconds;
-    this.nextTimeMs = saved.nextTimeMs;
+    this.devTime.restore(saved);
   }
 
   /** anvil_reset: the clock of a fresh node (no offset, no pending time request). */
   resetClock(): void {
-    this.clockOffsetMs = 0;
-    this.pendingIncreaseMs = 0;
-    this.increasedSeconds = 0n;
-    this.nextTimeMs = undefined;
+    this.devTime.reset();
   }
 
   /**
@@ -381,21 +338,6 @@ export class Engine {
     }
   }
 
-  /** The wall clock moved by the dev time controls. */
-  private clock(): number {
-    return Date.now() + this.clockOffsetMs;
-  }
-
-  /** The next block's time: BFT time (the last commit's vote time) unless a dev time control asks otherwise. */
-  private nextBlockTime(last: CometBlockRecord | undefined): number {
-    if (!last) return this.opts.genesisTimeMs;
-    const bftTime = timestampToMillis(last.commit.signatures.find((s) => s.blockIdFlag === BlockIDFlag.commit)!.timestamp);
-    const floor = timestampToMillis(last.block.header.time) + 1;
-    if (this.nextTimeMs !== undefined) return Math.max(this.nextTimeMs, floor);
-    if (this.pendingIncreaseMs !== 0) return Math.max(bftTime + this.pendingIncreaseMs, floor);
-    return bftTime;
-  }
-
   /** Stops making blocks; the block in flight finishes (atomically) first. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -410,7 +352,7 @@ export class Engine {
     if (!force && !this.opts.createEmptyBlocks && this.last && this.app.pendingCount() === 0) return;
     const height = this.height + 1n;
     const last = this.last;
-    const timeMs = this.nextBlockTime(last);
+    const timeMs = this.devTime.nextBlockTime(last, this.opts.genesisTimeMs);
     // the sets of this height and the next: updates returned at H-1 show in next_validators_hash of H
     const validators = last?.nextValidators ?? sortValidators(this.opts.validators);
     const nextValidators = last
@@ -472,7 +414,7 @@ export class Engine {
     // the CheckTx requests that came in during execution are answered before the block is written
     await yieldToEventLoop();
     // precommit: vote time is max(now, block time + 1ms), as CometBFT's voteTime
-    const voteMs = Math.max(this.clock(), timeMs + 1);
+    const voteMs = Math.max(this.devTime.now(), timeMs + 1);
     const sig = signCommit(this.opts.chainId, height, 0, blockId, timestampFromMillis(voteMs), this.opts.validatorKey.privKey);
     const signatures = validators.map((_, i) => (i === ownIndex ? sig : commitSigAbsent()));
     const commit: Commit = { height, round: 0, blockId, signatures };
@@ -496,9 +438,7 @@ export class Engine {
     this.last = rec;
     this.appHash = results.appHash;
     // the dev time controls are used: later blocks go on from this one's time
-    if (this.nextTimeMs !== undefined) this.clockOffsetMs = timeMs - Date.now();
-    this.nextTimeMs = undefined;
-    this.pendingIncreaseMs = 0;
+    this.devTime.used(timeMs);
     await this.app.afterCommit();
     this.hooks.onCommitted(height, rec, { prepareMs, executeMs, commitMs: performance.now() - commitStart });
     this.hooks.onRoundStep?.({ type: 'NewRoundStep', height: height + 1n, round: 0, step: 'RoundStepNewHeight' });
@@ -506,7 +446,7 @@ export class Engine {
 
   /** This validator's signed prevote for `blockId` (published as a Vote event; a commit carries precommits only). */
   private prevote(height: bigint, blockId: BlockID, timeMs: number, index: number): VoteEventData {
-    const timestamp = timestampFromMillis(Math.max(this.clock(), timeMs + 1));
+    const timestamp = timestampFromMillis(Math.max(this.devTime.now(), timeMs + 1));
     const bytes = voteSignBytes(this.opts.chainId, { type: SignedMsgType.prevote, height, round: 0, blockId, timestamp });
     return {
       type: SignedMsgType.prevote,
