@@ -8,6 +8,10 @@
  *
  * Numbers (seconds, counts, wei) are accepted as a JSON number or a hex quantity, as Anvil's serde
  * forms take both. Blocks stay real CometBFT blocks made by the chain thread's engine.
+ *
+ * Each method decodes its params and sends one typed dev operation to the chain thread through the
+ * dev channel (src/types/dev.ts; performed in src/node/devops.ts); adding one: docs/dev-mode.md
+ * "Adding a dev method".
  */
 import { randomBytes } from 'node:crypto';
 import { invalidArgument } from '../lib/errors.js';

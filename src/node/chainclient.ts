@@ -12,9 +12,8 @@
 import type { Worker } from 'node:worker_threads';
 import { fromDomainErrorData, unavailable } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
-import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
+import type { AbciQueryRequest, AbciQueryResponse, RoundStepEvent } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
-import type { RoundStepEvent } from '../types/cometbft.js';
 import type { PendingCheat } from '../chain/cheats.js';
 import type { HeldWorker } from './chainspawn.js';
 import type { ChainReply, FromChain, ToChain } from './protocol.js';
