@@ -14,7 +14,7 @@
  * ## Joining: SnapshotParticipant
  *
  * Other dev state that a revert must undo (the state-cheat overlay, say) registers once at start, in
- * node/chainworker.ts beside the clock and block-field participants:
+ * node/devops.ts beside the clock and block-field participants:
  *
  *     snapshots.register('cheats', { save: () => overlay.copy(), restore: (s) => overlay.replace(s), reset: () => overlay.clear() });
  *
@@ -42,7 +42,7 @@ export interface SnapshotParticipant<T> {
   reset?(): void;
 }
 
-/** What the chain thread does for a revert (node/chainworker.ts wires the engine and the application). */
+/** What the chain thread does for a revert (node/devops.ts wires the engine and the application). */
 export interface RewindPort {
   /** the EVM head: height and hash */
   head(): { height: bigint; hash: Uint8Array };

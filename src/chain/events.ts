@@ -1,6 +1,7 @@
 /**
  * The RPC thread's event hub, fed by the chain thread's messages: committed blocks, mempool changes
- * and consensus steps. Surfaces subscribe through it (filters, eth_subscribe, CometBFT subscriptions).
+ * and dev rewinds. Surfaces subscribe through it (filters, eth_subscribe, CometBFT subscriptions);
+ * the engine's round steps go straight to Surface B's event bus (node/consensusrpc.ts).
  * Listeners run synchronously and must not throw or block; a throwing listener is removed.
  */
 import type { EvmLog, EvmTx } from '../types/chain.js';
@@ -8,14 +9,6 @@ import type { EvmLog, EvmTx } from '../types/chain.js';
 export interface PoolEvent {
   added: EvmTx[];
   removed: Uint8Array[];
-}
-
-/** A consensus-engine moment (round steps, votes): the CometBFT event name and its payload. */
-export interface ConsensusEvent {
-  type: string;
-  height: bigint;
-  round: number;
-  data?: unknown;
 }
 
 /** A dev revert rewound the chain to `height` (docs/dev-mode.md); the logs of the rewound blocks, oldest first. */
@@ -52,8 +45,6 @@ export class ChainEvents {
   readonly blocks = new Channel<bigint>();
   /** txs entered or left the mempool */
   readonly pool = new Channel<PoolEvent>();
-  /** consensus steps (NewRound, Vote, ...) */
-  readonly consensus = new Channel<ConsensusEvent>();
   /** the chain was rewound (evm_revert, anvil_reset): emitted after the reader's own caches follow */
   readonly rewound = new Channel<RewindEvent>();
 }

@@ -335,6 +335,11 @@ export class ChainReader {
     return this.pool.all();
   }
 
+  /** txpool_*: the mempool mirror split into pending and queued by the latest nonces (evmrpc/txpool.ts) */
+  poolContent(): Promise<{ pending: EvmTx[]; queued: EvmTx[] }> {
+    return this.pool.content((a) => this.nonce(a, this.latest));
+  }
+
   feeHistory(count: number, newest: bigint, percentiles: number[] | undefined): FeeHistory {
     const last = newest > this.latest ? this.latest : newest;
     const n = BigInt(count) > last + 1n ? Number(last + 1n) : count;

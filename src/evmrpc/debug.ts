@@ -16,27 +16,31 @@ import { hash } from '../jsonrpc/codecs.js';
 import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { CallOrigin, CallRequest, Hash } from '../types/chain.js';
 import type { BlockSelector, StateOverrides } from '../types/query.js';
+import type { EvmBackend } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
 import { hexData } from './format.js';
 
-/** One tx of a block trace, as the backend answers it. */
+/** One tx of a block trace, as the trace runner answers it. */
 export interface BlockTraceEntry {
   txHash: Hash;
   result?: unknown;
   error?: string;
 }
 
-/** The port the debug namespace needs (node/ wires chain/trace.ts and the reader to it). */
-export interface DebugBackend {
-  readonly chainId: bigint;
-  resolveBlock(sel: BlockSelector): bigint | undefined;
-  /** gas limit of a committed block (the call gas when neither the call nor the gas cap sets one) */
-  blockGasLimit(n: bigint): bigint | undefined;
+/** Where traces run (node/: chain/trace.ts's worker; debug_traceCall at `n` over the pending dev cheats). */
+export interface TraceRunner {
   /** `origin`: cancel when the client goes away, answer by `answerBy` */
   traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
   traceBlock(n: bigint, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]>;
   /** `req.gas` is always set */
   traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
+}
+
+/** The part of Surface A's modules (evmrpc/api.ts) the debug namespace uses. */
+export interface DebugModules {
+  /** blockByNumber: the gas limit of a committed block (the call gas when neither the call nor the gas cap sets one) */
+  reader: Pick<EvmBackend, 'chainId' | 'resolveBlock' | 'blockByNumber'>;
+  runs: TraceRunner;
 }
 
 export interface DebugMethodsInfo {
@@ -153,11 +157,11 @@ export function blockTraceJson(entries: readonly BlockTraceEntry[]): unknown[] {
   return entries.map((e) => (e.error !== undefined ? { txHash: hexData(e.txHash), error: e.error } : { txHash: hexData(e.txHash), result: e.result }));
 }
 
-export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo): MethodTable {
+export function createDebugMethods({ reader, runs }: DebugModules, info: DebugMethodsInfo): MethodTable {
   const options = (c: TraceConfigArg) => traceOptions(c, info.traceTimeoutCapMs);
 
   function blockNumber(sel: BlockSelector): bigint {
-    const n = backend.resolveBlock(sel);
+    const n = reader.resolveBlock(sel);
     if (n === undefined) {
       if (sel.kind === 'hash') throw notFound(`block ${hexData(sel.hash)} not found`);
       throw notFound(`block #${sel.kind === 'number' ? sel.number : sel.tag} not found`);
@@ -166,11 +170,11 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
   }
 
   async function blockTrace(n: bigint, c: TraceConfigArg, ctx: CallContext) {
-    return blockTraceJson(await backend.traceBlock(n, options(c), ctx));
+    return blockTraceJson(await runs.traceBlock(n, options(c), ctx));
   }
 
   const table: Record<string, MethodSpec> = {
-    debug_traceTransaction: method([hash, traceConfig], ([h, c], ctx) => backend.traceTransaction(h, options(c), ctx)),
+    debug_traceTransaction: method([hash, traceConfig], ([h, c], ctx) => runs.traceTransaction(h, options(c), ctx)),
     debug_traceBlockByNumber: method([blockNumberOrTag, traceConfig], ([sel, c], ctx) => {
       if (sel.kind === 'tag' && sel.tag === 'pending') throw unsupported('tracing on top of pending is not supported');
       return blockTrace(blockNumber(sel), c, ctx);
@@ -186,13 +190,13 @@ export function createDebugMethods(backend: DebugBackend, info: DebugMethodsInfo
         if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
           throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
         }
-        if (chainId !== undefined && chainId !== backend.chainId) {
-          throw invalidRequest(`chainId does not match node's (have=${chainId}, want=${backend.chainId})`);
+        if (chainId !== undefined && chainId !== reader.chainId) {
+          throw invalidRequest(`chainId does not match node's (have=${chainId}, want=${reader.chainId})`);
         }
         const n = blockNumber(sel);
-        const cap = info.gasCap > 0n ? info.gasCap : (backend.blockGasLimit(n) ?? 0n);
+        const cap = info.gasCap > 0n ? info.gasCap : (reader.blockByNumber(n)?.header.gasLimit ?? 0n);
         const gas = req.gas === undefined || req.gas > cap ? cap : req.gas;
-        return backend.traceCall({ ...req, gas }, n, c.stateOverrides, options(c), ctx);
+        return runs.traceCall({ ...req, gas }, n, c.stateOverrides, options(c), ctx);
       },
     ),
   };

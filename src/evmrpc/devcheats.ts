@@ -19,6 +19,7 @@ import { address } from '../jsonrpc/codecs.js';
 import { method, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
 import type { Cheat, StateAccount } from '../types/cheats.js';
+import type { DevChannel } from '../types/dev.js';
 import { toData as hexData } from '../lib/hex.js';
 
 /** The most bytes of state JSON anvil_dumpState writes and anvil_loadState / `--state` read (after gunzip). */
@@ -36,10 +37,14 @@ export interface CheatBackend {
   latestAccounts(): Iterable<StateAccount>;
 }
 
-/** What the cheat methods change; node/ wires it to the chain thread. */
-export interface CheatControls {
-  /** pending until the next block; a limitExceeded DomainError past the pending cap */
-  setCheats(cheats: Cheat[]): Promise<void>;
+/**
+ * The part of Surface A's modules (evmrpc/api.ts) the cheat methods use: the reader, and the dev
+ * channel whose `setCheats` makes cheats pending until the next block (a limitExceeded domain error
+ * past the pending cap).
+ */
+export interface CheatModules {
+  reader: CheatBackend;
+  chain: DevChannel;
 }
 
 /** A number as Anvil's `deserialize_number` takes it: a JSON number, a hex or a decimal string. */
@@ -189,28 +194,29 @@ export function decodeState(input: Uint8Array): LoadedAccount[] {
  * load_state: each account's balance, code and slots are set (other slots stay), its nonce becomes
  * the larger of the current and the loaded one. Nothing changes when the input is refused.
  */
-export async function loadState(backend: CheatBackend, controls: CheatControls, input: Uint8Array): Promise<number> {
+export async function loadState({ reader, chain }: CheatModules, input: Uint8Array): Promise<number> {
   const accounts = decodeState(input);
-  const latest = backend.latestNumber();
+  const latest = reader.latestNumber();
   const cheats: Cheat[] = [];
   for (const a of accounts) {
-    const current = await backend.nonce(a.address, latest);
+    const current = await reader.nonce(a.address, latest);
     cheats.push({ kind: 'balance', address: a.address, value: a.balance });
     cheats.push({ kind: 'nonce', address: a.address, value: a.nonce > current ? a.nonce : current });
     cheats.push({ kind: 'code', address: a.address, code: a.code });
     for (const [s, v] of a.storage) cheats.push({ kind: 'slot', address: a.address, slot: s, value: v });
   }
-  await controls.setCheats(cheats);
+  await chain.dev({ op: 'setCheats', cheats });
   return accounts.length;
 }
 
-export function createCheatMethods(backend: CheatBackend, controls: CheatControls): MethodTable {
+export function createCheatMethods(modules: CheatModules): MethodTable {
+  const { reader, chain } = modules;
   /** one cheat method with Anvil's (`anvil`) or Hardhat's (`hardhat`) answer */
   const setter = <const P extends readonly ParamCodec[]>(params: P, make: (args: never) => Cheat, answer: null | true) =>
     method(
       params,
       async (args) => {
-        await controls.setCheats([make(args as never)]);
+        await chain.dev({ op: 'setCheats', cheats: [make(args as never)] });
         return answer;
       },
       { private: true },
@@ -226,11 +232,11 @@ export function createCheatMethods(backend: CheatBackend, controls: CheatControl
     ([a, s, v]: [Address, Uint8Array, Uint8Array]) => ({ kind: 'slot', address: a, slot: s, value: v }),
     true,
   );
-  const dumpState = method([optionalBool], () => hexData(gzipSync(encodeState(backend))), { private: true });
+  const dumpState = method([optionalBool], () => hexData(gzipSync(encodeState(reader))), { private: true });
   const load = method(
     [stateBytes],
     async ([buf]) => {
-      await loadState(backend, controls, buf);
+      await loadState(modules, buf);
       return true;
     },
     { private: true },

@@ -8,54 +8,41 @@
  *
  * Numbers (seconds, counts, wei) are accepted as a JSON number or a hex quantity, as Anvil's serde
  * forms take both. Blocks stay real CometBFT blocks made by the chain thread's engine.
+ *
+ * Each method decodes its params and sends one typed dev operation to the chain thread through the
+ * dev channel (src/types/dev.ts; performed in src/node/devops.ts); adding one: docs/dev-mode.md
+ * "Adding a dev method".
  */
 import { randomBytes } from 'node:crypto';
 import { invalidArgument } from '../lib/errors.js';
 import { address, bool, hash } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
-import type { Address, Hash } from '../types/chain.js';
+import type { Address } from '../types/chain.js';
+import type { DevChannel } from '../types/dev.js';
 import type { EvmBackend } from './backend.js';
+import type { MinerBackend } from './miner.js';
 import { argumentError, jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
 
 /** anvil_mine / hardhat_mine: the most blocks one call makes (each is a signed CometBFT block, written to disk) */
 export const MAX_MINE_BLOCKS = 10_000n;
 const UINT64_MAX = (1n << 64n) - 1n;
 
-/** The chain thread's dev state. */
-export interface DevStatus {
-  automine: boolean;
-  /** milliseconds; 0 = no interval mining */
-  intervalMs: number;
-  blockGasLimit: bigint;
-  nextBaseFee: bigint;
-  /** the snapshots held: [id, block number, block hash] */
-  snapshots: [bigint, bigint, Uint8Array][];
+/** The signer's side of impersonation: the chain thread admits the impersonated txs, the signer sends them. */
+export interface Impersonation {
+  setImpersonated(address: Address, on: boolean): void;
+  setAutoImpersonate(on: boolean): void;
 }
 
-/** What the dev methods change; node/ wires it to the chain thread. A backwards time rejects with invalidParams. */
-export interface DevControls {
-  mine(blocks: bigint, intervalSec?: bigint, timestamp?: bigint): Promise<void>;
-  /** resolves to the total increase, seconds */
-  increaseTime(seconds: bigint): Promise<bigint>;
-  setNextTimestamp(seconds: bigint): Promise<void>;
-  setAutomine(enabled: boolean): Promise<void>;
-  /** 0 = interval mining off */
-  setIntervalMining(seconds: bigint): Promise<void>;
-  setBlockGasLimit(gas: bigint): Promise<void>;
-  setNextBaseFee(fee: bigint): Promise<void>;
-  /** undefined: every pool tx; resolves to the hashes dropped */
-  dropTxs(hashes: Hash[] | undefined): Promise<Hash[]>;
-  setCoinbase(address: Address): Promise<void>;
-  /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off) */
-  impersonate(address: Address, on: boolean): Promise<void>;
-  autoImpersonate(enabled: boolean): Promise<void>;
-  /** evm_snapshot: the new id (rejects with limitExceeded when too many are held) */
-  snapshot(): Promise<bigint>;
-  /** evm_revert: false for an unknown id */
-  revert(id: bigint): Promise<boolean>;
-  /** anvil_reset: back to genesis */
-  reset(): Promise<void>;
-  status(): Promise<DevStatus>;
+/**
+ * The part of Surface A's modules (evmrpc/api.ts) the dev methods use: the dev channel to the chain
+ * thread (src/types/dev.ts), the reader for the latest block, the signer for impersonation and the
+ * miner for the fee recipient.
+ */
+export interface DevModules {
+  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'blockByNumber' | 'gasPrice'>;
+  chain: DevChannel;
+  signer: Impersonation;
+  miner: Pick<MinerBackend, 'setEtherbase'>;
 }
 
 export interface DevInfo {
@@ -158,37 +145,37 @@ function checkBlocks(blocks: bigint): bigint {
 /** every dev method needs the token (or `json-rpc.private-api-auth` off on loopback) */
 const PRIVATE = { private: true } as const;
 
-export function createDevMethods(backend: EvmBackend, dev: DevControls, info: DevInfo): MethodTable {
+export function createDevMethods({ reader, chain, signer, miner }: DevModules, info: DevInfo): MethodTable {
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
   /** the latest block: its number and header (absent only before the first block is readable) */
   const latest = () => {
-    const n = backend.latestNumber();
-    return { n, header: backend.blockByNumber(n)?.header };
+    const n = reader.latestNumber();
+    return { n, header: reader.blockByNumber(n)?.header };
   };
 
   const mine = method([optionalCount, optionalSeconds], async ([blocks, interval]) => {
-    await dev.mine(checkBlocks(blocks ?? 1n), interval);
+    await chain.dev({ op: 'mine', blocks: checkBlocks(blocks ?? 1n), interval });
     return null;
   }, PRIVATE);
   const setAutomine = method([bool], async ([on]) => {
-    await dev.setAutomine(on);
+    await chain.dev({ op: 'setAutomine', enabled: on });
     return null;
   }, PRIVATE);
-  const getAutomine = method([], async () => (await dev.status()).automine, PRIVATE);
+  const getAutomine = method([], async () => (await chain.dev({ op: 'status' })).automine, PRIVATE);
   const setIntervalMining = method([seconds], async ([s]) => {
-    await dev.setIntervalMining(s);
+    await chain.dev({ op: 'setInterval', seconds: s });
     return null;
   }, PRIVATE);
   const dropTransaction = method([hash], async ([h]) => {
-    const dropped = await dev.dropTxs([h]);
+    const dropped = await chain.dev({ op: 'dropTxs', hashes: [h] });
     return dropped.length > 0 ? hexData(dropped[0]!) : null;
   }, PRIVATE);
   const setNextBaseFee = method([wei], async ([fee]) => {
-    await dev.setNextBaseFee(fee);
+    await chain.dev({ op: 'setNextBaseFee', fee });
     return null;
   }, PRIVATE);
   const setCoinbase = method([address], async ([a]) => {
-    await dev.setCoinbase(a);
+    await miner.setEtherbase(a);
     return null;
   }, PRIVATE);
   const minGasPrice = (name: string) =>
@@ -198,27 +185,29 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
   // impersonation (docs/dev-mode.md): eth_sendTransaction from the address needs no key
   const impersonate = (on: boolean) =>
     method([address], async ([a]) => {
-      await dev.impersonate(a, on);
+      await chain.dev({ op: 'impersonate', address: a, on });
+      signer.setImpersonated(a, on);
       return null;
     }, PRIVATE);
   const autoImpersonate = method([bool], async ([on]) => {
-    await dev.autoImpersonate(on);
+    await chain.dev({ op: 'autoImpersonate', enabled: on });
+    signer.setAutoImpersonate(on);
     return null;
   }, PRIVATE);
-  const snapshot = method([], async () => hexQuantity(await dev.snapshot()), PRIVATE);
-  const revert = method([numeric('snapshot id', (1n << 256n) - 1n)], ([id]) => dev.revert(id), PRIVATE);
+  const snapshot = method([], async () => hexQuantity(await chain.dev({ op: 'snapshot' })), PRIVATE);
+  const revert = method([numeric('snapshot id', (1n << 256n) - 1n)], ([id]) => chain.dev({ op: 'revert', id }), PRIVATE);
   const reset = method([resetOptions], async () => {
-    await dev.reset();
+    await chain.dev({ op: 'reset' });
     return null;
   }, PRIVATE);
   const metadata = method([], async () => {
-    const s = await dev.status();
+    const s = await chain.dev({ op: 'status' });
     const { n, header } = latest();
     return {
       clientVersion: info.clientSemver,
       clientSemver: info.clientSemver,
       clientCommitSha: info.commit,
-      chainId: Number(backend.chainId),
+      chainId: Number(reader.chainId),
       instanceId,
       latestBlockNumber: Number(n),
       latestBlockHash: header ? hexData(header.hash) : null,
@@ -230,18 +219,18 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
 
   const table: Record<string, MethodSpec> = {
     evm_mine: method([mineOptions], async ([o]) => {
-      await dev.mine(checkBlocks(o.blocks ?? 1n), undefined, o.timestamp);
+      await chain.dev({ op: 'mine', blocks: checkBlocks(o.blocks ?? 1n), timestamp: o.timestamp });
       return '0x0';
     }, PRIVATE),
     anvil_mine: mine,
     hardhat_mine: mine,
-    evm_increaseTime: method([seconds], async ([s]) => Number(await dev.increaseTime(s)), PRIVATE),
+    evm_increaseTime: method([seconds], async ([s]) => Number(await chain.dev({ op: 'increaseTime', seconds: s })), PRIVATE),
     evm_setNextBlockTimestamp: method([seconds], async ([s]) => {
-      await dev.setNextTimestamp(s);
+      await chain.dev({ op: 'setNextTimestamp', seconds: s });
       return null;
     }, PRIVATE),
     evm_setBlockGasLimit: method([numeric('gas limit', UINT64_MAX)], async ([gas]) => {
-      await dev.setBlockGasLimit(gas);
+      await chain.dev({ op: 'setBlockGasLimit', gas });
       return true;
     }, PRIVATE),
     evm_setAutomine: setAutomine,
@@ -253,7 +242,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     anvil_dropTransaction: dropTransaction,
     hardhat_dropTransaction: dropTransaction,
     anvil_dropAllTransactions: method([], async () => {
-      await dev.dropTxs(undefined);
+      await chain.dev({ op: 'dropTxs' });
       return null;
     }, PRIVATE),
     anvil_setNextBlockBaseFeePerGas: setNextBaseFee,
@@ -269,7 +258,7 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
     anvil_setMinGasPrice: minGasPrice('anvil_setMinGasPrice'),
     hardhat_setMinGasPrice: minGasPrice('hardhat_setMinGasPrice'),
     anvil_nodeInfo: method([], async () => {
-      const s = await dev.status();
+      const s = await chain.dev({ op: 'status' });
       const { n, header } = latest();
       return {
         currentBlockNumber: hexQuantity(n),
@@ -279,9 +268,9 @@ export function createDevMethods(backend: EvmBackend, dev: DevControls, info: De
         transactionOrder: 'fees',
         environment: {
           baseFee: hexQuantity(s.nextBaseFee),
-          chainId: Number(backend.chainId),
+          chainId: Number(reader.chainId),
           gasLimit: hexQuantity(s.blockGasLimit),
-          gasPrice: hexQuantity(backend.gasPrice()),
+          gasPrice: hexQuantity(reader.gasPrice()),
         },
         forkConfig: { forkUrl: null, forkBlockNumber: null, forkRetryBackoff: null },
       };

@@ -19,9 +19,16 @@ import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, sta
 import { formatAccessListResult, formatHeader, hexQuantity, type RpcAccessListResult, type RpcHeader } from './format.js';
 import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';
 
-export interface ExtraBackend extends Pick<EvmBackend, 'chainId' | 'resolveBlock' | 'blockByNumber' | 'blockByHash' | 'maxPriorityFeePerGas'> {
-  /** `req.gas` is always set; runs on the call workers */
+/** Where eth_createAccessList runs (node/: the call workers, at `n` over the pending dev cheats). */
+export interface AccessListRunner {
+  /** `req.gas` is always set */
   createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
+}
+
+/** The part of Surface A's modules (evmrpc/api.ts) these methods use. */
+export interface ExtraModules {
+  reader: Pick<EvmBackend, 'chainId' | 'resolveBlock' | 'blockByNumber' | 'blockByHash' | 'maxPriorityFeePerGas'>;
+  runs: AccessListRunner;
 }
 
 export interface ExtraMethodsInfo {
@@ -56,29 +63,29 @@ function feeDefaults(req: CallRequest, baseFee: bigint, suggestedTip: () => bigi
   return { ...req, maxFeePerGas: feeCap, maxPriorityFeePerGas: tip };
 }
 
-export function createExtraEthMethods(backend: ExtraBackend, info: ExtraMethodsInfo, core: MethodTable): MethodTable {
+export function createExtraEthMethods({ reader, runs }: ExtraModules, info: ExtraMethodsInfo, core: MethodTable): MethodTable {
   const canonical = core[LOWER_CASE_ALIAS.of];
   if (canonical === undefined) throw new Error(`${LOWER_CASE_ALIAS.of} is not in the core table`);
 
   const table: Record<string, MethodSpec> = {
     eth_getHeaderByNumber: method([blockNumberOrTag], ([sel]): RpcHeader | null => {
-      const n = backend.resolveBlock(sel);
-      const block = n === undefined ? undefined : backend.blockByNumber(n);
+      const n = reader.resolveBlock(sel);
+      const block = n === undefined ? undefined : reader.blockByNumber(n);
       return block === undefined ? null : formatHeader(block.header);
     }),
     eth_getHeaderByHash: method([hash], ([h]): RpcHeader | null => {
-      const block = backend.blockByHash(h);
+      const block = reader.blockByHash(h);
       return block === undefined ? null : formatHeader(block.header);
     }),
     eth_createAccessList: method(
       [callArgs, blockOrDefault(blockNumberOrTagOrHash), stateOverrides],
       async ([args, sel, overrides], ctx): Promise<RpcAccessListResult> => {
-        const n = stateBlockNumber(backend, sel);
-        const baseFee = backend.blockByNumber(n)?.header.baseFeePerGas ?? 0n;
+        const n = stateBlockNumber(reader, sel);
+        const baseFee = reader.blockByNumber(n)?.header.baseFeePerGas ?? 0n;
         const { chainId, ...rest } = args;
-        const priced = feeDefaults(rest, baseFee, () => backend.maxPriorityFeePerGas());
-        const req = callDefaults({ ...priced, chainId }, backend.chainId, info.gasCap, true);
-        const result = await withDeadline(backend.createAccessList({ ...req, gas: req.gas ?? UNCAPPED_GAS }, n, overrides, ctx), info.evmTimeoutMs);
+        const priced = feeDefaults(rest, baseFee, () => reader.maxPriorityFeePerGas());
+        const req = callDefaults({ ...priced, chainId }, reader.chainId, info.gasCap, true);
+        const result = await withDeadline(runs.createAccessList({ ...req, gas: req.gas ?? UNCAPPED_GAS }, n, overrides, ctx), info.evmTimeoutMs);
         return formatAccessListResult(result);
       },
     ),

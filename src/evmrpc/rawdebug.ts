@@ -31,8 +31,15 @@ export interface ReplayRequest {
   rawTxs: Uint8Array[];
 }
 
-export interface RawDebugBackend extends Pick<EvmBackend, 'resolveBlock' | 'blockByNumber' | 'blockByHash' | 'blockReceipts' | 'transactionByHash'> {
+/** Where debug_traceBlock's replay runs (node/: the trace worker). */
+export interface ReplayRunner {
   traceReplay(block: ReplayRequest, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]>;
+}
+
+/** The part of Surface A's modules (evmrpc/api.ts) these methods use. */
+export interface RawDebugModules {
+  reader: Pick<EvmBackend, 'resolveBlock' | 'blockByNumber' | 'blockByHash' | 'blockReceipts' | 'transactionByHash'>;
+  runs: ReplayRunner;
 }
 
 export interface RawDebugInfo {
@@ -47,7 +54,7 @@ function goBytes(b: Uint8Array): string {
   return `[${Array.from(b).join(' ')}]`;
 }
 
-export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugInfo): MethodTable {
+export function createRawDebugMethods({ reader, runs }: RawDebugModules, info: RawDebugInfo): MethodTable {
   const { common } = info;
 
   /**
@@ -56,17 +63,17 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
    */
   function find(sel: BlockSelector, what: string): EvmBlock | null {
     if (sel.kind === 'hash') {
-      const b = backend.blockByHash(sel.hash);
+      const b = reader.blockByHash(sel.hash);
       if (b === undefined) throw notFound(`${what} #${goBytes(sel.hash)} not found`);
       return b;
     }
-    const n = backend.resolveBlock(sel);
-    return (n === undefined ? undefined : backend.blockByNumber(n)) ?? null;
+    const n = reader.resolveBlock(sel);
+    return (n === undefined ? undefined : reader.blockByNumber(n)) ?? null;
   }
 
   /** the hash tracers see: the committed block's when the given header is that block's, else keccak(header) */
   function replayHash(b: DecodedBlock): Hash {
-    const committed = backend.blockByNumber(b.number);
+    const committed = reader.blockByNumber(b.number);
     if (committed !== undefined && equalBytes(encodeHeader(common, committed.header), b.headerRlp)) return committed.header.hash;
     return keccak256(b.headerRlp);
   }
@@ -84,16 +91,16 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
       let n: bigint | undefined;
       if (sel.kind === 'hash') {
         // geth: receipts of an unknown hash are an empty list
-        n = backend.blockByHash(sel.hash)?.header.number;
+        n = reader.blockByHash(sel.hash)?.header.number;
         if (n === undefined) return [];
       } else {
-        n = backend.resolveBlock(sel);
+        n = reader.resolveBlock(sel);
         if (n === undefined) return null;
       }
-      return (backend.blockReceipts(n) ?? []).map((r) => hexData(encodeReceipt(r)));
+      return (reader.blockReceipts(n) ?? []).map((r) => hexData(encodeReceipt(r)));
     }),
     debug_getRawTransaction: method([hash], ([h]) => {
-      const found = backend.transactionByHash(h);
+      const found = reader.transactionByHash(h);
       return found === undefined ? null : hexData(found.tx.raw);
     }),
     debug_traceBlock: method([data, traceConfig], async ([raw, c], ctx) => {
@@ -104,10 +111,10 @@ export function createRawDebugMethods(backend: RawDebugBackend, info: RawDebugIn
         throw invalidRequest(`could not decode block: ${e instanceof Error ? e.message : String(e)}`);
       }
       if (b.number === 0n) throw invalidRequest('genesis is not traceable');
-      const parent = backend.blockByHash(b.parentHash);
+      const parent = reader.blockByHash(b.parentHash);
       if (parent === undefined) throw notFound(`block ${hexData(b.parentHash)} not found`);
       const opts = traceOptions(c, info.traceTimeoutCapMs);
-      const entries = await backend.traceReplay(
+      const entries = await runs.traceReplay(
         {
           parent: parent.header.number,
           ctx: { number: b.number, timestamp: b.timestamp, coinbase: b.coinbase, gasLimit: b.gasLimit, baseFee: b.baseFeePerGas, mixHash: b.mixHash },

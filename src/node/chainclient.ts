@@ -12,12 +12,12 @@
 import type { Worker } from 'node:worker_threads';
 import { fromDomainErrorData, unavailable } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
-import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
+import type { AbciQueryRequest, AbciQueryResponse, RoundStepEvent } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
-import type { RoundStepEvent } from '../consensus/engine.js';
 import type { PendingCheat } from '../chain/cheats.js';
 import type { HeldWorker } from './chainspawn.js';
-import type { ChainReply, DevOp, DevResults, FromChain, ToChain } from './protocol.js';
+import type { ChainReply, FromChain, ToChain } from './protocol.js';
+import type { DevChannel, DevOpName, DevOpOf, DevResults } from '../types/dev.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
 import type { Signed } from '../chain/txdecode.js';
@@ -63,7 +63,7 @@ export interface ChainStart {
 /** an ABCI Query answer for a query that could not be served */
 const failedQuery = (text: string): AbciQueryResponse => queryFailure(QueryCode.internal, text);
 
-export class ChainClient {
+export class ChainClient implements DevChannel {
   private nextId = 1;
   private readonly replies = new Map<number, (r: ChainReply) => void>();
   private readonly devReplies = new Map<number, (r: DevReply) => void>();
@@ -166,8 +166,8 @@ export class ChainClient {
     if (!accepted(r.code)) throw new Error(`setCoinbase failed: ${r.log}`);
   }
 
-  /** A dev control (docs/dev-mode.md); a domain error (e.g. a backwards time) keeps its kind. */
-  dev<K extends DevOp['op']>(op: Extract<DevOp, { op: K }>): Promise<DevResults[K]> {
+  /** A dev operation (src/types/dev.ts, docs/dev-mode.md); a domain error (e.g. a backwards time) keeps its kind. */
+  dev<K extends DevOpName>(op: DevOpOf<K>): Promise<DevResults[K]> {
     return new Promise<DevResults[K]>((resolve, reject) => {
       const id = this.reserve(this.devReplies, (r) => {
         if (r.error === undefined) return resolve(r.result as DevResults[K]);

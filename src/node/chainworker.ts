@@ -14,13 +14,13 @@ import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine, genesisEngineOptions } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
-import { DomainError, domainErrorData, txRejected } from '../lib/errors.js';
+import { txRejected } from '../lib/errors.js';
 import { accepted, CheckCode, checkTxResult, isTxRejected } from '../chain/checkcodes.js';
-import { DevSnapshots } from '../chain/devsnapshots.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
-import type { StartChain, ChainWorkerData, DevOp, FromChain, ToChain } from './protocol.js';
+import type { StartChain, ChainWorkerData, FromChain, ToChain } from './protocol.js';
+import { createDevOps } from './devops.js';
 import { TurnBatch } from '../lib/turnbatch.js';
 
 const port = parentPort!;
@@ -164,85 +164,7 @@ async function main(): Promise<void> {
       },
     },
   );
-  const eng = engine;
-  const snapshots = new DevSnapshots(
-    {
-      head: () => ({ height: app.latestHeader().number, hash: app.latestHeader().hash }),
-      idle: () => eng.idle(),
-      logsAbove: (height, limit) => app.logsAbove(height, limit),
-      rewind: (height, after) =>
-        eng.rewind(height, {
-          write: () => app.rewindStore(height),
-          after: async () => {
-            await app.afterRewind(height);
-            after();
-          },
-        }),
-    },
-    (r) => {
-      send({ type: 'rewound', height: r.height, removedLogs: r.removedLogs, truncated: r.truncated });
-      log.info({ height: Number(r.height), removedLogs: r.removedLogs.length }, 'chain rewound (dev revert)');
-    },
-    (height, limit) => log.warn({ height: Number(height), limit }, 'dev revert: more removed logs than announced; subscribers get the first ones only'),
-  );
-  // what a snapshot keeps besides the chain: the dev clock, the dev block fields; a reset also empties the pool (as Anvil)
-  snapshots.register('clock', { save: () => eng.saveClock(), restore: (c) => eng.restoreClock(c), reset: () => eng.resetClock() });
-  snapshots.register('block fields', { save: () => app.saveDevFields(), restore: (f) => app.restoreDevFields(f), reset: () => app.resetDevFields() });
-  snapshots.register('pool', { save: () => undefined, restore: () => {}, reset: () => void app.dropTxs(undefined) });
-  // the pending state cheats (chain/cheats.ts): back to those pending at the snapshot; none after a reset
-  snapshots.register('cheats', { save: () => app.cheats.save(), restore: (c) => app.cheats.restore(c), reset: () => app.cheats.restore(new Map()) });
-  /** The dev controls (docs/dev-mode.md): mining and time in the engine, pool and block fields in the app. */
-  async function devControl(op: DevOp): Promise<unknown> {
-    switch (op.op) {
-      case 'mine':
-        return eng.mine(op.blocks, op.interval, op.timestamp);
-      case 'increaseTime':
-        return eng.increaseTime(op.seconds);
-      case 'setNextTimestamp':
-        return eng.setNextTimestamp(op.seconds);
-      case 'setAutomine': {
-        const mode = eng.miningMode();
-        // as Anvil: turning automine off leaves interval mining as it is; on, it replaces it
-        if (op.enabled) eng.setMiningMode({ automine: true, intervalMs: null });
-        else if (mode.automine) eng.setMiningMode({ automine: false, intervalMs: mode.intervalMs });
-        return undefined;
-      }
-      case 'setInterval':
-        return eng.setMiningMode({ automine: false, intervalMs: op.seconds === 0n ? null : Number(op.seconds) * 1000 });
-      case 'setBlockGasLimit':
-        return app.setBlockGasLimit(op.gas);
-      case 'setNextBaseFee':
-        return app.setNextBaseFee(op.fee);
-      case 'dropTxs':
-        return app.dropTxs(op.hashes);
-      case 'impersonate':
-        return app.setImpersonated(op.address, op.on);
-      case 'autoImpersonate':
-        return app.setAutoImpersonate(op.enabled);
-      case 'setCheats':
-        // the mirror on the RPC thread learns them before the devReply
-        send({ type: 'cheats', pending: app.setCheats(op.cheats) });
-        return undefined;
-      case 'snapshot':
-        return snapshots.take();
-      case 'revert':
-        return snapshots.revert(op.id);
-      case 'reset':
-        return snapshots.reset();
-      case 'status': {
-        const mode = eng.miningMode();
-        return {
-          automine: mode.automine,
-          intervalMs: mode.intervalMs ?? 0,
-          blockGasLimit: app.blockGasLimitOf(),
-          nextBaseFee: app.nextBaseFee(),
-          snapshots: snapshots.list(),
-        };
-      }
-    }
-  }
-  // evm_revert restoring a snapshot's pending cheats: the RPC thread's mirror takes the whole set
-  app.cheats.onRestore = (pending) => send({ type: 'cheats', pending, replace: true });
+  const runDevOp = createDevOps({ engine, app, send, log });
   await engine.start();
   send({ type: 'ready', height: engine.height, cheats: app.cheats.all() });
 
@@ -259,17 +181,7 @@ async function main(): Promise<void> {
     const txBytes = m.type === 'submit' ? m.raw.length : m.type === 'submitNative' && m.dryRun !== true ? m.tx.length : undefined;
     const reply = (code: number, logText: string, hash?: Uint8Array) =>
       send({ type: 'reply', id: m.id, code, log: logText, hash, checkSeconds: (performance.now() - started) / 1000, txBytes });
-    if (m.type === 'dev') {
-      devControl(m.op).then(
-        (result) => send({ type: 'devReply', id: m.id, result }),
-        (e: unknown) => {
-          if (e instanceof DomainError) return send({ type: 'devReply', id: m.id, error: { kind: 'domain', error: domainErrorData(e) } });
-          log.error({ err: e instanceof Error ? e.stack : String(e), op: m.op.op }, 'dev control failed');
-          send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: e instanceof Error ? e.message : String(e) } });
-        },
-      );
-      return;
-    }
+    if (m.type === 'dev') return runDevOp(m.id, m.op);
     if (m.type === 'setCoinbase') {
       app.setCoinbase(m.address);
       return reply(CheckCode.ok, '');

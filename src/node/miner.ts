@@ -1,11 +1,9 @@
 /**
- * What the `miner_*` methods and the dev controls (evm_*, anvil_*, hardhat_*) do to this node: the
- * method tables (src/evmrpc/miner.ts, src/evmrpc/devmethods.ts) declare the wire side; these
- * implement their ports over the chain thread, the chain reader and the home directory.
+ * What the `miner_*` methods do to this node: src/evmrpc/miner.ts declares the wire side and its
+ * port; this implements it over the chain thread, the chain reader and the home directory. (The dev
+ * methods reach the chain thread through the typed dev channel, src/types/dev.ts.)
  */
 import type { ChainReader } from '../chain/reader.js';
-import type { AccountSigner } from '../evmrpc/accounts.js';
-import type { DevControls } from '../evmrpc/devmethods.js';
 import type { MinerBackend } from '../evmrpc/miner.js';
 import type { Logger } from '../lib/log.js';
 import type { ChainClient } from './chainclient.js';
@@ -37,35 +35,5 @@ export function createMinerBackend(d: MinerDeps): MinerBackend {
         d.log.info({ price: price.toString() }, 'miner_setGasPrice wrote minimum-gas-prices to app.toml; it takes effect when the node restarts');
       }
     },
-  };
-}
-
-/**
- * The dev controls on the chain thread (docs/dev-mode.md); the fee recipient is the miner's.
- * Impersonation: the chain thread admits the impersonated txs, the signer sends them, so both learn it.
- */
-export function createDevControls(chain: ChainClient, miner: MinerBackend, signer: AccountSigner): DevControls {
-  return {
-    mine: (blocks, interval, timestamp) => chain.dev({ op: 'mine', blocks, interval, timestamp }),
-    increaseTime: (seconds) => chain.dev({ op: 'increaseTime', seconds }),
-    setNextTimestamp: (seconds) => chain.dev({ op: 'setNextTimestamp', seconds }),
-    setAutomine: (enabled) => chain.dev({ op: 'setAutomine', enabled }),
-    setIntervalMining: (seconds) => chain.dev({ op: 'setInterval', seconds }),
-    setBlockGasLimit: (gas) => chain.dev({ op: 'setBlockGasLimit', gas }),
-    setNextBaseFee: (fee) => chain.dev({ op: 'setNextBaseFee', fee }),
-    dropTxs: (hashes) => chain.dev({ op: 'dropTxs', hashes }),
-    setCoinbase: (address) => miner.setEtherbase(address),
-    impersonate: async (address, on) => {
-      await chain.dev({ op: 'impersonate', address, on });
-      signer.setImpersonated(address, on);
-    },
-    autoImpersonate: async (enabled) => {
-      await chain.dev({ op: 'autoImpersonate', enabled });
-      signer.setAutoImpersonate(enabled);
-    },
-    snapshot: () => chain.dev({ op: 'snapshot' }),
-    revert: (id) => chain.dev({ op: 'revert', id }),
-    reset: () => chain.dev({ op: 'reset' }),
-    status: () => chain.dev({ op: 'status' }),
   };
 }

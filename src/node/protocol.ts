@@ -2,7 +2,6 @@
  * Messages between the RPC thread (main) and the chain thread (worker). Values are structured-cloned
  * (bigint, Uint8Array and Map survive).
  */
-import type { DevStatus } from '../evmrpc/devmethods.js';
 import type { DomainErrorData } from '../lib/errors.js';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
@@ -11,7 +10,7 @@ import type { CheckTxResult } from '../consensus/abci.js';
 import type { RoundStepEvent } from '../consensus/engine.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { BlockStats } from '../metrics/comet.js';
-import type { Cheat } from '../types/cheats.js';
+import type { DevOp } from '../types/dev.js';
 import type { PendingCheat } from '../chain/cheats.js';
 
 export interface ChainWorkerData {
@@ -36,56 +35,9 @@ export type ToChain =
   | { type: 'setCoinbase'; id: number; address: Uint8Array }
   /** the answer to a chain-thread `query` (ABCI mode) */
   | { type: 'queryReply'; id: number; res: AbciQueryResponse }
-  /** the dev controls (evm_*, anvil_*, hardhat_*): answered with a `devReply` */
+  /** a dev operation (src/types/dev.ts): answered with a `devReply` carrying its `DevResults` entry */
   | { type: 'dev'; id: number; op: DevOp }
   | { type: 'stop' };
-
-/** A dev control for the chain thread (docs/dev-mode.md); seconds and wei as bigint. */
-export type DevOp =
-  | { op: 'mine'; blocks: bigint; interval?: bigint; timestamp?: bigint }
-  | { op: 'increaseTime'; seconds: bigint }
-  | { op: 'setNextTimestamp'; seconds: bigint }
-  | { op: 'setAutomine'; enabled: boolean }
-  /** seconds; 0 = interval mining off */
-  | { op: 'setInterval'; seconds: bigint }
-  | { op: 'setBlockGasLimit'; gas: bigint }
-  | { op: 'setNextBaseFee'; fee: bigint }
-  /** no hashes: every pool tx */
-  | { op: 'dropTxs'; hashes?: Uint8Array[] }
-  /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off): answers whether it was impersonated */
-  | { op: 'impersonate'; address: Uint8Array; on: boolean }
-  | { op: 'autoImpersonate'; enabled: boolean }
-  /** evm_snapshot: answered with the id (bigint) */
-  | { op: 'snapshot' }
-  /** evm_revert: answered with true, or false for an unknown id */
-  | { op: 'revert'; id: bigint }
-  /** anvil_reset: back to genesis */
-  | { op: 'reset' }
-  | { op: 'status' }
-  /** anvil_setBalance / setCode / setStorageAt / setNonce / loadState: pending until the next block (chain/cheats.ts) */
-  | { op: 'setCheats'; cheats: Cheat[] };
-
-/** What each dev control resolves to (the `result` of its `devReply`). */
-export interface DevResults {
-  mine: void;
-  /** the total increase, seconds */
-  increaseTime: bigint;
-  setNextTimestamp: void;
-  setAutomine: void;
-  setInterval: void;
-  setBlockGasLimit: void;
-  setNextBaseFee: void;
-  /** the hashes dropped */
-  dropTxs: Uint8Array[];
-  /** whether the address was impersonated before */
-  impersonate: boolean;
-  autoImpersonate: void;
-  setCheats: void;
-  snapshot: bigint;
-  revert: boolean;
-  reset: void;
-  status: DevStatus;
-}
 
 /** why a dev control failed: a domain error the client sees (a backwards time), or a bug */
 export type DevError = { kind: 'domain'; error: DomainErrorData } | { kind: 'internal'; message: string };

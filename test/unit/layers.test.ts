@@ -99,6 +99,48 @@ function violations(files: ReadonlyMap<string, string>): string[] {
   return out;
 }
 
+/**
+ * Surface A is assembled in one place (docs/architecture.md "Surface A's assembly"): a namespace
+ * group's table factory (`create*Methods` of src/evmrpc/) is called only by `evmrpc/api.ts`'s
+ * `createEvmApi`. The two factories that make a service the node keeps (it closes them and reads
+ * their gauges) may also be called from node/, which hands the services to the bag.
+ */
+const SURFACE_A_ASSEMBLY = 'evmrpc/api.ts';
+const SURFACE_A_SERVICE_FACTORIES: readonly string[] = ['createFilterMethods', 'createSubscriptionMethods'];
+
+/** Table factories of src/evmrpc/ imported anywhere but the one assembly (value imports; type-only ones build nothing). */
+function assemblyViolations(files: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  for (const [file, text] of files) {
+    if (file === SURFACE_A_ASSEMBLY) continue;
+    const src = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+    for (const stmt of src.statements) {
+      if (!ts.isImportDeclaration(stmt) && !ts.isExportDeclaration(stmt)) continue;
+      const spec = stmt.moduleSpecifier;
+      if (spec === undefined || !ts.isStringLiteral(spec) || !spec.text.startsWith('.')) continue;
+      const target = relative('.', join(dirname(file), spec.text)).split(sep).join('/');
+      if (folderOf(target) !== 'evmrpc') continue;
+      const names: string[] = [];
+      if (ts.isImportDeclaration(stmt)) {
+        const bindings = stmt.importClause?.isTypeOnly ? undefined : stmt.importClause?.namedBindings;
+        if (bindings && ts.isNamedImports(bindings)) for (const el of bindings.elements) if (!el.isTypeOnly) names.push((el.propertyName ?? el.name).text);
+        if (bindings && ts.isNamespaceImport(bindings)) names.push('* as ' + bindings.name.text);
+      } else if (!stmt.isTypeOnly) {
+        if (stmt.exportClause && ts.isNamedExports(stmt.exportClause)) for (const el of stmt.exportClause.elements) names.push((el.propertyName ?? el.name).text);
+        else names.push('*');
+      }
+      for (const name of names) {
+        const factory = /^create\w*Methods$/.test(name);
+        const whole = name.startsWith('*') && folderOf(file) !== 'evmrpc';
+        if (!factory && !whole) continue;
+        if (factory && folderOf(file) === 'node' && SURFACE_A_SERVICE_FACTORIES.includes(name)) continue;
+        out.push(`${file} imports ${name} from "${spec.text}": Surface A's tables are built only in ${SURFACE_A_ASSEMBLY} (createEvmApi)`);
+      }
+    }
+  }
+  return out;
+}
+
 
 describe('layer rule checker', () => {
   const check = (files: Record<string, string>) => violations(new Map(Object.entries(files)));
@@ -176,6 +218,33 @@ describe('layer rule checker', () => {
   });
 });
 
+describe('Surface A assembly checker', () => {
+  it('catches a table built outside evmrpc/api.ts, and only that', () => {
+    const allowed = {
+      'evmrpc/api.ts': "import { createDebugMethods } from './debug.js'; import { createEvmMethods } from './methods.js';",
+      'node/ethrpc.ts': "import { createEvmApi } from '../evmrpc/api.js'; import { createFilterMethods } from '../evmrpc/filters.js';",
+      'node/run.ts': "import type { createDevMethods } from '../evmrpc/devmethods.js'; import { AccountSigner } from '../evmrpc/accounts.js';",
+      'node/x.ts': "import { type createMinerMethods, encodeState } from '../evmrpc/devcheats.js'; import { createStore } from '../store/store.js';",
+      'evmrpc/extra.ts': "import { callDefaults } from './methods.js'; import * as codecs from './codecs.js';",
+    };
+    const refused = {
+      'node/a.ts': "import { createDevMethods } from '../evmrpc/devmethods.js';",
+      'node/b.ts': "import { createDebugMethods as debug } from '../evmrpc/debug.js';",
+      'evmrpc/c.ts': "import { createTxPoolMethods } from './txpool.js';",
+      'server/d.ts': "import { createFilterMethods } from '../evmrpc/filters.js';",
+      'node/e.ts': "import * as miner from '../evmrpc/miner.js';",
+      'node/f.ts': "export { createCheatMethods } from '../evmrpc/devcheats.js';",
+    };
+    const found = assemblyViolations(new Map(Object.entries({ ...allowed, ...refused })));
+    assert.deepEqual(
+      found.map((line) => line.split(' ')[0]),
+      Object.keys(refused),
+    );
+    assert.match(found[0]!, /node\/a\.ts imports createDevMethods .*only in evmrpc\/api\.ts/);
+    assert.match(found[4]!, /node\/e\.ts imports \* as miner/);
+  });
+});
+
 describe('src/ follows the layer rule', () => {
   it('has no folder outside the layer table (a table folder may not exist yet: git keeps no empty folders)', () => {
     const folders = readdirSync(SRC, { withFileTypes: true })
@@ -189,5 +258,8 @@ describe('src/ follows the layer rule', () => {
     const files = sourceFiles(SRC);
     assert.ok(files.size > 0, 'no source files found under ' + SRC);
     assert.deepEqual(violations(files), []);
+  });
+  it("builds Surface A's tables in one place (evmrpc/api.ts)", () => {
+    assert.deepEqual(assemblyViolations(sourceFiles(SRC)), []);
   });
 });

@@ -61,7 +61,7 @@ function surfaceA(): MethodTable {
     accounts.createAccountMethods(stub),
     personal.createPersonalMethods(stub),
     miner.createMinerMethods(stub),
-    devmethods.createDevMethods(stub, stub, stub),
+    devmethods.createDevMethods(stub, stub),
     txpool.createTxPoolMethods(stub),
     debug.createDebugMethods(stub, stub),
   );

@@ -11,7 +11,7 @@ import { opName } from '../../src/evm/tracing/opcodes.js';
 import { StructLogger } from '../../src/evm/tracing/structlog.js';
 import type { SyncState } from '../../src/evm/tracing/syncstate.js';
 import { TraceError, TraceTimeout, type Step } from '../../src/evm/tracing/types.js';
-import { createDebugMethods, type DebugBackend } from '../../src/evmrpc/debug.js';
+import { createDebugMethods, type DebugModules } from '../../src/evmrpc/debug.js';
 import { DomainError } from '../../src/lib/errors.js';
 
 const ZERO20 = new Uint8Array(20);
@@ -213,15 +213,15 @@ describe('QuickJS sandbox', () => {
 
 describe('debug namespace trace config', () => {
   const seen: { timeoutMs: number; tracer?: string; limit: number }[] = [];
-  const backend: DebugBackend = {
-    chainId: 9000n,
-    resolveBlock: () => 1n,
-    blockGasLimit: () => 30_000_000n,
-    traceTransaction: async (_h, o) => (seen.push(o), null),
-    traceBlock: async () => [],
-    traceCall: async (req, _n, _o, o) => (seen.push(o), req.gas),
+  const modules: DebugModules = {
+    reader: { chainId: 9000n, resolveBlock: () => 1n, blockByNumber: () => ({ header: { gasLimit: 30_000_000n } }) as never },
+    runs: {
+      traceTransaction: async (_h, o) => (seen.push(o), null),
+      traceBlock: async () => [],
+      traceCall: async (req, _n, _o, o) => (seen.push(o), req.gas),
+    },
   };
-  const table = createDebugMethods(backend, { gasCap: 25_000_000n, traceTimeoutCapMs: 60_000 });
+  const table = createDebugMethods(modules, { gasCap: 25_000_000n, traceTimeoutCapMs: 60_000 });
   const call = (method: string, params: unknown[]) => {
     const spec = table[method]!;
     const args = spec.params.map((c, i) => c.decode(params[i] as never, i));

@@ -1,0 +1,86 @@
+/**
+ * Surface A assembled in one place: one factory over one typed bag of the node's modules, as
+ * lodestar's `getApi(opts, modules)` assembles its API (packages/beacon-node/src/api/impl/api.ts).
+ * Each namespace group's `create*Methods` takes only the part of the bag it uses (a `*Modules`
+ * interface of its own file, or the one module it needs); the bag's members are the narrow ports
+ * declared in evmrpc/ and implemented by node/ objects (docs/architecture.md "Surface A's assembly").
+ *
+ * A new namespace: its file declares the part of the bag it uses, a port it needs that no member
+ * offers becomes a member here, and its table joins the list below.
+ */
+import { makeCommon } from '../evm/common.js';
+import type { JsonRpcOptions } from '../config/options.js';
+import { clientVersion, COMMIT, VERSION } from '../config/version.js';
+import { mergeTables, type MethodTable } from '../jsonrpc/types.js';
+import type { DevChannel } from '../types/dev.js';
+import { createAccountMethods, type AccountSigner } from './accounts.js';
+import type { EvmBackend } from './backend.js';
+import { createDebugMethods, type TraceRunner } from './debug.js';
+import { createCheatMethods, type CheatBackend } from './devcheats.js';
+import { createDevMethods } from './devmethods.js';
+import { createExtraEthMethods, type AccessListRunner } from './extra.js';
+import type { FilterService } from './filters.js';
+import { createEvmMethods } from './methods.js';
+import { createMinerMethods, type MinerBackend } from './miner.js';
+import { createPersonalMethods } from './personal.js';
+import { createProfilingMethods, type Profiler } from './profiling.js';
+import { createRawDebugMethods, type ReplayRunner } from './rawdebug.js';
+import type { SubscriptionService } from './subscriptions.js';
+import { createTxPoolMethods, type TxPoolBackend } from './txpool.js';
+
+/** The chain's read side as Surface A uses it (chain/reader.ts). */
+export type EvmReader = EvmBackend & CheatBackend & TxPoolBackend;
+
+/** The node's modules Surface A is made of. */
+export interface EvmApiModules {
+  reader: EvmReader;
+  /** the EVM runs off this thread: access lists on the call workers, traces on the trace worker (node/evmruns.ts) */
+  runs: AccessListRunner & TraceRunner & ReplayRunner;
+  /** eth_accounts, eth_sign*, eth_sendTransaction, personal_*; impersonation */
+  signer: AccountSigner;
+  /** what miner_* change (node/miner.ts) */
+  miner: MinerBackend;
+  /** the dev operations on the chain thread (src/types/dev.ts; node/chainclient.ts) */
+  chain: DevChannel;
+  filters: FilterService;
+  subscriptions: SubscriptionService;
+  /** only with `json-rpc.enable-profiling`; without it the profiling methods do not exist */
+  profiler: Profiler | undefined;
+}
+
+export interface EvmApiOptions {
+  jsonRpc: Pick<
+    JsonRpcOptions,
+    'clientVersionPrefix' | 'gasCap' | 'blockRangeCap' | 'logsCap' | 'feeHistoryCap' | 'evmTimeoutMs' | 'traceTimeoutCapMs'
+  >;
+  chainId: bigint;
+  hardfork: string;
+}
+
+/** Surface A's method table: one part per namespace group, merged (a name declared twice is a bug). */
+export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): MethodTable {
+  const { jsonRpc } = opts;
+  const core = createEvmMethods(modules.reader, {
+    clientVersion: clientVersion(jsonRpc.clientVersionPrefix),
+    gasCap: jsonRpc.gasCap,
+    blockRangeCap: jsonRpc.blockRangeCap,
+    logsCap: jsonRpc.logsCap,
+    feeHistoryCap: jsonRpc.feeHistoryCap,
+    evmTimeoutMs: jsonRpc.evmTimeoutMs,
+  });
+  return mergeTables(
+    core,
+    createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
+    createRawDebugMethods(modules, { common: makeCommon(opts.chainId, opts.hardfork), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
+    modules.profiler === undefined ? {} : createProfilingMethods(modules.profiler),
+    modules.filters.table,
+    modules.subscriptions.table,
+    createAccountMethods(modules.signer),
+    createPersonalMethods(modules.signer),
+    createMinerMethods(modules.miner),
+    createDevMethods(modules, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: opts.hardfork }),
+    createCheatMethods(modules),
+    createTxPoolMethods(modules.reader),
+    createDebugMethods(modules, { gasCap: jsonRpc.gasCap, traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
+  );
+}
