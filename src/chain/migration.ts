@@ -4,27 +4,15 @@
  * the stored blocks from genesis on the flat runner, each block's state root checked against its
  * stored header. The home is left unchanged when a block replays differently.
  */
-import type { Common } from '@ethereumjs/common';
-import type { Genesis } from '../config/genesis.js';
-import type { EvmRunner } from '../evm/executor.js';
-import type { FlatStateManager } from '../evm/flatstate.js';
 import { decodeTx } from '../evm/tx.js';
 import type { Logger } from '../lib/log.js';
-import type { FlatState } from '../store/flatstate.js';
-import type { Store } from '../store/store.js';
-import type { TrieDB } from '../store/triedb.js';
 import { appliedCheats, CheatOverlay } from './cheats.js';
+import type { GenesisDeps } from './genesisblock.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
-/** What the migration reads and writes. */
-export interface MigrationDeps {
-  store: Store;
-  genesis: Genesis;
-  common: Common;
-  trieDb: TrieDB;
-  flat: FlatState;
-  runner: EvmRunner<FlatStateManager>;
+/** What the migration reads and writes: what writing block 0 touches, and a log for its progress. */
+export interface MigrationDeps extends GenesisDeps {
   log: Logger;
 }
 

@@ -11,6 +11,7 @@ import { ChainClient, MAX_PENDING_CHAIN_REQUESTS } from '../../src/node/chaincli
 import { DomainError } from '../../src/lib/errors.js';
 import { silentLogger } from '../../src/lib/log.js';
 import type { FromChain } from '../../src/node/protocol.js';
+import { quietListener } from '../helpers/chainlistener.js';
 
 /**
  * Answers a submit whose first byte is 1 at once (accepted, hash = the raw bytes) and one whose first
@@ -46,15 +47,7 @@ async function standIn(seen: FromChain[] = []) {
   const worker = new Worker(STAND_IN, { eval: true });
   return ChainClient.attach(
     worker,
-    {
-      onMessage: (m) => seen.push(m),
-      onCommitted: () => undefined,
-      onCheats: () => undefined,
-      onRewound: () => undefined,
-      onPool: () => undefined,
-      onRoundStep: () => undefined,
-      query: () => ChainClient.notReady(),
-    },
+    quietListener(seen),
     silentLogger,
   );
 }

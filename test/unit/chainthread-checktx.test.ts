@@ -24,6 +24,7 @@ import { ChainClient } from '../../src/node/chainclient.js';
 import { takeChainThread } from '../../src/node/chainspawn.js';
 import { wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { devKeys } from '../helpers/accounts.js';
+import { quietListener } from '../helpers/chainlistener.js';
 
 const CHAIN_ID = 9000;
 const GWEI = 10n ** 9n;
@@ -70,16 +71,7 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
     };
     const genesis = devGenesis({ validatorPubKey: key.pubKey });
     const held = takeChainThread({ opts, genesis, dbPath: join(dir, 'ferry.db'), validatorKeyJson: validatorKeyJson(key) });
-    const listener = {
-      onMessage: () => undefined,
-      onCommitted: () => undefined,
-      onCheats: () => undefined,
-      onRewound: () => undefined,
-      onPool: () => undefined,
-      onRoundStep: () => undefined,
-      query: () => ChainClient.notReady(),
-    };
-    ({ chain } = await ChainClient.start(held, listener, silentLogger));
+    ({ chain } = await ChainClient.start(held, quietListener(), silentLogger));
   });
   after(async () => {
     await chain.close();
