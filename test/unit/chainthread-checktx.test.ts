@@ -6,7 +6,8 @@
  * its reason, and Surface A answers geth's `{code, message}` for it (go-ethereum
  * internal/ethapi/api.go SubmitTransaction, core/txpool/errors.go, core/error.go: every refusal is a
  * plain error, so -32000 with its text). An unprotected tx is `invalid`, not `decode`, though both
- * have ABCI code 2.
+ * have ABCI code 2. Under CometBFT, the refusal of the CheckTx that a broadcast waits on is kept
+ * for it (`EvmApp.watchRefusal`), since CometBFT answers the broadcast with the ABCI code only.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,15 +23,18 @@ import { DomainError, mapDomainError, type TxRejectReason } from '../../src/lib/
 import { silentLogger } from '../../src/lib/log.js';
 import { ChainClient } from '../../src/node/chainclient.js';
 import { takeChainThread } from '../../src/node/chainspawn.js';
-import { wrapEthereumTx } from '../../src/chain/nativetx.js';
+import { nativeHash, wrapEthereumTx } from '../../src/chain/nativetx.js';
+import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
 import { quietListener } from '../helpers/chainlistener.js';
+import { chainApp } from '../helpers/chaingen.js';
 
 const CHAIN_ID = 9000;
 const GWEI = 10n ** 9n;
 const TO = '0x' + '42'.repeat(20);
 /** the pool's per-sender queue of gapped txs in this test */
 const ACCOUNT_QUEUE = 2;
+const pick = (r: { code: number; log: string }) => [r.code, r.log];
 const bytes = (h: string) => Uint8Array.from(Buffer.from(h.replace(/^0x/, ''), 'hex'));
 
 /** The refusal a submission rejected with: its reason and Surface A's answer for it. */
@@ -106,5 +110,36 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
     const native = wrapEthereumTx(raw, bytes(poor.address), 21_000n, 10n * GWEI);
     const check = await chain.checkNative(native, false);
     assert.deepEqual([check.code, check.log, check.codespace], [5, 'insufficient funds for gas * price + value', 'evm']);
+  });
+});
+
+describe('under CometBFT: the refusal a broadcast waits on', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-watch-refusal-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is the typed refusal CheckTx made for those bytes, and only while the broadcast waits', async () => {
+    const store = new Store(join(dir, 'ferry.db'));
+    try {
+      const app = await chainApp(store);
+      const wallet = new Wallet(devKeys()[0]!);
+      const raw = bytes(await wallet.signTransaction({ chainId: CHAIN_ID, type: 2, nonce: 0, to: TO, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n * GWEI, maxPriorityFeePerGas: GWEI }));
+      const native = wrapEthereumTx(raw, bytes(wallet.address), 21_000n, 10n * GWEI);
+      const poor = new Wallet('0x' + '00'.repeat(31) + '07');
+      const poorRaw = bytes(await poor.signTransaction({ chainId: CHAIN_ID, type: 2, nonce: 0, to: TO, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n * GWEI, maxPriorityFeePerGas: GWEI }));
+      const other = wrapEthereumTx(poorRaw, bytes(poor.address), 21_000n, 10n * GWEI);
+      assert.equal((await app.checkTx(native)).code, 0);
+      const seen = app.watchRefusal(nativeHash(native));
+      // CometBFT's CheckTx of the awaited bytes (already in the pool), then of another tx
+      assert.deepEqual(pick(await app.checkTx(native)), [19, 'already known']);
+      assert.deepEqual(pick(await app.checkTx(other)), [5, 'insufficient funds for gas * price + value']);
+      const refusal = seen();
+      assert.ok(refusal !== undefined && refusal.is('txRejected'));
+      assert.deepEqual([refusal.detail.reason, refusal.message], ['known', 'already known']);
+      // nobody waits any more: a later refusal of the same bytes is not kept
+      const again = app.watchRefusal(nativeHash(native));
+      assert.equal(again(), undefined);
+    } finally {
+      store.close();
+    }
   });
 });
