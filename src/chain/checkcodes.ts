@@ -43,20 +43,19 @@ export function checkTxResult(rejected?: DomainError<'txRejected'>): CheckTxResu
   return { code, log, codespace: code === CheckCode.ok ? '' : 'evm', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
 }
 
+/**
+ * FinalizeBlock's per-tx result codes (ExecTxResult.code): 0 for a tx that ran and succeeded; a
+ * failed or reverted run, and a tx the executor left out, are `failed` (the log says why); bytes
+ * that do not decode are `txDecode` (Cosmos SDK's ErrTxDecode).
+ */
+export const ExecCode = {
+  ok: 0,
+  failed: 1,
+  txDecode: CheckCode.txDecode,
+} as const;
+
 /** Whether a CheckTx answer accepted the tx. */
 export const accepted = (code: number): boolean => code === CheckCode.ok;
-
-/** Whether a CheckTx answer refused the tx because the pool is full (the mempool metrics count those). */
-export const refusedAsFull = (code: number): boolean => code === CheckCode.mempoolFull;
-
-/**
- * The reason behind an ABCI code, for an answer that came back as a code (the chain thread's reply,
- * or an external CometBFT's broadcast_tx_sync): the first reason mapped to it, `invalid` for others.
- */
-export function rejectReasonOf(code: number): TxRejectReason {
-  for (const r of Object.keys(CODE_OF) as TxRejectReason[]) if (CODE_OF[r] === code) return r;
-  return 'invalid';
-}
 
 /** Whether a thrown value is a refusal of the tx (as opposed to a bug). */
 export const isTxRejected = (e: unknown): e is DomainError<'txRejected'> => e instanceof DomainError && e.is('txRejected');

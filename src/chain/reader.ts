@@ -10,14 +10,13 @@ import { getMerkleStateProof } from '@ethereumjs/statemanager';
 import { makeCommon } from '../evm/common.js';
 import { proofStateManager } from '../evm/statetrie.js';
 import { effectiveTip } from '../evm/tx.js';
-import { limitExceeded, notFound, txRejected } from '../lib/errors.js';
-import { accepted, rejectReasonOf } from './checkcodes.js';
+import { limitExceeded, notFound } from '../lib/errors.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
-import { nextBaseFee } from './app.js';
+import { baseFeeAfter } from './fees.js';
 import { ChainEvents, type RewindEvent } from './events.js';
 import { PoolView } from './poolview.js';
 import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
@@ -38,9 +37,10 @@ export interface ReaderOptions {
   simulator: SimulatorPort;
   /**
    * submits a raw EVM tx to the chain thread with its signer and hash as found on this thread
-   * (undefined: the bytes did not decode, the chain thread says why); resolves to its CheckTx outcome
+   * (undefined: the bytes did not decode, the chain thread says why); resolves to the tx hash, or
+   * rejects with the chain thread's refusal as a domain error (txRejected with its reason)
    */
-  submit(raw: Uint8Array, signed: Signed | undefined): Promise<{ code: number; log: string; hash?: Uint8Array }>;
+  submit(raw: Uint8Array, signed: Signed | undefined): Promise<Uint8Array>;
 }
 
 export class ChainReader {
@@ -282,10 +282,9 @@ export class ChainReader {
     });
   }
 
-  async sendRawTransaction(raw: Bytes): Promise<Hash> {
-    const r = await this.opts.submit(raw, signedRaw(raw, this.common));
-    if (!accepted(r.code)) throw txRejected(rejectReasonOf(r.code), r.log);
-    return r.hash!;
+  /** eth_sendRawTransaction: the chain thread's refusal comes back as the domain error it threw (node/protocol.ts) */
+  sendRawTransaction(raw: Bytes): Promise<Hash> {
+    return this.opts.submit(raw, signedRaw(raw, this.common));
   }
 
   /** The signer of native (TxRaw) tx bytes, recovered on this thread so the chain thread need not (undefined: they do not decode). */
@@ -311,7 +310,7 @@ export class ChainReader {
 
   nextBaseFee(): bigint {
     const h = this.store.evmBlock(this.latest)!.header;
-    return h.number === 0n ? h.baseFeePerGas : nextBaseFee(h);
+    return baseFeeAfter(h);
   }
 
   maxPriorityFeePerGas(): bigint {
@@ -371,7 +370,7 @@ export class ChainReader {
       }
     }
     const lastHeader = this.store.evmBlock(last)!.header;
-    baseFeePerGas.push(lastHeader.number === 0n ? lastHeader.baseFeePerGas : nextBaseFee(lastHeader));
+    baseFeePerGas.push(baseFeeAfter(lastHeader));
     return { oldestBlock: oldest, baseFeePerGas, gasUsedRatio, reward: percentiles ? reward : undefined };
   }
 }

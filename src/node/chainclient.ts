@@ -16,7 +16,7 @@ import type { AbciQueryRequest, AbciQueryResponse, RoundStepEvent } from '../typ
 import type { CheckTxResult } from '../types/abci.js';
 import type { PendingCheat } from '../chain/cheats.js';
 import type { HeldWorker } from './chainspawn.js';
-import type { ChainReply, FromChain, ToChain } from './protocol.js';
+import type { ChainReply, CheckTxReply, FromChain, ToChain } from './protocol.js';
 import type { DevChannel, DevOpName, DevOpOf, DevResults } from '../types/dev.js';
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
@@ -26,14 +26,6 @@ import type { Signed } from '../chain/txdecode.js';
 export const MAX_PENDING_CHAIN_REQUESTS = 4096;
 /** how long closing waits for the chain thread to stop (and close its store) before it is terminated */
 export const CHAIN_STOP_GRACE_MS = 30_000;
-
-/** the outcome of an EVM tx submitted to the chain thread (eth_sendRawTransaction) */
-export interface SubmitOutcome {
-  code: number;
-  log: string;
-  /** the tx hash, when accepted */
-  hash?: Uint8Array;
-}
 
 /** What the chain thread tells the node besides answers; each is called on the RPC thread. */
 export interface ChainListener {
@@ -66,6 +58,7 @@ const failedQuery = (text: string): AbciQueryResponse => queryFailure(QueryCode.
 export class ChainClient implements DevChannel {
   private nextId = 1;
   private readonly replies = new Map<number, (r: ChainReply) => void>();
+  private readonly checks = new Map<number, (r: CheckTxReply) => void>();
   private readonly devReplies = new Map<number, (r: DevReply) => void>();
   private onStopped: (() => void) | undefined;
   private closing = false;
@@ -116,6 +109,9 @@ export class ChainClient implements DevChannel {
           case 'reply':
             chain.settle(chain.replies, m);
             break;
+          case 'checked':
+            chain.settle(chain.checks, m);
+            break;
           case 'devReply':
             chain.settle(chain.devReplies, m);
             break;
@@ -149,15 +145,40 @@ export class ChainClient implements DevChannel {
     return { chain, height, cheats };
   }
 
-  /** eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread */
-  submitEvm(raw: Uint8Array, signed?: Signed): Promise<SubmitOutcome> {
-    return this.ask((id) => ({ type: 'submit', id, raw, rpc: true, sender: signed?.sender, hash: signed?.hash }));
+  /**
+   * eth_sendRawTransaction: decoded, checked and (when valid) added to the pool by the chain thread;
+   * resolves to the tx hash. A refusal rejects with the domain error the chain thread threw, its kind
+   * and reason kept (src/lib/errors.ts); each surface maps it once.
+   */
+  async submitEvm(raw: Uint8Array, signed?: Signed): Promise<Uint8Array> {
+    const r = await this.check((id) => ({ type: 'submit', id, raw, rpc: true, sender: signed?.sender, hash: signed?.hash }));
+    if (r.hash === undefined) throw new Error('the chain thread accepted a tx without its hash');
+    return r.hash;
   }
 
-  /** Surface B's broadcast_tx_* and check_tx (`dryRun`: checked, never added to the mempool) */
+  /**
+   * Surface B's broadcast_tx_* and check_tx (`dryRun`: checked, never added to the mempool): the ABCI
+   * CheckTx response, refusals included (Surface B reports their code and log).
+   */
   async checkNative(tx: Uint8Array, dryRun: boolean, sender?: Uint8Array): Promise<CheckTxResult> {
-    const r = await this.ask((id) => ({ type: 'submitNative', id, tx, dryRun, sender }));
-    return r.check ?? { code: r.code, log: r.log, codespace: '', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
+    const r = await this.check((id) => ({ type: 'submitNative', id, tx, dryRun, sender }), true);
+    if (r.check === undefined) throw new Error('the chain thread answered check_tx without its CheckTx response');
+    return r.check;
+  }
+
+  /**
+   * A CheckTx request: resolves to the chain thread's `checked` answer, or rejects with its refusal
+   * (unless `keepRefusal`: Surface B answers with the ABCI response, refusals included) or its failure.
+   */
+  private check(make: (id: number) => ToChain, keepRefusal = false): Promise<CheckTxReply> {
+    return new Promise<CheckTxReply>((resolve, reject) => {
+      const id = this.reserve(this.checks, (r) => {
+        if (r.failed !== undefined) return reject(new Error(`CheckTx failed on the chain thread: ${r.failed}`));
+        if (r.refused !== undefined && !(keepRefusal && r.check !== undefined)) return reject(fromDomainErrorData(r.refused));
+        resolve(r);
+      });
+      this.worker.postMessage(make(id));
+    });
   }
 
   /** miner_setEtherbase: the fee recipient of the next blocks (persisted by the chain thread) */
@@ -187,7 +208,7 @@ export class ChainClient implements DevChannel {
 
   /** requests waiting for an answer (metrics, tests) */
   pending(): number {
-    return this.replies.size + this.devReplies.size;
+    return this.replies.size + this.checks.size + this.devReplies.size;
   }
 
   /** Stops the chain thread (it closes its store), waiting at most CHAIN_STOP_GRACE_MS, then ends it. */

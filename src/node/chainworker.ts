@@ -7,19 +7,19 @@ import { AbciDriver } from '../abci/driver.js';
 import { broadcastTxSync, CometRpcError, rpcUrl } from '../abci/cometclient.js';
 import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
 import { APP_VERSION, EvmApp } from '../chain/app.js';
-import { wrapEthereumTx } from '../chain/nativetx.js';
+import { nativeHash, wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
 import { feeCap } from '../evm/tx.js';
 import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine, genesisEngineOptions } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
-import { txRejected } from '../lib/errors.js';
-import { accepted, CheckCode, checkTxResult, isTxRejected } from '../chain/checkcodes.js';
+import { DomainError, domainErrorData, txRejected, unavailable } from '../lib/errors.js';
+import { CheckCode } from '../chain/checkcodes.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
 import type { BlockStats } from '../metrics/comet.js';
-import type { StartChain, ChainWorkerData, FromChain, ToChain } from './protocol.js';
+import type { StartChain, ChainWorkerData, CheckTxReply, FromChain, ToChain } from './protocol.js';
 import { createDevOps } from './devops.js';
 import { TurnBatch } from '../lib/turnbatch.js';
 
@@ -56,15 +56,28 @@ function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uin
   return d;
 }
 
-/** Runs a submission; a refusal is answered with its CheckTx code and log, anything else is thrown. */
-async function submitting(run: () => Promise<void>, reply: (code: number, log: string) => void): Promise<void> {
-  try {
-    await run();
-  } catch (e) {
-    if (!isTxRejected(e)) throw e;
-    const r = checkTxResult(e);
-    reply(r.code, r.log);
-  }
+/** What a CheckTx answer says besides its id (node/protocol.ts `checked`). */
+type CheckOutcome = Omit<CheckTxReply, 'type' | 'id'>;
+
+/**
+ * Runs the CheckTx of a submission and sends its `checked` answer: what `run` resolves to; a domain
+ * error it throws (a refusal) as that error, kind and detail kept; anything else (a bug) logged here
+ * and answered `failed`. `metrics`: when the request came in and the tx size the mempool metrics count.
+ */
+function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { started: number; txBytes: number | undefined }): void {
+  const answer = (o: CheckOutcome) =>
+    send({ type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) });
+  run().then(answer, (e: unknown) => {
+    if (e instanceof DomainError) return answer({ refused: domainErrorData(e) });
+    log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');
+    answer({ failed: e instanceof Error ? e.message : String(e) });
+  });
+}
+
+/** Surface B's broadcast_tx_* / check_tx: the ABCI CheckTx response, and the typed refusal behind a non-zero code. */
+async function checkNative(app: EvmApp, m: Extract<ToChain, { type: 'submitNative' }>): Promise<CheckOutcome> {
+  const { result, refusal } = await app.checkNative(m.tx, m.dryRun === true, m.sender);
+  return { hash: refusal === undefined ? result.data : undefined, refused: refusal && domainErrorData(refusal), check: result };
 }
 
 async function main(): Promise<void> {
@@ -177,30 +190,22 @@ async function main(): Promise<void> {
       return;
     }
     if (m.type === 'queryReply') return; // ABCI mode only
-    const started = performance.now();
-    const txBytes = m.type === 'submit' ? m.raw.length : m.type === 'submitNative' && m.dryRun !== true ? m.tx.length : undefined;
-    const reply = (code: number, logText: string, hash?: Uint8Array) =>
-      send({ type: 'reply', id: m.id, code, log: logText, hash, checkSeconds: (performance.now() - started) / 1000, txBytes });
     if (m.type === 'dev') return runDevOp(m.id, m.op);
     if (m.type === 'setCoinbase') {
       app.setCoinbase(m.address);
-      return reply(CheckCode.ok, '');
+      return send({ type: 'reply', id: m.id, code: CheckCode.ok, log: '' });
     }
-    const run = async () => {
-      if (m.type === 'submit') {
-        return submitting(async () => {
-          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
-          const r = await app.checkEvmTx(d);
-          reply(r.code, r.log, d.evm.hash);
-        }, reply);
-      }
-      const r = await app.checkTx(m.tx, m.dryRun === true, m.sender);
-      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: accepted(r.code) ? r.data : undefined, check: r, checkSeconds: (performance.now() - started) / 1000, txBytes });
-    };
-    run().catch((e) => {
-      log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');
-      reply(CheckCode.internal, 'internal error');
-    });
+    const metrics = { started: performance.now(), txBytes: m.type === 'submit' ? m.raw.length : m.dryRun !== true ? m.tx.length : undefined };
+    if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m), metrics);
+    answerCheck(
+      m.id,
+      async () => {
+        const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
+        await app.checkEvmTx(d);
+        return { hash: d.evm.hash };
+      },
+      metrics,
+    );
   });
 }
 
@@ -249,36 +254,33 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       queries.delete(m.id);
       return;
     }
-    const reply = (code: number, logText: string, hash?: Uint8Array) => send({ type: 'reply', id: m.id, code, log: logText, hash });
     if (m.type === 'setCoinbase') {
-      return reply(CheckCode.internal, 'miner_setEtherbase is unavailable under CometBFT: every block pays its proposer');
+      return send({ type: 'reply', id: m.id, code: CheckCode.internal, log: 'miner_setEtherbase is unavailable under CometBFT: every block pays its proposer' });
     }
     if (m.type === 'dev') {
       // blocks, time and the pool belong to CometBFT in this mode (docs/dev-mode.md)
       return send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'dev controls are unavailable under CometBFT' } });
     }
-    const run = async () => {
-      if (m.type === 'submit') {
-        return submitting(async () => {
-          const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
-          const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
-          // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded
-          app.rememberDecoded(native, d);
-          try {
-            const r = await broadcastTxSync(cometRpc, native);
-            reply(r.code, r.log, accepted(r.code) ? d.evm.hash : undefined);
-          } catch (e) {
-            if (e instanceof CometRpcError) return reply(CheckCode.internal, e.message);
-            throw e;
-          }
-        }, reply);
+    if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m));
+    answerCheck(m.id, async () => {
+      const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
+      const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
+      const hash = nativeHash(native);
+      // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded, and its refusal is kept
+      app.rememberDecoded(native, d, hash);
+      const refusalSeen = app.watchRefusal(hash);
+      let r;
+      try {
+        r = await broadcastTxSync(cometRpc, native);
+      } catch (e) {
+        refusalSeen();
+        if (e instanceof CometRpcError) throw unavailable(e.message);
+        throw e;
       }
-      const r = await app.checkTx(m.tx, m.dryRun === true, m.sender);
-      return send({ type: 'reply', id: m.id, code: r.code, log: r.log, hash: accepted(r.code) ? r.data : undefined, check: r });
-    };
-    run().catch((e) => {
-      log.error({ err: e instanceof Error ? e.stack : String(e) }, 'submit failed');
-      reply(CheckCode.internal, 'internal error');
+      const refusal = refusalSeen();
+      if (r.code === CheckCode.ok) return { hash: d.evm.hash };
+      // the refusal CheckTx made here; none seen (not this node's CheckTx answered): the log says why
+      throw refusal ?? txRejected('invalid', r.log);
     });
   });
 }

@@ -6,7 +6,7 @@
  * thread (its AggregatorRegistry merges cluster processes, not worker threads). So every metric is a
  * prom-client object of THIS (the RPC) thread: the chain thread measures and sends its figures with
  * the messages it sends anyway — one `BlockStats` in each `committed` message, the CheckTx time and tx
- * size in each `reply`, the evicted count in `pool` — and they are observed here. No second registry
+ * size in each `checked` answer, the evicted count in `pool` — and they are observed here. No second registry
  * to merge, no extra message, and a scrape never waits on the chain thread.
  *
  * Listeners:
@@ -16,15 +16,19 @@
  *   `json-rpc.metrics-address` at `/debug/metrics/prometheus` (geth's exporter path, Evmos's server).
  */
 import { statSync } from 'node:fs';
-import { accepted, refusedAsFull } from '../chain/checkcodes.js';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
+import type { DomainErrorData, ErrorDetails } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { ChainMetrics } from '../metrics/chain.js';
 import { CometMetrics, type MempoolView } from '../metrics/comet.js';
 import { RpcMetrics, type RpcGaugeSources } from '../metrics/rpc.js';
 import { startMetricsServer, type MetricsServerHandle } from '../server/metrics.js';
 import type { FromChain } from './protocol.js';
+
+/** Whether a CheckTx refusal is the pool being full (CometBFT's mempool metrics count those apart). */
+const refusedAsFull = (e: DomainErrorData | undefined): boolean =>
+  e?.kind === 'txRejected' && (e.detail as ErrorDetails['txRejected']).reason === 'poolFull';
 
 /** geth's metrics/exp path */
 export const GETH_METRICS_PATH = '/debug/metrics/prometheus';
@@ -110,8 +114,8 @@ export class NodeObservability {
         // a dev revert: /health reports the new head
         this.head = m.height;
         break;
-      case 'reply':
-        if (m.txBytes !== undefined) this.comet?.onCheckTx(accepted(m.code), refusedAsFull(m.code), m.txBytes, m.checkSeconds);
+      case 'checked':
+        if (m.txBytes !== undefined) this.comet?.onCheckTx(m.hash !== undefined, refusedAsFull(m.refused), m.txBytes, m.checkSeconds);
         break;
       case 'fatal':
       case 'stopped':

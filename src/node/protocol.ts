@@ -27,9 +27,9 @@ export interface StartChain {
 }
 
 export type ToChain =
-  /** `sender`, `hash`: the signer and tx hash, found on the RPC thread (absent when the bytes did not decode there) */
+  /** eth_sendRawTransaction; answered with `checked`. `sender`, `hash`: the signer and tx hash, found on the RPC thread (absent when the bytes did not decode there) */
   | { type: 'submit'; id: number; raw: Uint8Array; rpc: boolean; sender?: Uint8Array; hash?: Uint8Array }
-  /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool) */
+  /** Surface B's broadcast_tx_* (and check_tx with `dryRun`: checked, never added to the mempool); answered with `checked` */
   | { type: 'submitNative'; id: number; tx: Uint8Array; dryRun?: boolean; sender?: Uint8Array }
   /** miner_setEtherbase: fee recipient of the next blocks (persisted); answered with a reply */
   | { type: 'setCoinbase'; id: number; address: Uint8Array }
@@ -42,17 +42,29 @@ export type ToChain =
 /** why a dev control failed: a domain error the client sees (a backwards time), or a bug */
 export type DevError = { kind: 'domain'; error: DomainErrorData } | { kind: 'internal'; message: string };
 
-/**
- * The answer to `submit`, `submitNative` and `setCoinbase`. `check`: the whole CheckTx response
- * (submitNative); for the metrics, `checkSeconds`: time CheckTx took, `txBytes`: the tx's size when it
- * was offered to the mempool (not for a dry run)
- */
+/** The answer to `setCoinbase`: code 0 when it took effect, else the reason in `log`. */
 export interface ChainReply {
   type: 'reply';
   id: number;
   code: number;
   log: string;
+}
+
+/**
+ * The answer to `submit` and `submitNative`: CheckTx's verdict as the domain sees it, never a wire
+ * code to be read back. Exactly one of `hash` (accepted: the EVM tx hash), `refused` (the domain
+ * error the checks threw, its kind and detail kept: `txRejected` with its reason, or `unavailable`
+ * when CometBFT cannot be reached) and `failed` (a bug on the chain thread, logged there).
+ * `check`: the whole ABCI CheckTx response (submitNative; Surface B's answer). For the metrics,
+ * `checkSeconds`: the time CheckTx took, `txBytes`: the tx's size when it was offered to the mempool
+ * (not for a dry run).
+ */
+export interface CheckTxReply {
+  type: 'checked';
+  id: number;
   hash?: Uint8Array;
+  refused?: DomainErrorData;
+  failed?: string;
   check?: CheckTxResult;
   checkSeconds?: number;
   txBytes?: number;
@@ -70,6 +82,7 @@ export type FromChain =
   | { type: 'committed'; height: bigint; stats?: BlockStats; cheatsApplied?: number }
   | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
   | ChainReply
+  | CheckTxReply
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */
   | { type: 'roundStep'; event: RoundStepEvent }
   /** ABCI mode: CometBFT's Query, answered by the RPC thread's reader (`queryReply`) */

@@ -11,10 +11,12 @@ import { ChainClient, MAX_PENDING_CHAIN_REQUESTS } from '../../src/node/chaincli
 import { DomainError } from '../../src/lib/errors.js';
 import { silentLogger } from '../../src/lib/log.js';
 import type { FromChain } from '../../src/node/protocol.js';
+import { quietListener } from '../helpers/chainlistener.js';
 
 /**
- * Replies to a submit whose first byte is 1 at once (hash = the raw bytes); holds the others until
- * `stop`, then answers them (code 0) and reports `stopped`. Dev controls: `status` answers a status,
+ * Answers a submit whose first byte is 1 at once (accepted, hash = the raw bytes) and one whose first
+ * byte is 2 with a typed refusal (nonce too high); holds the others until `stop`, then accepts them
+ * and reports `stopped`. A native tx gets a refused CheckTx response with its typed refusal. Dev controls: `status` answers a status,
  * `setNextTimestamp` answers the backwards-time error, anything else an internal error.
  */
 const STAND_IN = `
@@ -23,16 +25,19 @@ const held = [];
 parentPort.postMessage({ type: 'ready', height: 7n });
 parentPort.on('message', (m) => {
   if (m.type === 'submit') {
-    if (m.raw[0] === 1) parentPort.postMessage({ type: 'reply', id: m.id, code: 0, log: '', hash: m.raw });
+    if (m.raw[0] === 1) parentPort.postMessage({ type: 'checked', id: m.id, hash: m.raw });
+    else if (m.raw[0] === 2) parentPort.postMessage({ type: 'checked', id: m.id, refused: { kind: 'txRejected', message: 'nonce too high', detail: { reason: 'nonceTooHigh' } } });
     else held.push(m.id);
   } else if (m.type === 'submitNative') {
-    parentPort.postMessage({ type: 'reply', id: m.id, code: 5, log: 'refused' });
+    const refused = { kind: 'txRejected', message: 'insufficient funds for gas * price + value', detail: { reason: 'insufficientFunds' } };
+    const check = { code: 5, log: refused.message, codespace: 'evm', gasWanted: 0n, gasUsed: 0n, data: new Uint8Array(), events: [] };
+    parentPort.postMessage({ type: 'checked', id: m.id, refused, check });
   } else if (m.type === 'dev') {
     if (m.op.op === 'status') parentPort.postMessage({ type: 'devReply', id: m.id, result: { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n } });
     else if (m.op.op === 'setNextTimestamp') parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'domain', error: { kind: 'invalidArgument', message: 'timestamp is in the past', detail: undefined } } });
     else parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'no engine' } });
   } else if (m.type === 'stop') {
-    for (const id of held) parentPort.postMessage({ type: 'reply', id, code: 0, log: 'late' });
+    for (const id of held) parentPort.postMessage({ type: 'checked', id, hash: Uint8Array.of(7) });
     parentPort.postMessage({ type: 'stopped' });
   }
 });
@@ -42,15 +47,7 @@ async function standIn(seen: FromChain[] = []) {
   const worker = new Worker(STAND_IN, { eval: true });
   return ChainClient.attach(
     worker,
-    {
-      onMessage: (m) => seen.push(m),
-      onCommitted: () => undefined,
-      onCheats: () => undefined,
-      onRewound: () => undefined,
-      onPool: () => undefined,
-      onRoundStep: () => undefined,
-      query: () => ChainClient.notReady(),
-    },
+    quietListener(seen),
     silentLogger,
   );
 }
@@ -61,11 +58,19 @@ describe('ChainClient', () => {
     const { chain, height } = await standIn(seen);
     assert.equal(height, 7n);
     const [a, b] = await Promise.all([chain.submitEvm(Uint8Array.of(1, 2)), chain.submitEvm(Uint8Array.of(1, 3))]);
-    assert.deepEqual([a.code, [...a.hash!]], [0, [1, 2]]);
-    assert.deepEqual([b.code, [...b.hash!]], [0, [1, 3]]);
-    // a native tx without a full CheckTx answer: the reply's code and log, empty fields
+    assert.deepEqual([[...a], [...b]], [
+      [1, 2],
+      [1, 3],
+    ]);
+    // a refusal comes back as the domain error the chain thread threw, its reason kept
+    await assert.rejects(chain.submitEvm(Uint8Array.of(2)), (e: unknown) => {
+      assert.ok(e instanceof DomainError && e.is('txRejected'));
+      assert.deepEqual([e.detail.reason, e.message], ['nonceTooHigh', 'nonce too high']);
+      return true;
+    });
+    // a native tx: the CheckTx response, refusal included (Surface B answers its code and log)
     const check = await chain.checkNative(Uint8Array.of(9), true);
-    assert.deepEqual({ code: check.code, log: check.log, gasWanted: check.gasWanted }, { code: 5, log: 'refused', gasWanted: 0n });
+    assert.deepEqual({ code: check.code, log: check.log, codespace: check.codespace }, { code: 5, log: 'insufficient funds for gas * price + value', codespace: 'evm' });
     assert.ok(seen.some((m) => m.type === 'ready'));
     assert.equal(chain.pending(), 0);
     await chain.close();
@@ -90,7 +95,7 @@ describe('ChainClient', () => {
     await chain.close();
     const answers = await Promise.all(held);
     assert.equal(answers.length, MAX_PENDING_CHAIN_REQUESTS);
-    assert.ok(answers.every((r) => r.code === 0 && r.log === 'late'));
+    assert.ok(answers.every((hash) => hash.length === 1 && hash[0] === 7));
     assert.equal(chain.pending(), 0);
     // after close, a request is refused at once
     await assert.rejects(chain.submitEvm(Uint8Array.of(1)), (e: unknown) => e instanceof DomainError && e.kind === 'unavailable');

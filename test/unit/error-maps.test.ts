@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { evmErrors } from '../../src/evmrpc/errors.js';
-import { CheckCode, checkTxCode, checkTxResult, rejectReasonOf } from '../../src/chain/checkcodes.js';
+import { CheckCode, checkTxCode, checkTxResult } from '../../src/chain/checkcodes.js';
 import { toJsonRpcError, type JsonRpcError } from '../../src/jsonrpc/errors.js';
 import {
   DomainError,
@@ -117,9 +117,5 @@ describe('CheckTx error map (ABCI codes)', () => {
     assert.deepEqual([r.code, r.log, r.codespace], [CheckCode.mempoolFull, 'txpool is full', 'evm']);
     const ok = checkTxResult();
     assert.deepEqual([ok.code, ok.log, ok.codespace], [0, '', '']);
-  });
-  it('reads a code that came back over ABCI as the first reason mapped to it', () => {
-    for (const r of REASONS) assert.equal(checkTxCode(rejectReasonOf(checkTxCode(r))), checkTxCode(r));
-    assert.equal(rejectReasonOf(CheckCode.internal), 'invalid');
   });
 });

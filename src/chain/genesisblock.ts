@@ -1,0 +1,109 @@
+/**
+ * The genesis block: EVM block 0 from ferry's genesis (the allocation applied, its header, written
+ * with its trie nodes and flat rows in one store transaction), and the check that the genesis
+ * CometBFT hands over in InitChain is the one the application was started with (docs/abci.md).
+ */
+import { createBlockHeader } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
+import { renderGenesis, type Genesis } from '../config/genesis.js';
+import { ethBlockSize } from '../evm/ethrlp.js';
+import { EMPTY_TRIE_ROOT } from '../evm/orderedtrie.js';
+import type { EvmRunner } from '../evm/runner.js';
+import type { FlatStateManager } from '../evm/flatstate.js';
+import type { FlatState } from '../store/flatstate.js';
+import type { Store } from '../store/store.js';
+import type { TrieDB } from '../store/triedb.js';
+import type { InitChainRequest } from '../types/abci.js';
+import type { EvmHeader } from '../types/chain.js';
+
+/** Raised when a driver hands the application something inconsistent with its state (never a user error). */
+export class AppStateError extends Error {}
+
+/** What writing block 0 touches. */
+export interface GenesisDeps {
+  store: Store;
+  genesis: Genesis;
+  common: Common;
+  trieDb: TrieDB;
+  flat: FlatState;
+  runner: EvmRunner<FlatStateManager>;
+}
+
+/** Applies the genesis allocation and writes block 0; returns its header. */
+export async function writeGenesisBlock(d: GenesisDeps): Promise<EvmHeader> {
+  const stateRoot = await d.runner.applyGenesis(d.genesis.evm.alloc);
+  const timestamp = BigInt(Math.floor(Date.parse(d.genesis.genesisTime) / 1000));
+  const ethHeader = createBlockHeader(
+    {
+      number: 0n,
+      stateRoot,
+      gasLimit: d.genesis.maxGas,
+      timestamp,
+      baseFeePerGas: d.genesis.evm.baseFeePerGas,
+      difficulty: 0n,
+      excessBlobGas: 0n,
+      blobGasUsed: 0n,
+      parentBeaconBlockRoot: new Uint8Array(32),
+    },
+    { common: d.common, skipConsensusFormatValidation: true },
+  );
+  const header: EvmHeader = {
+    number: 0n,
+    hash: ethHeader.hash(),
+    // size is set below from the full block encoding
+    parentHash: new Uint8Array(32),
+    stateRoot,
+    transactionsRoot: EMPTY_TRIE_ROOT,
+    receiptsRoot: EMPTY_TRIE_ROOT,
+    logsBloom: new Uint8Array(256),
+    miner: new Uint8Array(20),
+    gasLimit: d.genesis.maxGas,
+    gasUsed: 0n,
+    timestamp,
+    extraData: new Uint8Array(),
+    baseFeePerGas: d.genesis.evm.baseFeePerGas,
+    mixHash: new Uint8Array(32),
+    size: 0n,
+  };
+  header.size = ethBlockSize(d.common, header, []);
+  const genesisChange = d.runner.genesisChange!;
+  d.store.transaction(() => {
+    d.trieDb.flushInto(d.store);
+    d.flat.write(0, genesisChange);
+    d.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
+  });
+  d.trieDb.afterCommit();
+  d.flat.applied(0, genesisChange);
+  d.runner.genesisChange = undefined; // a large genesis's change set is not kept alive
+  return header;
+}
+
+/** JSON text with object keys sorted (two JSON documents compare equal whatever their key order). */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** CometBFT's genesis must be the one this application was started with (same chain id, app_state). */
+export function checkInitChain(genesis: Genesis, req: InitChainRequest): void {
+  if (req.chainId !== genesis.chainId) {
+    throw new AppStateError(`InitChain: chain id ${JSON.stringify(req.chainId)} differs from ferry's genesis (${JSON.stringify(genesis.chainId)})`);
+  }
+  if (req.initialHeight !== genesis.initialHeight) {
+    throw new AppStateError(`InitChain: initial height ${req.initialHeight} differs from ferry's genesis (${genesis.initialHeight})`);
+  }
+  let theirs: unknown;
+  try {
+    theirs = JSON.parse(Buffer.from(req.appStateBytes).toString('utf8'));
+  } catch {
+    throw new AppStateError('InitChain: app_state_bytes is not JSON');
+  }
+  const ours = (JSON.parse(renderGenesis(genesis)) as { app_state: unknown }).app_state;
+  if (canonicalJson(theirs) !== canonicalJson(ours)) {
+    throw new AppStateError("InitChain: CometBFT's genesis app_state differs from ferry's genesis.json (use the same file for both)");
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Block proposals (docs/abci.md): which txs a block gets. PrepareProposal from ferry's own pool (the
+ * embedded engine) or from the txs CometBFT's mempool supplied (`order`), and ProcessProposal's
+ * verdict on another validator's block. The last own proposal's decoded txs are kept for the
+ * FinalizeBlock that follows (`takeDecoded`), so it decodes nothing again.
+ */
+import type { Account } from '@ethereumjs/util';
+import { feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
+import type { ProposalRequest } from '../types/abci.js';
+import { isTxRejected } from './checkcodes.js';
+import { hexKey, TxPool } from './txpool.js';
+
+/** What proposing reads. */
+export interface ProposalDeps {
+  pool: TxPool;
+  /** the pool's replacement bump (the scratch pool that orders CometBFT's txs uses the same) */
+  priceBumpPercent: number;
+  /** the genesis block gas limit, the bound of a block CometBFT proposes */
+  maxGas: bigint;
+  /** whether placeholder-signed (impersonated) txs may be in a block: the dev namespaces are served */
+  impersonation: boolean;
+  /** the decoded tx of native bytes; throws txRejected when they do not decode */
+  decodeNative(native: Uint8Array): DecodedTx;
+  latestAccount(addr: Uint8Array): Promise<Account | undefined>;
+  nextBaseFee(): bigint;
+  blockGasLimit(): bigint;
+}
+
+export class Proposals {
+  /** the last own proposal's entries: FinalizeBlock reuses their decoded txs (no second decode) */
+  private proposed = new Map<Uint8Array, DecodedTx>();
+
+  constructor(private readonly d: ProposalDeps) {}
+
+  /** The embedded engine's proposal: the pool's executable txs in block order, within the gas limit and `maxTxBytes`. */
+  prepare(req: { maxTxBytes: number }): Uint8Array[] {
+    const entries = this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes);
+    this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
+    return entries.map((e) => e.native);
+  }
+
+  /** The decoded tx of a block tx when it came from the last own proposal; undefined otherwise. */
+  proposedTx(native: Uint8Array): DecodedTx | undefined {
+    return this.proposed.get(native);
+  }
+
+  /** Forgets the last own proposal (its block was finalized, or the chain was rewound). */
+  forget(): void {
+    this.proposed = new Map();
+  }
+
+  /**
+   * PrepareProposal under CometBFT: from the mempool's txs, the executable ones in block order — per
+   * sender in nonce order from its committed nonce, across senders the highest effective tip first —
+   * within the block gas limit and `maxTxBytes`; undecodable, gapped, stale or underpriced txs are left out.
+   */
+  async order(req: ProposalRequest): Promise<Uint8Array[]> {
+    const { decoded, nonces } = await this.decodeAll(req.txs);
+    const baseFee = this.d.nextBaseFee();
+    const scratch = new TxPool({ size: req.txs.length + 1, priceBumpPercent: this.d.priceBumpPercent, accountQueue: req.txs.length + 1 });
+    decoded.forEach((d, i) => {
+      if (!d) return;
+      try {
+        scratch.add({ decoded: d, native: req.txs[i]!, nativeHash: new Uint8Array() }, nonces.get(hexKey(d.evm.from))!, baseFee);
+      } catch (e) {
+        if (!isTxRejected(e)) throw e;
+      }
+    });
+    const maxBytes = req.maxTxBytes ?? Number.MAX_SAFE_INTEGER;
+    return scratch.select(baseFee, this.d.maxGas, maxBytes).map((e) => e.native);
+  }
+
+  /**
+   * ProcessProposal: every tx decodes, pays at least the base fee, each sender's nonces follow its
+   * committed nonce without gap or repeat, and the gas limits fit the block. Anything else rejects.
+   */
+  async process(req: ProposalRequest): Promise<boolean> {
+    const { decoded, nonces } = await this.decodeAll(req.txs);
+    const baseFee = this.d.nextBaseFee();
+    let gas = 0n;
+    for (const d of decoded) {
+      if (!d) return false;
+      if (!this.d.impersonation && isImpersonated(d.evm)) return false;
+      const from = hexKey(d.evm.from);
+      if (d.evm.nonce !== nonces.get(from)) return false;
+      nonces.set(from, d.evm.nonce + 1n);
+      if (feeCap(d.evm) < baseFee) return false;
+      gas += d.evm.gasLimit;
+      if (gas > this.d.maxGas) return false;
+    }
+    return true;
+  }
+
+  /** Decoded txs of a proposal and their senders' committed nonces; undefined when a tx does not decode. */
+  private async decodeAll(txs: Uint8Array[]): Promise<{ decoded: (DecodedTx | undefined)[]; nonces: Map<string, bigint> }> {
+    const nonces = new Map<string, bigint>();
+    const decoded: (DecodedTx | undefined)[] = [];
+    for (const native of txs) {
+      let d: DecodedTx | undefined;
+      try {
+        d = this.d.decodeNative(native);
+      } catch (e) {
+        if (!isTxRejected(e)) throw e;
+      }
+      decoded.push(d);
+      if (d && !nonces.has(hexKey(d.evm.from))) {
+        nonces.set(hexKey(d.evm.from), (await this.d.latestAccount(d.evm.from))?.nonce ?? 0n);
+      }
+    }
+    return { decoded, nonces };
+  }
+}
