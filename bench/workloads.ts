@@ -5,13 +5,14 @@
 import type { HDNodeWallet } from 'ethers';
 import {
   HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TRANSFER_GAS, TRANSFER_TOPIC,
-  chainInfo, deployToken, devWallet, pendingNonce, signTx, verifyReceipts, waitAllReceipts,
+  chainInfo, deployToken, devWallet, pendingNonce, signTx, verifyReceipts, waitAllReceipts, waitReceipt,
   type ChainInfo, type Token, type TxFields,
 } from './chain.js';
 import { peakRssMiB, type RunningNode } from './nodes.js';
 import { checkBatch, checkSingle, makeClient, percentile, runLoad, sleep, type LoadSpec, type RpcClient } from './rpc.js';
+import { openAll, type Subscriber } from './ws.js';
 
-export const WORKLOAD_NAMES = ['coldstart', 'blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'latency', 'rss'] as const;
+export const WORKLOAD_NAMES = ['coldstart', 'blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'newheads', 'latency', 'rss'] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export const CONCURRENCY = 32;
@@ -22,6 +23,11 @@ const SETUP_TIMEOUT_MS = 60_000;
 const LOGS_MAX_MS = 60_000;
 const SAMPLER_GAP_MS = 2;
 const MAX_LATENCY_SAMPLES = 200_000;
+/** WebSocket clients subscribed to newHeads in the `newheads` workload (the issue-23 table's 200) */
+export const WS_CLIENTS = 200;
+/** how long one transfer of the `newheads` workload may take to reach every client */
+const WS_HEAD_TIMEOUT_MS = 30_000;
+const WS_HEAD_POLL_MS = 5;
 
 export interface BenchConfig {
   quick: boolean;
@@ -33,6 +39,8 @@ export interface BenchConfig {
   bursts: number;
   burstSize: number;
   logsRepeats: number;
+  /** value transfers sent one at a time in the `newheads` workload */
+  wsTransfers: number;
   /** bound on one transfer run, sending plus waiting for receipts */
   transferTimeoutMs: number;
   /** cold starts measured per node (and per ferry home kind); the figure is their median */
@@ -284,6 +292,10 @@ export const WORKLOADS: readonly Workload[] = [
     },
   },
   {
+    name: 'newheads', title: `WebSocket newHeads: ${WS_CLIENTS} clients subscribed; one value transfer at a time, send → each client's newHeads of the tx's block, p50 over clients and transfers`, unit: 'ms', higherIsBetter: false, onBare: false,
+    run: (ctx) => newHeadsLatency(ctx),
+  },
+  {
     name: 'latency', title: 'eth_blockNumber p99 latency (one connection) while bursts of value transfers execute', unit: 'ms', higherIsBetter: false, onBare: false,
     async run(ctx) {
       const sampler = makeClient(ctx.node.url, 1);
@@ -327,3 +339,54 @@ export const WORKLOADS: readonly Workload[] = [
     },
   },
 ];
+
+/** Waits until every subscriber has head `n`; returns each one's arrival time of it. */
+async function headArrivals(subs: Subscriber[], n: number, deadline: number): Promise<number[]> {
+  for (;;) {
+    const times = subs.map((s) => s.heads.find((h) => h.n === n)?.t);
+    if (times.every((t) => t !== undefined)) return times as number[];
+    const gone = subs.find((s) => s.closedEarly !== undefined);
+    if (gone) throw new Error(`a WebSocket client was closed: ${gone.closedEarly}`);
+    if (Date.now() > deadline) throw new Error(`block ${n} did not reach all ${subs.length} clients within ${WS_HEAD_TIMEOUT_MS} ms`);
+    await sleep(WS_HEAD_POLL_MS);
+  }
+}
+
+/**
+ * `WS_CLIENTS` WebSocket clients subscribed to newHeads; value transfers are sent one at a time, and for
+ * each the time from sending it to each client's arrival of the head of the block that holds it is a
+ * sample. With automine (Anvil, Hardhat, ferry dev) that is execution + fan-out; with ferry's 1 s blocks
+ * it also holds the wait for the next block (about half the interval on average).
+ */
+async function newHeadsLatency(ctx: NodeContext): Promise<Figure> {
+  const wsUrl = ctx.node.wsUrl;
+  if (!wsUrl) throw new Error('the node serves no WebSocket');
+  const signed = await signBatch(ctx, ctx.cfg.wsTransfers, (k) => ({ to: holder(k + 11), value: 1n, gasLimit: TRANSFER_GAS }));
+  const subs = await openAll(WS_CLIENTS, wsUrl, undefined);
+  const lat: number[] = [];
+  const fan: number[] = [];
+  try {
+    for (let k = 0; k < signed.hashes.length; k++) {
+      // signBatch deals the txs round-robin over the senders: tx k is the (k / senders)-th of sender k % senders
+      const raw = signed.streams[k % signed.streams.length]![Math.floor(k / signed.streams.length)]!;
+      const deadline = Date.now() + WS_HEAD_TIMEOUT_MS;
+      const t0 = performance.now();
+      await ctx.client.call('eth_sendRawTransaction', [raw]);
+      const receipt = await waitReceipt(ctx.client, signed.hashes[k]!, WS_HEAD_TIMEOUT_MS);
+      const times = await headArrivals(subs, Number(receipt.blockNumber), deadline);
+      const first = Math.min(...times);
+      for (const t of times) {
+        lat.push(t - t0);
+        fan.push(t - first);
+      }
+    }
+  } finally {
+    for (const s of subs) s.close();
+  }
+  lat.sort(sortNum);
+  fan.sort(sortNum);
+  return {
+    value: percentile(lat, 50),
+    detail: `${signed.hashes.length} transfers × ${WS_CLIENTS} clients; p99 ${percentile(lat, 99).toFixed(1)} ms; fan-out after the first client p50 ${percentile(fan, 50).toFixed(1)} / p99 ${percentile(fan, 99).toFixed(1)} ms`,
+  };
+}
