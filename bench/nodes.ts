@@ -313,6 +313,25 @@ function processTree(pid: number): number[] {
   return tree;
 }
 
+/** clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux) */
+const USER_HZ = 100;
+
+/** CPU time (user + system, ms) used so far by the node's process and its descendants, from /proc. */
+export function cpuMs(pid: number): number {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      // fields after the comm's closing parenthesis start at field 3 (state); utime and stime are 14 and 15
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone
+    }
+  }
+  return (ticks * 1000) / USER_HZ;
+}
+
 /** Peak resident set (VmHWM) of the node's process and its descendants, in MiB. */
 export function peakRssMiB(pid: number): { mib: number; processes: number } {
   let kib = 0;

@@ -93,6 +93,42 @@ function issueTable(runs: Results[], nodes: NodeName[]): string[] {
   return lines;
 }
 
+const cpuOf = (c: Cell | undefined): number | undefined => (c && !('na' in c) ? c.cpuUs : undefined);
+
+/** The node's CPU per request or tx in the same runs: what the rate would be without the machine's other load. */
+function cpuTable(runs: Results[], nodes: NodeName[], only: WorkloadName[]): string[] {
+  const rows = ISSUE_ROWS.filter((r) => only.includes(r.w) && runs.some((run) => [...run.values()].some((m) => cpuOf(m.get(r.w)) !== undefined)));
+  if (rows.length === 0) return [];
+  const cols = ISSUE_COLUMNS.filter((c) => nodes.includes(c.n));
+  const ratioCols = FERRY_MODES.filter((f) => nodes.includes(f) && nodes.includes('hardhat'));
+  const head = ['node CPU, µs per request / tx', ...cols.map((c) => c.label), ...ratioCols.map((f) => `${f === 'ferry' ? 'ferry' : 'ferry dev'} ÷ Hardhat`)];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const { w, label } of rows) {
+    const row = [label.replace(/ (req|tx)\/s$/, ''), ...cols.map((c) => range(runs.map((r) => cpuOf(r.get(c.n)?.get(w))), fmt))];
+    for (const f of ratioCols) {
+      row.push(
+        range(
+          runs.map((r) => {
+            const a = cpuOf(r.get(f)?.get(w));
+            const b = cpuOf(r.get('hardhat')?.get(w));
+            return a !== undefined && b !== undefined && b > 0 ? a / b : undefined;
+          }),
+          ratioFmt,
+        ),
+      );
+    }
+    lines.push(`| ${row.join(' | ')} |`);
+  }
+  return [
+    '',
+    "CPU the node's processes used per request (rate workloads) or per transaction (transfers, including the",
+    'receipt polling), in the same runs; lower is better. On a machine shared with other work this moves far',
+    'less than the rates above, which measure what share of the cores each node got in its minutes.',
+    '',
+    ...lines,
+  ];
+}
+
 function targetLines(runs: Results[], nodes: NodeName[]): string[] {
   const out: string[] = [];
   for (const t of TARGETS) {
@@ -178,7 +214,16 @@ export function report(x: ReportInput): string {
   ];
   const issueRows = ISSUE_ROWS.filter((r) => only.includes(r.w));
   const issue = issueRows.length
-    ? ['## Beside the peers (issue 23)', '', ...issueTable(runs, nodes).filter((_, i) => i < 2 || issueRows.some((r) => r.w === ISSUE_ROWS[i - 2]!.w)), '', 'Targets (issue 23):', ...targetLines(runs, nodes), '']
+    ? [
+        '## Beside the peers (issue 23)',
+        '',
+        ...issueTable(runs, nodes).filter((_, i) => i < 2 || issueRows.some((r) => r.w === ISSUE_ROWS[i - 2]!.w)),
+        '',
+        'Targets (issue 23, wall-clock rates of the table above):',
+        ...targetLines(runs, nodes),
+        ...cpuTable(runs, nodes, only),
+        '',
+      ]
     : [];
   const { lines, notes } = fullTable(runs, nodes, only);
   return [

@@ -8,7 +8,7 @@ import {
   chainInfo, deployToken, devWallet, pendingNonce, signTx, verifyReceipts, waitAllReceipts, waitReceipt,
   type ChainInfo, type Token, type TxFields,
 } from './chain.js';
-import { peakRssMiB, type RunningNode } from './nodes.js';
+import { cpuMs, peakRssMiB, type RunningNode } from './nodes.js';
 import { checkBatch, checkSingle, makeClient, percentile, runLoad, sleep, type LoadSpec, type RpcClient } from './rpc.js';
 import { openAll, type Subscriber } from './ws.js';
 
@@ -59,6 +59,11 @@ export const COLD_START: Omit<Workload, 'run'> = {
 export interface Figure {
   value: number;
   detail?: string;
+  /**
+   * CPU the node's processes used per request or per tx while it was measured, µs: on a machine shared
+   * with other work this moves far less than the wall-clock rate
+   */
+  cpuUs?: number;
 }
 
 export interface Workload {
@@ -119,9 +124,15 @@ export class NodeContext {
 async function throughput(ctx: NodeContext, spec: Omit<LoadSpec, 'concurrency' | 'durationMs' | 'maxRequests'>): Promise<Figure> {
   const base = { ...spec, concurrency: CONCURRENCY, maxRequests: MAX_LOAD_REQUESTS };
   await runLoad(ctx.client, { ...base, durationMs: ctx.cfg.warmupMs });
+  const cpu0 = cpuMs(ctx.node.pid);
   const r = await runLoad(ctx.client, { ...base, durationMs: ctx.cfg.durationMs });
+  const cpuUs = ((cpuMs(ctx.node.pid) - cpu0) * 1000) / Math.max(1, r.ok);
   if (r.errors > 0) throw new Error(`${r.errors} failed requests (${r.ok} ok): ${r.firstError}`);
-  return { value: r.perSecond, detail: `${r.ok} requests in ${(r.elapsedMs / 1000).toFixed(1)} s, bench client CPU ${Math.round(r.clientCpu * 100)}%` };
+  return {
+    value: r.perSecond,
+    cpuUs,
+    detail: `${r.ok} requests in ${(r.elapsedMs / 1000).toFixed(1)} s, node CPU ${Math.round(cpuUs)} µs/request, bench client CPU ${Math.round(r.clientCpu * 100)}%`,
+  };
 }
 
 const rpcBody = (method: string, params: unknown[], id = 1): string => JSON.stringify({ jsonrpc: '2.0', id, method, params });
@@ -201,12 +212,14 @@ function transferCount(ctx: NodeContext): number {
 
 async function transferRun(ctx: NodeContext, count: number, fields: (k: number) => Omit<TxFields, 'nonce'>): Promise<Figure> {
   const signed = await signBatch(ctx, count, fields);
+  const cpu0 = cpuMs(ctx.node.pid);
   const elapsed = await sendAndConfirm(ctx, signed);
+  const cpuUs = ((cpuMs(ctx.node.pid) - cpu0) * 1000) / count;
   const { missing, failed } = await verifyReceipts(ctx.client, signed.hashes);
   if (missing > 0 || failed > 0) throw new Error(`${missing} receipts missing, ${failed} txs reverted out of ${count}`);
-  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s`;
+  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s, node CPU ${Math.round(cpuUs)} µs/tx (with the receipt polling)`;
   if (ctx.node.name === 'anvil' && count < ctx.cfg.transfers) detail += ` (only ${count}: Anvil stalls when ${ctx.cfg.transfers} arrive at once)`;
-  return { value: (count * 1000) / elapsed, detail };
+  return { value: (count * 1000) / elapsed, detail, cpuUs };
 }
 
 async function tokenTransferRun(ctx: NodeContext, count: number): Promise<Figure> {
