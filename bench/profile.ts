@@ -1,13 +1,14 @@
 /**
  * Where a thread's time goes, from V8 CPU profiles (`node --cpu-prof`, one file per thread):
  *
- *   node dist/bench/profile.js DIR [--per N]
+ *   node dist/bench/profile.js DIR [--per N] [--last S]
  *
  * For each .cpuprofile in DIR it prints the thread's sampled time split into the buckets of the
  * eth_call breakdown in docs/benchmarks.md (HTTP and socket, JSON, the hop between threads, the
  * dispatcher, per-call EVM setup, the interpreter, state reads, SQLite, GC, idle, other), by each
  * sample's own function (self time) and its script. With `--per N` (the calls or txs the run served)
- * each bucket is also given in µs per call. The scripts must be the unbundled modules
+ * each bucket is also given in µs per call; `--last S` counts only the samples of each profile's last
+ * S seconds (the load, without the start-up's module loading). The scripts must be the unbundled modules
  * (`node dist/src/bin/ferry.js`, not bin/ferry.js): in the bundle every function has the same script.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -55,7 +56,8 @@ export function bucketOf(fn: string, url: string): Bucket {
   if (has(url, '/node/callworker.js', '/lib/slices.js')) return 'call scheduling (call worker)';
   if (has(url, '@ethereumjs/evm/dist/esm/interpreter', '@ethereumjs/evm/dist/esm/opcodes', '/evm/syncsteps.js', '/evm/jumpdests.js', '@ethereumjs/evm/dist/esm/memory', '@ethereumjs/evm/dist/esm/stack')) return 'interpreter (opcodes, gas)';
   if (has(url, '/evm/flatstate.js', '@ethereumjs/statemanager', '/state/', '/lib/lru', '/lib/cache')) return 'state reads (flat layer, caches)';
-  if (has(url, '@ethereumjs/rlp', '@ethereumjs/util', 'ethereum-cryptography', '@noble', 'keccak', '/lib/bytes', '/evm/ethrlp')) return 'bytes, RLP, keccak';
+  // src/evm/common.ts' only anonymous hot function is its keccak256 (the native addon)
+  if (has(url, '@ethereumjs/rlp', '@ethereumjs/util', 'ethereum-cryptography', '@noble', 'keccak', '/lib/bytes', '/evm/ethrlp', '/evm/common.js')) return 'bytes, RLP, keccak';
   if (has(url, '@ethereumjs/', '/evm/', '/chain/simulator', '/chain/')) return 'per-call EVM setup (tx, message, journal)';
   return 'other JS';
 }
@@ -68,11 +70,17 @@ export interface ThreadSummary {
   top: Array<{ fn: string; url: string; ms: number }>;
 }
 
-export function summarize(file: string): ThreadSummary {
+export function summarize(file: string, lastMs = Infinity): ThreadSummary {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
-  for (let i = 0; i < p.samples.length; i++) selfUs.set(p.samples[i]!, (selfUs.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+  const fromUs = p.endTime - lastMs * 1000;
+  let t = p.startTime;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i] ?? 0;
+    if (t < fromUs) continue;
+    selfUs.set(p.samples[i]!, (selfUs.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+  }
   const byBucket = new Map<Bucket, number>();
   const byFn = new Map<string, { fn: string; url: string; ms: number }>();
   for (const [id, us] of selfUs) {
@@ -85,16 +93,16 @@ export function summarize(file: string): ThreadSummary {
     byFn.set(key, e);
   }
   const top = [...byFn.values()].filter((e) => e.fn !== '(idle)').sort((a, b) => b.ms - a.ms).slice(0, 15);
-  return { file, totalMs: (p.endTime - p.startTime) / 1000, byBucket, top };
+  return { file, totalMs: Math.min(lastMs, (p.endTime - p.startTime) / 1000), byBucket, top };
 }
 
 function main(): void {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { per: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { per: { type: 'string' }, last: { type: 'string' } } });
   const dir = positionals[0];
   if (!dir) throw new Error('usage: node dist/bench/profile.js DIR [--per N]');
   const per = values.per === undefined ? undefined : Number(values.per);
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.cpuprofile')).sort()) {
-    const s = summarize(join(dir, f));
+    const s = summarize(join(dir, f), values.last === undefined ? Infinity : Number(values.last) * 1000);
     const busy = s.totalMs - (s.byBucket.get('idle') ?? 0);
     console.log(`\n### ${f}: ${(s.totalMs / 1000).toFixed(1)} s profiled, ${(busy / 1000).toFixed(2)} s busy`);
     console.log(`| bucket | ms | % of busy |${per ? ' µs per call |' : ''}`);
