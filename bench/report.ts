@@ -56,13 +56,17 @@ export function fmt(v: number): string {
 
 const value = (c: Cell | undefined): number | undefined => (c && !('na' in c) ? c.value : undefined);
 
-/** A figure over the runs: one value, or "min–max"; n/a when any run has none. */
+/**
+ * A figure over the runs: one value, or "min–max"; n/a when no run has one, and "(k of N runs)" after
+ * it when only some have (the notes say why the others failed).
+ */
 function range(xs: Array<number | undefined>, f: (v: number) => string): string {
-  if (xs.length === 0 || xs.some((x) => x === undefined)) return 'n/a';
-  const v = xs as number[];
+  const v = xs.filter((x): x is number => x !== undefined);
+  if (v.length === 0) return 'n/a';
   const lo = Math.min(...v);
   const hi = Math.max(...v);
-  return f(lo) === f(hi) ? f(lo) : `${f(lo)}–${f(hi)}`;
+  const text = f(lo) === f(hi) ? f(lo) : `${f(lo)}–${f(hi)}`;
+  return v.length === xs.length ? text : `${text} (${v.length} of ${xs.length} runs)`;
 }
 
 const ratioFmt = (r: number): string => `${r.toFixed(2)}×`;

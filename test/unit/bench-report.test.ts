@@ -43,6 +43,14 @@ describe('bench report', () => {
     assert.match(line(md, '- eth_call'), /\*\*met\*\* in 2 of 2 runs/);
   });
 
+  it('gives the runs that have a figure, and says how many, when a run failed', () => {
+    const failed = run(1_000, 2_000, 2_000);
+    failed.set('hardhat', new Map([['call', { na: 'other side closed' }]]));
+    const md = render([run(1_000, 3_000, 2_000), failed]);
+    assert.equal(line(md, '| eth_call ERC-20 balanceOf req/s'), '| eth_call ERC-20 balanceOf req/s | 1,000 (1 of 2 runs) | 2,000–3,000 | 2,000 | 3.00× (1 of 2 runs) | 2.00× (1 of 2 runs) |');
+    assert.match(line(md, '- eth_call'), /\*\*not met\*\* in 1 of 2 runs/);
+  });
+
   it('says not measured when a workload did not run', () => {
     const md = render([run(1_000, 2_000, 2_000)]);
     assert.match(line(md, '- value transfers'), /not measured/);
