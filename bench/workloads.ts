@@ -264,7 +264,7 @@ export const WORKLOADS: readonly Workload[] = [
     },
   },
   {
-    name: 'batch', title: `batch of ${BATCH_SIZE} eth_getBalance per request, ${CONCURRENCY} connections`, unit: 'batches/s', higherIsBetter: true, onBare: false,
+    name: 'batch', title: `batch of ${BATCH_SIZE} eth_getBalance per request, ${CONCURRENCY} connections`, unit: 'batches/s', higherIsBetter: true, onBare: true,
     run: (ctx) =>
       throughput(ctx, {
         body: (i) =>
