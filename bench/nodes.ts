@@ -15,8 +15,10 @@ import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
  * like the peers' automine); `ferry-metrics`: ferry with both Prometheus listeners on (--metrics,
  * [instrumentation] prometheus)
  */
-export const NODE_NAMES = ['anvil', 'hardhat', 'ferry', 'ferry-dev', 'ferry-metrics', 'bare'] as const;
+export const NODE_NAMES = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev', 'ferry-metrics'] as const;
 export type NodeName = (typeof NODE_NAMES)[number];
+/** the nodes of the issue-23 table, run when --nodes is not given (ferry-metrics is asked for by name) */
+export const DEFAULT_NODES: readonly NodeName[] = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev'];
 
 const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-dev': 90_000, 'ferry-metrics': 90_000, bare: 10_000 };
 const STOP_TIMEOUT_MS = 10_000;
@@ -38,7 +40,10 @@ export function killStartedNodes(): void {
 export interface RunningNode {
   name: NodeName;
   url: string;
+  /** WebSocket JSON-RPC (Anvil and Hardhat serve it on their HTTP port; ferry on its own); undefined for bare */
+  wsUrl?: string;
   pid: number;
+  /** version and the settings that matter for speed (e.g. Hardhat's request logging off) */
   version: string;
   /** false for the bare server: it only answers a constant reply */
   isChain: boolean;
@@ -74,6 +79,7 @@ interface LaunchSpec {
   cwd: string;
   env?: NodeJS.ProcessEnv;
   port: number;
+  wsPort?: number;
   version: string;
   isChain: boolean;
   /** removed after stop */
@@ -136,7 +142,8 @@ async function launch(spec: LaunchSpec): Promise<RunningNode> {
   } finally {
     probe.close();
   }
-  return { name: spec.name, url, pid: child.pid!, version: spec.version, isChain: spec.isChain, logFile, stop };
+  const wsUrl = spec.wsPort === undefined ? undefined : `ws://127.0.0.1:${spec.wsPort}/`;
+  return { name: spec.name, url, wsUrl, pid: child.pid!, version: spec.version, isChain: spec.isChain, logFile, stop };
 }
 
 function anvilVersion(bin: string): string {
@@ -168,7 +175,33 @@ export interface StartOptions {
 
 export async function startNode(name: NodeName, peers: PeerPaths, start: StartOptions = {}): Promise<RunningNode> {
   const spec = await nodeSpec(name, peers, start);
-  return launch({ ...spec, pollMs: start.pollMs });
+  const node = await launch({ ...spec, pollMs: start.pollMs });
+  if (name === 'hardhat') {
+    try {
+      await hardhatLoggingOff(node);
+    } catch (e) {
+      await node.stop();
+      throw e;
+    }
+  }
+  return node;
+}
+
+/**
+ * `hardhat node` prints every request it serves (method, and for transactions and calls a summary)
+ * unless told otherwise; that costs it 2-4x on every request workload (issue 23). The
+ * `hardhat_setLoggingEnabled` method turns it off (Hardhat docs, "Hardhat Network reference",
+ * hardhat_setLoggingEnabled). The bench refuses to measure Hardhat if the node does not confirm.
+ */
+async function hardhatLoggingOff(node: RunningNode): Promise<void> {
+  const c = makeClient(node.url, 1);
+  try {
+    const r = await c.call<unknown>('hardhat_setLoggingEnabled', [false]);
+    if (r !== true) throw new Error(`hardhat_setLoggingEnabled(false) answered ${JSON.stringify(r)}, not true`);
+  } finally {
+    c.close();
+  }
+  node.version += ', request logging off (hardhat_setLoggingEnabled false)';
 }
 
 /** Poll interval of a cold-start measurement: the figure's resolution. */
@@ -205,13 +238,15 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
       return ({
         name, port, cwd: scratch, scratch, isChain: true,
         cmd: peers.anvil,
-        args: ['--port', String(port), '--host', '127.0.0.1'],
-        version: anvilVersion(peers.anvil),
+        // --quiet: no log output at all (anvil --help: "Do not print log messages"), its fastest setting
+        args: ['--port', String(port), '--host', '127.0.0.1', '--quiet'],
+        version: `${anvilVersion(peers.anvil)}, --quiet`,
+        wsPort: port,
       });
     }
     case 'hardhat': {
       return ({
-        name, port, cwd: hardhatProject(), isChain: true,
+        name, port, wsPort: port, cwd: hardhatProject(), isChain: true,
         cmd: peers.node22,
         args: [peers.hardhatCli, 'node', '--port', String(port), '--hostname', '127.0.0.1'],
         env: { ...process.env, HARDHAT_DISABLE_TELEMETRY: 'true' },
@@ -230,7 +265,7 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
       const scratch = start.home === undefined ? mkdtempSync(join(tmpdir(), 'ferry-bench-home-')) : undefined;
       const [cometPort, wsPort] = [await freePort(), await freePort()];
       return ({
-        name, port, cwd: REPO_ROOT, scratch, isChain: true,
+        name, port, wsPort, cwd: REPO_ROOT, scratch, isChain: true,
         cmd: process.execPath,
         args: [
           // node flags for ferry's process, e.g. BENCH_FERRY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
@@ -276,6 +311,25 @@ function processTree(pid: number): number[] {
     for (const [child, parent] of parentOf) if (parent === tree[i]) tree.push(child);
   }
   return tree;
+}
+
+/** clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux) */
+const USER_HZ = 100;
+
+/** CPU time (user + system, ms) used so far by the node's process and its descendants, from /proc. */
+export function cpuMs(pid: number): number {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      // fields after the comm's closing parenthesis start at field 3 (state); utime and stime are 14 and 15
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone
+    }
+  }
+  return (ticks * 1000) / USER_HZ;
 }
 
 /** Peak resident set (VmHWM) of the node's process and its descendants, in MiB. */

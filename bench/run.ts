@@ -1,45 +1,42 @@
 /**
  * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
  *
- *   npm run bench -- [--nodes anvil,hardhat,ferry,ferry-metrics,bare] [--only blocknumber,balance,...] [--quick]
- *                    [--suites rpc,trace,comet,ws] [--duration SECONDS] [--transfers N] [--anvil-transfers N]
+ *   npm run bench -- [--nodes bare,anvil,hardhat,ferry,ferry-dev,ferry-metrics] [--only blocknumber,balance,...] [--quick]
+ *                    [--suites rpc,trace,comet,ws] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--repeat N]
  *
  * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1, BENCH_SUITES,
- * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS. Nodes run one after another (never two at
+ * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS, BENCH_REPEAT. The output opens with the
+ * issue-23 table (bench/report.ts) and the targets as met or not. Nodes run one after another (never two at
  * once), each on free loopback ports; a node that fails to start or a workload that fails prints
  * `n/a` with the reason and the run goes on. The final table is printed and written to
  * bench/.peers/last-run.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { NODE_NAMES, coldStartMs, killStartedNodes, startNode, type NodeName, type RunningNode } from './nodes.js';
+import { DEFAULT_NODES, NODE_NAMES, coldStartMs, killStartedNodes, startNode, type NodeName, type RunningNode } from './nodes.js';
 import { loadHttpClient } from './rpc.js';
 import { PEERS_DIR, ensurePeers, type PeerPaths } from './setup.js';
-import { CONCURRENCY, NodeContext, WORKLOADS, WORKLOAD_NAMES, type BenchConfig, type Figure, type WorkloadName } from './workloads.js';
+import { NodeContext, WORKLOADS, WORKLOAD_NAMES, type BenchConfig, type Figure, type WorkloadName } from './workloads.js';
+import { fmt, loadText, report, type Cell, type Results } from './report.js';
 
 const FULL: BenchConfig = {
   quick: false, durationMs: 5_000, warmupMs: 500, transfers: 2_000, anvilTransfers: 1_000,
-  bursts: 2, burstSize: 1_000, logsRepeats: 21, transferTimeoutMs: 180_000, coldStarts: 5,
+  bursts: 2, burstSize: 1_000, logsRepeats: 21, wsTransfers: 20, transferTimeoutMs: 180_000, coldStarts: 5,
 };
 const QUICK: BenchConfig = {
   quick: true, durationMs: 2_000, warmupMs: 200, transfers: 500, anvilTransfers: 500,
-  bursts: 1, burstSize: 500, logsRepeats: 7, transferTimeoutMs: 60_000, coldStarts: 3,
+  bursts: 1, burstSize: 500, logsRepeats: 7, wsTransfers: 10, transferTimeoutMs: 60_000, coldStarts: 3,
 };
-const PEER_NODES: readonly NodeName[] = ['anvil', 'hardhat', 'bare'];
-const FERRY_MODES: readonly NodeName[] = ['ferry', 'ferry-dev'];
-/** `ferry-metrics` beside `ferry`: the cost of the metrics, as a ratio column (1.00× = free) */
-const METRICS_RATIO_HEAD = 'metrics on ÷ off';
+/** bound on --repeat: each repeat starts every node again */
+const MAX_REPEAT = 20;
 const OUTPUT_FILE = join(PEERS_DIR, 'last-run.md');
 
-type Cell = Figure | { na: string };
-type Results = Map<NodeName, Map<WorkloadName, Cell>>;
 
-function parseList<T extends string>(raw: string | undefined, allowed: readonly T[], what: string): T[] {
-  if (!raw) return [...allowed];
+function parseList<T extends string>(raw: string | undefined, allowed: readonly T[], what: string, defaults: readonly T[] = allowed): T[] {
+  if (!raw) return [...defaults];
   const items = raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   for (const it of items) if (!allowed.includes(it as T)) throw new Error(`unknown ${what} "${it}" (choose from ${allowed.join(', ')})`);
   return allowed.filter((a) => items.includes(a));
@@ -84,7 +81,7 @@ function runSuite(suite: Exclude<Suite, 'rpc'>, quick: boolean): string {
   return `## ${suite}\n\n${(r.stdout ?? '').trim()}${status}`;
 }
 
-function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig; suites: Suite[]; quick: boolean } {
+function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig; suites: Suite[]; quick: boolean; repeat: number } {
   const env = process.env;
   const { values } = parseArgs({
     options: {
@@ -94,13 +91,16 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
       duration: { type: 'string' },
       transfers: { type: 'string' },
       'anvil-transfers': { type: 'string' },
+      repeat: { type: 'string' },
       suites: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     console.log(`usage: npm run bench -- [--nodes ${NODE_NAMES.join(',')}] [--only ${WORKLOAD_NAMES.join(',')}]
-                       [--suites ${SUITES.join(',')}] [--quick] [--duration SECONDS] [--transfers N] [--anvil-transfers N]`);
+                       [--suites ${SUITES.join(',')}] [--quick] [--duration SECONDS] [--transfers N] [--anvil-transfers N]
+                       [--repeat N]   (N runs of the request workloads, figures as ranges)
+default nodes: ${DEFAULT_NODES.join(',')} (ferry-metrics only when named)`);
     process.exit(0);
   }
   const quick = values.quick ?? ['1', 'true'].includes(env.BENCH_QUICK ?? '');
@@ -114,8 +114,11 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
   }
   const anvil = positive(values['anvil-transfers'] ?? env.BENCH_ANVIL_TRANSFERS, 'anvil-transfers');
   if (anvil !== undefined) cfg.anvilTransfers = Math.floor(anvil);
+  const repeat = Math.floor(positive(values.repeat ?? env.BENCH_REPEAT, 'repeat') ?? 1);
+  if (repeat > MAX_REPEAT) throw new Error(`--repeat must be at most ${MAX_REPEAT}, got ${repeat}`);
   return {
-    nodes: parseList(values.nodes ?? env.BENCH_NODES, NODE_NAMES, 'node'),
+    repeat,
+    nodes: parseList(values.nodes ?? env.BENCH_NODES, NODE_NAMES, 'node', DEFAULT_NODES),
     only: parseList(values.only ?? env.BENCH_ONLY, WORKLOAD_NAMES, 'workload'),
     cfg,
     suites: parseList(values.suites ?? env.BENCH_SUITES, SUITES, 'suite'),
@@ -187,73 +190,24 @@ async function coldStart(name: NodeName, cfg: BenchConfig, peers: PeerPaths): Pr
   return { value: median(fresh), detail: `existing home median ${Math.round(median(existing))} ms (runs ${list(existing)}); fresh runs ${list(fresh)}` };
 }
 
-function fmt(v: number): string {
-  if (v >= 100) return Math.round(v).toLocaleString('en-US');
-  if (v >= 10) return v.toFixed(1);
-  return v.toFixed(2);
-}
-
-function report(results: Results, nodes: NodeName[], only: WorkloadName[], cfg: BenchConfig, versions: Map<NodeName, string>, peers: PeerPaths): string {
-  // ferry (1 s blocks) and ferry-dev (blocks on demand) each get a ratio column per peer
-  const ferries = FERRY_MODES.filter((f) => nodes.includes(f));
-  const ratios = ferries.flatMap((f) => PEER_NODES.filter((p) => nodes.includes(p)).map((p) => [f, p] as const));
-  const metricsRatio = nodes.includes('ferry') && nodes.includes('ferry-metrics');
-  const head = ['workload', 'unit', 'better', ...nodes, ...ratios.map(([f, p]) => `${f} ÷ ${p}`), ...(metricsRatio ? [METRICS_RATIO_HEAD] : [])];
-  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
-  const notes: string[] = [];
-  for (const w of WORKLOADS.filter((x) => only.includes(x.name))) {
-    const cell = (n: NodeName): Cell | undefined => results.get(n)?.get(w.name);
-    const row = [w.name, w.unit, w.higherIsBetter ? 'higher' : 'lower'];
-    for (const n of nodes) {
-      const c = cell(n);
-      if (!c) row.push(n === 'bare' && !w.onBare ? '—' : 'n/a');
-      else if ('na' in c) {
-        row.push('n/a');
-        notes.push(`- ${n} / ${w.name}: n/a — ${c.na}`);
-      } else {
-        row.push(fmt(c.value));
-        if (c.detail) notes.push(`- ${n} / ${w.name}: ${c.detail}`);
-      }
-    }
-    for (const [fn, p] of ratios) {
-      const f = cell(fn);
-      const o = cell(p);
-      row.push(f && o && !('na' in f) && !('na' in o) && o.value > 0 ? `${(f.value / o.value).toFixed(2)}×` : 'n/a');
-    }
-    if (metricsRatio) {
-      const on = cell('ferry-metrics');
-      const off = cell('ferry');
-      row.push(on && off && !('na' in on) && !('na' in off) && off.value > 0 ? `${(on.value / off.value).toFixed(3)}×` : 'n/a');
-    }
-    lines.push(`| ${row.join(' | ')} |`);
-  }
-  const cpu = cpus();
-  const header = [
-    `# ferry bench — ${new Date().toISOString()}`,
-    '',
-    `Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; bench client node ${process.version}.`,
-    `Mode: ${cfg.quick ? 'quick' : 'full'} — ${cfg.durationMs / 1000} s per rate run (after ${cfg.warmupMs} ms warm-up), ${CONCURRENCY} connections, ` +
-      `${cfg.transfers} transfers (Anvil ${cfg.anvilTransfers}), ${cfg.bursts}×${cfg.burstSize}-transfer bursts for latency.`,
-    `Nodes: ${nodes.map((n) => `${n} ${versions.get(n) ?? (n === 'anvil' || n === 'hardhat' ? `(pinned ${peers.versions[n]})` : '')}`.trim()).join('; ')}.`,
-    '',
-    'Workloads:',
-    ...WORKLOADS.filter((w) => only.includes(w.name)).map((w) => `- ${w.name}: ${w.title}`),
-    '',
-  ];
-  return [...header, ...lines, '', 'Notes:', ...(notes.length ? notes : ['- none']), ''].join('\n');
-}
-
 async function main(): Promise<void> {
-  const { nodes, only, cfg, suites, quick } = parseCli();
+  const { nodes, only, cfg, suites, quick, repeat } = parseCli();
   // the peers tree also holds the bench's HTTP client (undici), so it is needed for any node
   const peers = ensurePeers(log);
   await loadHttpClient();
-  const results: Results = new Map();
   const versions = new Map<NodeName, string>();
   const parts: string[] = [];
   if (suites.includes('rpc')) {
-    for (const n of nodes) results.set(n, await benchNode(n, only, cfg, peers, versions));
-    parts.push(report(results, nodes, only, cfg, versions, peers));
+    const runs: Results[] = [];
+    const loads: string[] = [];
+    for (let i = 0; i < repeat; i++) {
+      if (repeat > 1) log(`\n###### bench: run ${i + 1} of ${repeat}`);
+      loads.push(loadText());
+      const results: Results = new Map();
+      for (const n of nodes) results.set(n, await benchNode(n, only, cfg, peers, versions));
+      runs.push(results);
+    }
+    parts.push(report({ runs, nodes, only, cfg, versions, pinned: { anvil: peers.versions.anvil, hardhat: peers.versions.hardhat }, loads }));
   }
   for (const suite of suites) if (suite !== 'rpc') parts.push(runSuite(suite, quick));
   const md = parts.join('\n\n');

@@ -5,13 +5,14 @@
 import type { HDNodeWallet } from 'ethers';
 import {
   HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TRANSFER_GAS, TRANSFER_TOPIC,
-  chainInfo, deployToken, devWallet, pendingNonce, signTx, verifyReceipts, waitAllReceipts,
+  chainInfo, deployToken, devWallet, pendingNonce, signTx, verifyReceipts, waitAllReceipts, waitReceipt,
   type ChainInfo, type Token, type TxFields,
 } from './chain.js';
-import { peakRssMiB, type RunningNode } from './nodes.js';
+import { cpuMs, peakRssMiB, type RunningNode } from './nodes.js';
 import { checkBatch, checkSingle, makeClient, percentile, runLoad, sleep, type LoadSpec, type RpcClient } from './rpc.js';
+import { openAll, type Subscriber } from './ws.js';
 
-export const WORKLOAD_NAMES = ['coldstart', 'blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'latency', 'rss'] as const;
+export const WORKLOAD_NAMES = ['coldstart', 'blocknumber', 'balance', 'call', 'batch', 'transfers', 'erc20', 'logs', 'newheads', 'latency', 'rss'] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 
 export const CONCURRENCY = 32;
@@ -22,6 +23,11 @@ const SETUP_TIMEOUT_MS = 60_000;
 const LOGS_MAX_MS = 60_000;
 const SAMPLER_GAP_MS = 2;
 const MAX_LATENCY_SAMPLES = 200_000;
+/** WebSocket clients subscribed to newHeads in the `newheads` workload (the issue-23 table's 200) */
+export const WS_CLIENTS = 200;
+/** how long one transfer of the `newheads` workload may take to reach every client */
+const WS_HEAD_TIMEOUT_MS = 30_000;
+const WS_HEAD_POLL_MS = 5;
 
 export interface BenchConfig {
   quick: boolean;
@@ -33,6 +39,8 @@ export interface BenchConfig {
   bursts: number;
   burstSize: number;
   logsRepeats: number;
+  /** value transfers sent one at a time in the `newheads` workload */
+  wsTransfers: number;
   /** bound on one transfer run, sending plus waiting for receipts */
   transferTimeoutMs: number;
   /** cold starts measured per node (and per ferry home kind); the figure is their median */
@@ -51,6 +59,11 @@ export const COLD_START: Omit<Workload, 'run'> = {
 export interface Figure {
   value: number;
   detail?: string;
+  /**
+   * CPU the node's processes used per request or per tx while it was measured, µs: on a machine shared
+   * with other work this moves far less than the wall-clock rate
+   */
+  cpuUs?: number;
 }
 
 export interface Workload {
@@ -111,9 +124,15 @@ export class NodeContext {
 async function throughput(ctx: NodeContext, spec: Omit<LoadSpec, 'concurrency' | 'durationMs' | 'maxRequests'>): Promise<Figure> {
   const base = { ...spec, concurrency: CONCURRENCY, maxRequests: MAX_LOAD_REQUESTS };
   await runLoad(ctx.client, { ...base, durationMs: ctx.cfg.warmupMs });
+  const cpu0 = cpuMs(ctx.node.pid);
   const r = await runLoad(ctx.client, { ...base, durationMs: ctx.cfg.durationMs });
+  const cpuUs = ((cpuMs(ctx.node.pid) - cpu0) * 1000) / Math.max(1, r.ok);
   if (r.errors > 0) throw new Error(`${r.errors} failed requests (${r.ok} ok): ${r.firstError}`);
-  return { value: r.perSecond, detail: `${r.ok} requests in ${(r.elapsedMs / 1000).toFixed(1)} s, bench client CPU ${Math.round(r.clientCpu * 100)}%` };
+  return {
+    value: r.perSecond,
+    cpuUs,
+    detail: `${r.ok} requests in ${(r.elapsedMs / 1000).toFixed(1)} s, node CPU ${Math.round(cpuUs)} µs/request, bench client CPU ${Math.round(r.clientCpu * 100)}%`,
+  };
 }
 
 const rpcBody = (method: string, params: unknown[], id = 1): string => JSON.stringify({ jsonrpc: '2.0', id, method, params });
@@ -193,12 +212,14 @@ function transferCount(ctx: NodeContext): number {
 
 async function transferRun(ctx: NodeContext, count: number, fields: (k: number) => Omit<TxFields, 'nonce'>): Promise<Figure> {
   const signed = await signBatch(ctx, count, fields);
+  const cpu0 = cpuMs(ctx.node.pid);
   const elapsed = await sendAndConfirm(ctx, signed);
+  const cpuUs = ((cpuMs(ctx.node.pid) - cpu0) * 1000) / count;
   const { missing, failed } = await verifyReceipts(ctx.client, signed.hashes);
   if (missing > 0 || failed > 0) throw new Error(`${missing} receipts missing, ${failed} txs reverted out of ${count}`);
-  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s`;
+  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s, node CPU ${Math.round(cpuUs)} µs/tx (with the receipt polling)`;
   if (ctx.node.name === 'anvil' && count < ctx.cfg.transfers) detail += ` (only ${count}: Anvil stalls when ${ctx.cfg.transfers} arrive at once)`;
-  return { value: (count * 1000) / elapsed, detail };
+  return { value: (count * 1000) / elapsed, detail, cpuUs };
 }
 
 async function tokenTransferRun(ctx: NodeContext, count: number): Promise<Figure> {
@@ -243,7 +264,7 @@ export const WORKLOADS: readonly Workload[] = [
     },
   },
   {
-    name: 'batch', title: `batch of ${BATCH_SIZE} eth_getBalance per request, ${CONCURRENCY} connections`, unit: 'batches/s', higherIsBetter: true, onBare: false,
+    name: 'batch', title: `batch of ${BATCH_SIZE} eth_getBalance per request, ${CONCURRENCY} connections`, unit: 'batches/s', higherIsBetter: true, onBare: true,
     run: (ctx) =>
       throughput(ctx, {
         body: (i) =>
@@ -282,6 +303,10 @@ export const WORKLOADS: readonly Workload[] = [
       lat.sort(sortNum);
       return { value: percentile(lat, 50), detail: `${ctx.tokenLogs} logs, ${lat.length} calls, max ${lat[lat.length - 1]!.toFixed(1)} ms` };
     },
+  },
+  {
+    name: 'newheads', title: `WebSocket newHeads: ${WS_CLIENTS} clients subscribed; one value transfer at a time, send → each client's newHeads of the tx's block, p50 over clients and transfers`, unit: 'ms', higherIsBetter: false, onBare: false,
+    run: (ctx) => newHeadsLatency(ctx),
   },
   {
     name: 'latency', title: 'eth_blockNumber p99 latency (one connection) while bursts of value transfers execute', unit: 'ms', higherIsBetter: false, onBare: false,
@@ -327,3 +352,54 @@ export const WORKLOADS: readonly Workload[] = [
     },
   },
 ];
+
+/** Waits until every subscriber has head `n`; returns each one's arrival time of it. */
+async function headArrivals(subs: Subscriber[], n: number, deadline: number): Promise<number[]> {
+  for (;;) {
+    const times = subs.map((s) => s.heads.find((h) => h.n === n)?.t);
+    if (times.every((t) => t !== undefined)) return times as number[];
+    const gone = subs.find((s) => s.closedEarly !== undefined);
+    if (gone) throw new Error(`a WebSocket client was closed: ${gone.closedEarly}`);
+    if (Date.now() > deadline) throw new Error(`block ${n} did not reach all ${subs.length} clients within ${WS_HEAD_TIMEOUT_MS} ms`);
+    await sleep(WS_HEAD_POLL_MS);
+  }
+}
+
+/**
+ * `WS_CLIENTS` WebSocket clients subscribed to newHeads; value transfers are sent one at a time, and for
+ * each the time from sending it to each client's arrival of the head of the block that holds it is a
+ * sample. With automine (Anvil, Hardhat, ferry dev) that is execution + fan-out; with ferry's 1 s blocks
+ * it also holds the wait for the next block (about half the interval on average).
+ */
+async function newHeadsLatency(ctx: NodeContext): Promise<Figure> {
+  const wsUrl = ctx.node.wsUrl;
+  if (!wsUrl) throw new Error('the node serves no WebSocket');
+  const signed = await signBatch(ctx, ctx.cfg.wsTransfers, (k) => ({ to: holder(k + 11), value: 1n, gasLimit: TRANSFER_GAS }));
+  const subs = await openAll(WS_CLIENTS, wsUrl, undefined);
+  const lat: number[] = [];
+  const fan: number[] = [];
+  try {
+    for (let k = 0; k < signed.hashes.length; k++) {
+      // signBatch deals the txs round-robin over the senders: tx k is the (k / senders)-th of sender k % senders
+      const raw = signed.streams[k % signed.streams.length]![Math.floor(k / signed.streams.length)]!;
+      const deadline = Date.now() + WS_HEAD_TIMEOUT_MS;
+      const t0 = performance.now();
+      await ctx.client.call('eth_sendRawTransaction', [raw]);
+      const receipt = await waitReceipt(ctx.client, signed.hashes[k]!, WS_HEAD_TIMEOUT_MS);
+      const times = await headArrivals(subs, Number(receipt.blockNumber), deadline);
+      const first = Math.min(...times);
+      for (const t of times) {
+        lat.push(t - t0);
+        fan.push(t - first);
+      }
+    }
+  } finally {
+    for (const s of subs) s.close();
+  }
+  lat.sort(sortNum);
+  fan.sort(sortNum);
+  return {
+    value: percentile(lat, 50),
+    detail: `${signed.hashes.length} transfers × ${WS_CLIENTS} clients; p99 ${percentile(lat, 99).toFixed(1)} ms; fan-out after the first client p50 ${percentile(fan, 50).toFixed(1)} / p99 ${percentile(fan, 99).toFixed(1)} ms`,
+  };
+}

@@ -105,7 +105,7 @@ interface LogSeen {
 }
 
 /** One subscriber: newHeads (and optionally logs), everything recorded with arrival times. */
-class Subscriber {
+export class Subscriber {
   readonly heads: Head[] = [];
   readonly logs: LogSeen[] = [];
   private headSub = '';
@@ -159,7 +159,7 @@ class Subscriber {
   }
 }
 
-async function openAll(n: number, wsUrl: string, criteria: object | undefined): Promise<Subscriber[]> {
+export async function openAll(n: number, wsUrl: string, criteria: object | undefined): Promise<Subscriber[]> {
   const out: Subscriber[] = [];
   for (let i = 0; i < n; i += CONNECT_BATCH) {
     const batch = Math.min(CONNECT_BATCH, n - i);
