@@ -9,15 +9,22 @@ import { after, before, describe, it } from 'node:test';
 import { JsonRpcProvider } from 'ethers';
 import WebSocket from 'ws';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { readGauge, rpcMetricsEndpoint, waitForGauge } from '../helpers/prometheus.js';
 
-/** JUMPDEST PUSH1 0 JUMP: loops until the gas (the gas cap, 25M: millions of jumps) or the deadline runs out */
+/**
+ * JUMPDEST PUSH1 0 JUMP: loops until the gas or the deadline runs out. The gas is 1e9 (the cap raised
+ * to it): tens of millions of jumps each, so a loop nobody cancels outlasts every wait below.
+ */
 const LOOP_CODE = '0x5b600056';
 const LOOP = '0x00000000000000000000000000000000000100ee';
 /** the identity precompile: answers its input */
 const IDENTITY = '0x0000000000000000000000000000000000000004';
 const LOOPS = 16;
+const LOOP_GAS = 1_000_000_000;
 
 let node: FerryNode;
+/** Surface A's Prometheus endpoint: the call queue depth and the WebSocket connections */
+let metricsUrl: string;
 
 interface Pending {
   settled: boolean;
@@ -66,7 +73,9 @@ async function wsClient(url: string) {
 describe('eth_call scheduling under endless loops', { timeout: 240_000 }, () => {
   before(async () => {
     // one call worker (the default), and a deadline far beyond the test: only the gas ends a loop
-    node = await startFerry({ args: ['--json-rpc.call-workers', '1', '--json-rpc.evm-timeout', '10m'] });
+    const metrics = await rpcMetricsEndpoint();
+    metricsUrl = metrics.url;
+    node = await startFerry({ args: ['--json-rpc.call-workers', '1', '--json-rpc.evm-timeout', '10m', '--json-rpc.gas-cap', String(LOOP_GAS), ...metrics.args] });
   });
   after(async () => {
     await node?.stop();
@@ -78,12 +87,13 @@ describe('eth_call scheduling under endless loops', { timeout: 240_000 }, () => 
     try {
       const loops: Pending[] = [];
       for (let i = 0; i < LOOPS; i++) {
-        loops.push(looper.send('eth_call', [{ to: LOOP, data: '0x' + i.toString(16).padStart(2, '0') }, 'latest', { [LOOP]: { code: LOOP_CODE } }]));
+        loops.push(looper.send('eth_call', [{ to: LOOP, data: '0x' + i.toString(16).padStart(2, '0'), gas: '0x' + LOOP_GAS.toString(16) }, 'latest', { [LOOP]: { code: LOOP_CODE } }]));
       }
       // the connection's messages are dispatched in order: once this is answered, the 16 calls
       // above have been handed to the call worker
       assert.equal(await looper.send('eth_chainId', []).promise, '0x' + EVM_CHAIN_ID.toString(16));
       assert.equal(loops.filter((l) => l.settled).length, 0, 'no loop ended before the plain call was sent');
+      assert.equal(await readGauge(metricsUrl, 'ferry_rpc_call_queue_depth'), LOOPS, 'the 16 loops wait for the call worker');
 
       const plain = provider.send('eth_call', [{ to: IDENTITY, data: '0xdeadbeef' }, 'latest']);
       // whichever comes first: the plain answer, or the end of some loop (a failure)
@@ -101,6 +111,9 @@ describe('eth_call scheduling under endless loops', { timeout: 240_000 }, () => 
       // the loops die with their connection (the worker cancels them)
       looper.ws.close();
     }
+    // seen in the gauges (docs/observability.md): no job left for the worker, no connection left open
+    await waitForGauge(metricsUrl, 'ferry_rpc_ws_connections', 0);
+    await waitForGauge(metricsUrl, 'ferry_rpc_call_queue_depth', 0);
   });
 
   it('the node still answers calls after the looping client went away', async () => {

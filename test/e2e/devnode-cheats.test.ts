@@ -168,27 +168,32 @@ describe('ferry dev: state cheats', () => {
     await test.setBalance({ address: a, value: 11n });
     await test.setStorageAt({ address: a, index: 1, value: word(1n) });
     await test.setNonce({ address: a, nonce: 2 });
-    const bad: [string, unknown[]][] = [
-      ['anvil_setStorageAt', [a, '0x1', '0x02']], // value not 32 bytes
-      ['hardhat_setStorageAt', [a, '0x1', '0x' + '00'.repeat(31)]],
-      ['anvil_setStorageAt', [a, '0x' + '1'.repeat(65), word(2n)]], // slot over 256 bits
-      ['anvil_setBalance', [a.slice(0, 40), '0x1']], // 19-byte address
-      ['anvil_setBalance', [a, '0x1' + '0'.repeat(64)]], // over 256 bits
-      ['anvil_setBalance', [a, -1]],
-      ['anvil_setNonce', [a, '0x10000000000000000']], // over 64 bits
-      ['anvil_setCode', [a, '0x123']], // odd length
-      ['anvil_loadState', ['0x1234']], // not JSON
-      ['anvil_loadState', ['0x' + Buffer.from('{"accounts":{"0x12":{}}}').toString('hex')]],
-      ['anvil_loadState', ['0x' + Buffer.from(`{"accounts":{"${a}":{"nonce":1,"balance":"0xzz","code":"0x","storage":{}}}}`).toString('hex')]],
+    // each refusal with its exact -32602 text (docs/dev-mode.md: bad arguments are invalid params);
+    // the address text is geth's hexutil decoder's (common.Address UnmarshalJSON)
+    const bad: [string, unknown[], string][] = [
+      ['anvil_setStorageAt', [a, '0x1', '0x02'], 'invalid argument 2: storage value must be exactly 32 bytes long (0x and 64 hex digits), got 1 bytes'],
+      ['hardhat_setStorageAt', [a, '0x1', '0x' + '00'.repeat(31)], 'invalid argument 2: storage value must be exactly 32 bytes long (0x and 64 hex digits), got 31 bytes'],
+      ['anvil_setStorageAt', [a, '0x' + '1'.repeat(65), word(2n)], `invalid argument 1: slot must be a number or a hex string of at most 32 bytes, got "0x${'1'.repeat(65)}"`],
+      ['anvil_setBalance', [a.slice(0, 40), '0x1'], 'invalid argument 0: hex string has length 38, want 40 for common.Address'],
+      ['anvil_setBalance', [a, '0x1' + '0'.repeat(64)], `invalid argument 1: balance must be a number or a hex string of at most 32 bytes, got "0x1${'0'.repeat(64)}"`],
+      ['anvil_setBalance', [a, -1], 'invalid argument 1: balance must be a non-negative integer, got -1'],
+      ['anvil_setNonce', [a, '0x10000000000000000'], 'invalid argument 1: nonce 18446744073709551616 is too large (at most 18446744073709551615)'],
+      ['anvil_setCode', [a, '0x123'], 'invalid argument 1: code must be hex bytes (0x…, an even number of digits)'],
+      ['anvil_loadState', ['0x' + Buffer.from('{"accounts":{"0x12":{}}}').toString('hex')], 'state account 0x12: not a 20-byte 0x address'],
+      ['anvil_loadState', ['0x' + Buffer.from(`{"accounts":{"${a}":{"nonce":1,"balance":"0xzz","code":"0x","storage":{}}}}`).toString('hex')], `state account ${a}: balance must be a number or a hex string of at most 32 bytes, got "0xzz"`],
     ];
-    for (const [m, p] of bad) {
+    for (const [m, p, message] of bad) {
       const res = await rpc(node.url, m, p);
-      assert.ok(res.error, `${m} ${JSON.stringify(p).slice(0, 80)} should be refused`);
+      assert.deepEqual(res.error, { code: -32602, message }, `${m} ${JSON.stringify(p).slice(0, 80)} should be refused`);
     }
+    // not JSON: refused as invalid params (the text after the colon is the JSON parser's own)
+    const notJson = await rpc(node.url, 'anvil_loadState', ['0x1234']);
+    assert.equal(notJson.error?.code, -32602);
+    assert.match(notJson.error?.message ?? '', /^the state is not JSON: /);
     // a gzip bomb: more JSON than MAX_STATE_BYTES (64 MiB) once unzipped
     const bomb = gzipSync(Buffer.concat([Buffer.from('{"accounts":{}'), Buffer.alloc(65 * 1024 * 1024, 0x20), Buffer.from('}')]));
     const res = await rpc(node.url, 'anvil_loadState', ['0x' + bomb.toString('hex')]);
-    assert.ok(res.error, 'an oversized state is refused');
+    assert.deepEqual(res.error, { code: -32000, message: 'the state is larger than 67108864 bytes of JSON (MAX_STATE_BYTES)' }, 'an oversized state is refused');
     assert.equal(await pub.getBalance({ address: a }), 11n);
     assert.equal(await pub.getStorageAt({ address: a, slot: '0x1' }), word(1n));
     assert.equal(await pub.getTransactionCount({ address: a }), 2);

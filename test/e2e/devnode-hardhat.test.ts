@@ -9,7 +9,8 @@
  * The fixture has one Hardhat test per dev-node feature; this test asserts on each by name. By
  * default Ferry answers web3_clientVersion with its own name, which Hardhat's network helpers refuse
  * (they accept only hardhat/anvil/zksync); with the `--json-rpc.client-version-prefix anvil` opt-in
- * they run. Only when the npm registry cannot be reached at all is the test skipped, saying so.
+ * they run. Only when the npm registry cannot be reached at all are the tests skipped, saying so (each
+ * counted as skipped); under CI=true that fails instead (test/helpers/prereq.ts).
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { startFerry, type FerryNode } from '../helpers/node.js';
+import { missingPrerequisite } from '../helpers/prereq.js';
 
 const PROJECT = join(REPO_ROOT, 'test', 'fixtures', 'hardhat-project');
 const NM = join(PROJECT, 'node_modules');
@@ -46,14 +48,14 @@ function installed(): boolean {
   return Object.entries(have).every(([k, v]) => want[k]?.version === v.version);
 }
 
-/** npm ci in the fixture; a reason to skip when the registry is unreachable, else throws on failure */
+/** npm ci in the fixture; a reason to skip when the registry is unreachable (a failure under CI=true), else throws on failure */
 function install(): string | undefined {
   if (installed()) return undefined;
   // --ignore-scripts: no install script runs, so nothing is fetched from outside the registry
   const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: PROJECT, encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS });
   if (r.status === 0) return undefined;
   const ping = spawnSync('npm', ['ping'], { encoding: 'utf8', timeout: 60_000 });
-  if (ping.status !== 0) return `the npm registry is unreachable (npm ping: ${(ping.stderr || ping.stdout).trim().split('\n').pop()})`;
+  if (ping.status !== 0) return missingPrerequisite('the Hardhat project tests', `the npm registry is unreachable (npm ping: ${(ping.stderr || ping.stdout).trim().split('\n').pop()})`);
   throw new Error(`npm ci in ${PROJECT} failed (exit ${r.status ?? r.signal}):\n${r.stderr}`);
 }
 

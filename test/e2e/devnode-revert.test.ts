@@ -12,6 +12,7 @@ import {
   createTestClient,
   createWalletClient,
   encodeFunctionData,
+  getAddress,
   http,
   parseEther,
   type Address,
@@ -193,8 +194,8 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     assert.equal(await c.pub.getBlockNumber(), funded, 'the funding height again, another block');
     assert.equal(await c.pub.getBalance({ address: fresh }), 0n);
     const res = await rpc(node.url, 'eth_call', [spend, 'latest']);
-    assert.ok(res.error, 'the call worker sees no funds');
-    assert.match(res.error!.message, /insufficient funds/);
+    // geth's core.ErrInsufficientFunds text (core/state_transition.go buyGas), as eth_call answers it
+    assert.deepEqual(res.error, { code: -32000, message: `insufficient funds for gas * price + value: address ${getAddress(fresh)} have 0 want ${parseEther('2')}` }, 'the call worker sees no funds');
   });
 
   it('snapshot ids: reverting to one removes it and every later one; an unknown id answers false', async () => {
@@ -218,7 +219,8 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     assert.ok(BigInt(next) > BigInt(d), 'ids are never reused (Anvil\'s name takes from the same counter)');
     assert.equal(await call(node.url, 'evm_revert', [Number(BigInt(next))]), true, 'a JSON number id');
     const bad = await rpc(node.url, 'evm_revert', ['zz']);
-    assert.ok(bad.error, 'a malformed id is an error');
+    // geth's hexutil text for a quantity without its prefix (common/hexutil ErrMissingPrefix)
+    assert.deepEqual(bad.error, { code: -32602, message: 'invalid argument 0: hex string without 0x prefix' }, 'a malformed id is an error');
   });
 
   it('state cheats: a revert restores the cheats pending at the snapshot and undoes those a rewound block applied; reset drops them', async () => {
@@ -338,7 +340,12 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     await c.test.revert({ id });
     const status = await comet(node, '/status');
     assert.equal(status.result.sync_info.latest_block_height, String(snapHeight));
-    assert.ok((await comet(node, `/block?height=${h}`)).error, 'the rewound height is above the head');
+    // CometBFT's answer for a height above the head (rpc/core/blocks.go getHeight)
+    assert.deepEqual((await comet(node, `/block?height=${h}`)).error, {
+      code: -32603,
+      message: 'Internal error',
+      data: `height ${h} must be less than or equal to the current blockchain height ${snapHeight}`,
+    }, 'the rewound height is above the head');
     assert.equal((await comet(node, `/tx_search?query=${encodeURIComponent(`"tx.height=${h}"`)}`)).result.total_count, '0');
     assert.equal((await comet(node, `/tx_search?query=${encodeURIComponent(ethHash)}`)).result.total_count, '0');
     const blocks = await comet(node, `/block_search?query=${encodeURIComponent(`"block.height>=${h}"`)}`);
@@ -362,10 +369,11 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     assert.ok((await c.pub.getBalance({ address: devAddress(0) as Address })) > genesisBalance);
 
     const refused = await rpc(node.url, 'anvil_reset', [{ forking: { jsonRpcUrl: 'http://127.0.0.1:1' } }]);
-    // an invalidArgument DomainError (-32602 once Surface A's error map lands: issue 11)
-    assert.ok(refused.error, 'a fork is refused');
+    // invalid params, as docs/dev-mode.md documents for anvil_reset with a fork
+    const noFork = { code: -32602, message: 'invalid argument 0: ferry does not fork: anvil_reset resets to the genesis of the dev home and takes no jsonRpcUrl' };
+    assert.deepEqual(refused.error, noFork, 'a fork is refused');
     const flat = await rpc(node.url, 'hardhat_reset', [{ jsonRpcUrl: 'http://127.0.0.1:1', blockNumber: 5 }]);
-    assert.ok(flat.error, 'the flat form too');
+    assert.deepEqual(flat.error, noFork, 'the flat form too');
     assert.ok((await c.pub.getBlockNumber()) > 0n, 'nothing changed');
 
     await c.test.reset();

@@ -10,9 +10,11 @@ import { createPublicClient, createTestClient, createWalletClient, http, parseEt
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
-import { call, rpc, waitFor } from '../helpers/rpc.js';
+import { assertStill, call, rpc, waitFor } from '../helpers/rpc.js';
 
 const chain = VIEM_CHAIN;
+/** interval periods (of 1 s) the head must stay still after interval mining is stopped */
+const STILL_PERIODS = 4;
 
 describe('ferry start --dev with viem test actions (anvil mode)', () => {
   let node: FerryNode;
@@ -117,9 +119,23 @@ describe('ferry start --dev with viem test actions (anvil mode)', () => {
     await waitFor('two interval blocks', async () => ((await pub.getBlockNumber()) >= start + 2n ? true : undefined), 20_000);
     await test.setIntervalMining({ interval: 0 });
     const stopped = await pub.getBlockNumber();
-    // no timer: a mine right now makes exactly the next block
+    // no timer: a mine right now makes exactly the next block (after a timer block still in flight, if any)
     await test.mine({ blocks: 1 });
-    assert.equal(await pub.getBlockNumber(), stopped + 1n);
+    const mined = await pub.getBlockNumber();
+    assert.ok(mined === stopped + 1n || mined === stopped + 2n, `${mined} is the block after ${stopped}`);
+    // and none comes on its own: the head stays for four interval periods
+    await assertStill(node.url, Number(mined), STILL_PERIODS * 1_000, 'after setIntervalMining 0');
+    await test.setAutomine(true);
+    assert.equal(await test.getAutomine(), true);
+  });
+
+  it('setAutomine false leaves interval mining on, as Anvil (docs/dev-mode.md)', async () => {
+    await test.setIntervalMining({ interval: 1 });
+    await test.setAutomine(false);
+    assert.equal(await test.getAutomine(), false);
+    const start = await pub.getBlockNumber();
+    await waitFor('two interval blocks after setAutomine false', async () => ((await pub.getBlockNumber()) >= start + 2n ? true : undefined), 20_000);
+    await test.setIntervalMining({ interval: 0 });
     await test.setAutomine(true);
     assert.equal(await test.getAutomine(), true);
   });
@@ -137,7 +153,8 @@ describe('ferry start --dev with viem test actions (anvil mode)', () => {
     // the base fee is for one block only: the next follows EIP-1559 from it
     await test.mine({ blocks: 1 });
     const next = await pub.getBlock();
-    assert.notEqual(next.baseFeePerGas, 12_345n);
+    // EIP-1559 after an empty block: 12345 − ⌊12345 × 15M / 15M / 8⌋ = 12345 − 1543 (geth consensus/misc/eip1559)
+    assert.equal(next.baseFeePerGas, 10_802n);
     assert.equal(next.gasLimit, 30_000_000n, 'the gas limit stays');
   });
 

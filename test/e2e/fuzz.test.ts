@@ -41,8 +41,11 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const DEEP = 5_000;
 const LONG = 256 * 1024;
 
-/** Surface A error codes (JSON-RPC 2.0 and the -32000 server family) */
-const A_CODES = new Set([-32700, -32600, -32601, -32602, -32603, -32000, -32001, -32002, -32003, -32004, -32005]);
+/**
+ * Surface A error codes (JSON-RPC 2.0 and the -32000 server family). Not -32603: on Surface A that is
+ * a handler that crashed (docs/errors.md), never a fitting answer to bad input.
+ */
+const A_CODES = new Set([-32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004, -32005]);
 /** CometBFT's JSON-RPC codes (rpc/jsonrpc/types) */
 const B_CODES = new Set([-32700, -32600, -32601, -32602, -32603]);
 /** JS internals that must never reach a client */
@@ -132,10 +135,17 @@ let sent = 0;
 /** JSON-RPC error objects checked (so the run cannot pass by checking nothing) */
 let errorsChecked = 0;
 
-/** WebSocket connections multiplexed by request id; malformed messages that get no id are matched in order */
+/**
+ * WebSocket connections, each carrying one request at a time. Every message a connection receives
+ * goes to the request waiting on it; one that arrives while none waits (a late answer) is kept in
+ * `strays`. Each request has its own id (envelope()), and check() matches the answer's id to it, so
+ * a late answer taken for the next request's shows as a wrong id.
+ */
 class WsPool {
   private socks: WebSocket[] = [];
   private next = 0;
+  private waiting = new Map<WebSocket, (body: string) => void>();
+  readonly strays: string[] = [];
   static async open(url: string, n: number, headers: Record<string, string> = {}): Promise<WsPool> {
     const pool = new WsPool();
     for (let i = 0; i < n; i++) {
@@ -143,6 +153,11 @@ class WsPool {
       await new Promise<void>((res, rej) => {
         ws.once('open', () => res());
         ws.once('error', rej);
+      });
+      ws.on('message', (data: WebSocket.RawData) => {
+        const w = pool.waiting.get(ws);
+        if (w === undefined) pool.strays.push(String(data).slice(0, 200));
+        else w(String(data));
       });
       pool.socks.push(ws);
     }
@@ -159,30 +174,40 @@ class WsPool {
           if (ws.readyState !== WebSocket.OPEN) return reject(new Error(`websocket closed (${ws.readyState})`));
           const timer = setTimeout(
             () => {
-              ws.off('message', onMsg);
+              this.waiting.delete(ws);
               ws.off('close', onClose);
               if (mayBeEmpty) resolve({ status: 0, contentType: 'ws', body: '' });
               else reject(new Error('no answer over websocket'));
             },
             mayBeEmpty ? 1_000 : REQUEST_TIMEOUT_MS,
           );
-          const onMsg = (data: WebSocket.RawData) => {
+          const onMsg = (body: string) => {
             clearTimeout(timer);
+            this.waiting.delete(ws);
             ws.off('close', onClose);
-            resolve({ status: 0, contentType: 'ws', body: String(data) });
+            resolve({ status: 0, contentType: 'ws', body });
           };
           const onClose = (code: number) => {
             clearTimeout(timer);
-            ws.off('message', onMsg);
+            this.waiting.delete(ws);
             reject(new Error(`websocket closed by the server (${code})`));
           };
-          ws.once('message', onMsg);
+          this.waiting.set(ws, onMsg);
           ws.once('close', onClose);
           ws.send(text);
         }),
     );
     this.busy.set(ws, p.catch(() => undefined));
     return p;
+  }
+  /** one last request on every connection, answered after anything still owed (the stray check) */
+  async drain(): Promise<void> {
+    for (let i = 0; i < this.socks.length; i++) {
+      const id = nextRequestId++;
+      const a = await this.send(envelope('eth_chainId', '[]', String(id)), false);
+      const got = (JSON.parse(a.body) as { id?: unknown }).id;
+      if (got !== id) this.strays.push(`drain request ${id} answered with id ${JSON.stringify(got)}: ${a.body.slice(0, 200)}`);
+    }
   }
   close(): void {
     for (const s of this.socks) s.close();
@@ -212,6 +237,53 @@ function checkError(c: Case, err: unknown, where: string): void {
   const text = `${String(message)} ${typeof data === 'string' ? data : JSON.stringify(data ?? '')}`;
   const leak = LEAK.exec(text);
   if (leak) problems.push(`${where}: error leaks JS internals (${leak[0]}): ${text.slice(0, 300)}`);
+}
+
+type IdOf = { kind: 'id'; id: number | string } | { kind: 'unreadable' } | { kind: 'any' };
+
+/** The id a request's answer must carry: its own (an integer or string), null when it could not be read */
+function idOf(req: unknown): IdOf {
+  if (typeof req !== 'object' || req === null || Array.isArray(req)) return { kind: 'any' };
+  const id = (req as { id?: unknown }).id;
+  if (typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))) return { kind: 'id', id };
+  return { kind: 'any' };
+}
+
+/**
+ * Matches answer ids to request ids: a single request's answer carries its id (or null when the body
+ * was not JSON); every id in a batch answer is one of the batch's. Not for URI GETs (CometBFT answers -1).
+ */
+function checkIds(c: Case, v: unknown, where: string): void {
+  let req: unknown;
+  try {
+    // (a BOM makes the body unreadable JSON for both surfaces, as for Go's encoding/json)
+    req = JSON.parse(c.body);
+  } catch {
+    req = undefined;
+  }
+  const idIn = (x: unknown): unknown => (typeof x === 'object' && x !== null ? (x as { id?: unknown }).id : undefined);
+  if (Array.isArray(req)) {
+    const sent = new Set(req.map(idOf).flatMap((i) => (i.kind === 'id' ? [i.id] : [])));
+    const got = (Array.isArray(v) ? v : [v]).map(idIn);
+    for (const id of got) if (id !== null && id !== undefined && !sent.has(id as never)) problems.push(`${where}: batch answer with id ${JSON.stringify(id)}, not one of the batch's`);
+    for (const id of sent) if (!got.includes(id)) problems.push(`${where}: no answer for batch id ${JSON.stringify(id)}`);
+    return;
+  }
+  if (Array.isArray(v)) return void problems.push(`${where}: a batch answer to a single request`);
+  const got = idIn(v);
+  if (req === undefined) {
+    if (got !== null && got !== undefined) problems.push(`${where}: answer id ${JSON.stringify(got)} to a body that is not JSON`);
+    return;
+  }
+  const want = idOf(req);
+  // CometBFT decodes the request as one typed struct (rpc/jsonrpc/types RPCRequest): a method that is
+  // there but not a string fails the whole decode, and the answer has no id
+  const method = want.kind === 'id' ? (req as { method?: unknown }).method : undefined;
+  if (c.surface === 'B' && method !== undefined && typeof method !== 'string') {
+    if (got !== undefined) problems.push(`${where}: answer id ${JSON.stringify(got)} to a request CometBFT cannot decode`);
+    return;
+  }
+  if (want.kind === 'id' && got !== want.id) problems.push(`${where}: answer id ${JSON.stringify(got)} for request id ${JSON.stringify(want.id)}`);
 }
 
 function checkResponse(c: Case, v: unknown, where: string): void {
@@ -244,6 +316,7 @@ function check(c: Case, a: Answer): void {
     else if (LEAK.test(a.body)) problems.push(`${where}: HTTP ${a.status} text leaks JS internals: ${a.body.slice(0, 200)}`);
     return;
   }
+  if (c.transport !== 'uri') checkIds(c, v, where);
   if (Array.isArray(v)) {
     if (v.length === 0) problems.push(`${where}: empty JSON array answer`);
     v.forEach((x, i) => checkResponse(c, x, `${where} [${i}]`));
@@ -252,7 +325,9 @@ function check(c: Case, a: Answer): void {
   }
 }
 
-function envelope(method: string, params: string, id = '1'): string {
+/** every request built here gets an id of its own, so an answer can be matched to its request */
+let nextRequestId = 1;
+function envelope(method: string, params: string, id = String(nextRequestId++)): string {
   return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${params}}`;
 }
 
@@ -358,7 +433,8 @@ async function runBounded(cases: Case[]): Promise<void> {
       try {
         check(c, await send(c));
       } catch (err) {
-        problems.push(`${c.surface}/${c.transport} ${c.what}: ${(err as Error).message}`);
+        const cause = (err as { cause?: unknown }).cause;
+        problems.push(`${c.surface}/${c.transport} ${c.what}: ${(err as Error).message}${cause === undefined ? '' : ` (${String(cause)})`}`);
       }
     }
   };
@@ -418,6 +494,9 @@ describe('fuzz: malformed input on both surfaces', { timeout: 600_000 }, () => {
     const cases = buildCases();
     assert.ok(cases.length > 2_000 && cases.length < 6_000, `bounded: ${cases.length} cases`);
     await runBounded(cases);
+    await wsA.drain();
+    await wsB.drain();
+    assert.deepEqual([...wsA.strays, ...wsB.strays], [], 'every WebSocket answer belongs to the request it came for');
     assert.equal(sent, cases.length);
     assert.ok(errorsChecked > cases.length * 0.8, `${errorsChecked} error answers checked of ${cases.length}`);
     assert.deepEqual(problems.slice(0, 40), [], `${problems.length} problems in ${cases.length} requests`);
@@ -433,17 +512,20 @@ describe('fuzz: malformed input on both surfaces', { timeout: 600_000 }, () => {
     for (let h = startHeight + 1; h <= end; h++) {
       assert.equal(await call(node.url, 'eth_getBlockTransactionCountByNumber', ['0x' + h.toString(16)]), '0x0', `block ${h} has no transaction`);
     }
-    const errors = readFileSync(node.logFile, 'utf8')
+    const lines = readFileSync(node.logFile, 'utf8')
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => {
         try {
-          return JSON.parse(l) as { level?: number; msg?: string };
+          return JSON.parse(l) as { level?: unknown; msg?: string };
         } catch {
           return {};
         }
-      })
-      .filter((l) => (l.level ?? 0) >= 50);
+      });
+    assert.ok(lines.some((l) => l.level === 'info'), 'the log is read as the logger writes it (JSON lines, level by name)');
+    const errors = lines
+      // the logger writes the level's name (src/lib/log.ts); pino's numbers (error 50, fatal 60) are covered too
+      .filter((l) => l.level === 'error' || l.level === 'fatal' || (typeof l.level === 'number' && l.level >= 50));
     assert.deepEqual(errors, [], 'no error-level log line');
   });
 });

@@ -13,7 +13,7 @@ import { Transaction, Wallet, getBytes, keccak256, toUtf8Bytes, verifyTypedData 
 import { wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { CHAIN_ID, EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
-import { call, rpc, toHex, waitFor, waitForReceipt } from '../helpers/rpc.js';
+import { assertStill, call, rpc, toHex, waitFor, waitForReceipt } from '../helpers/rpc.js';
 
 const GWEI = 10n ** 9n;
 const ZERO_HASH = '0x' + '00'.repeat(32);
@@ -237,6 +237,9 @@ describe('methods without a case elsewhere, on ferry start --dev', () => {
         assert.equal(await call(node.url, 'evm_setIntervalMining', [1]), null);
         await waitFor('a block made by the interval timer', async () => ((await height()) >= before + 1 ? true : null), 30_000, 100);
         assert.equal(await call(node.url, 'anvil_setIntervalMining', [0]), null);
+        // evm_mine waits for a timer block still in flight; after it the head stays for four periods
+        await call(node.url, 'evm_mine');
+        await assertStill(node.url, await height(), 4_000, 'after anvil_setIntervalMining 0');
       } finally {
         await call(node.url, 'anvil_setAutomine', [true]);
       }

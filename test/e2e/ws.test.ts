@@ -13,6 +13,7 @@ import { AbiCoder, Interface, Transaction, Wallet, id, zeroPadValue } from 'ethe
 import WebSocket from 'ws';
 import { devWallet } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { readGauge, rpcMetricsEndpoint, waitForGauge } from '../helpers/prometheus.js';
 import { call, rpc, waitFor, waitForReceipt } from '../helpers/rpc.js';
 import { compileToken } from '../helpers/solc.js';
 
@@ -194,8 +195,13 @@ describe('Surface A over WebSocket', () => {
     return c;
   };
 
+  /** Surface A's Prometheus endpoint (the subscription and connection gauges) */
+  let metricsUrl: string;
+
   before(async () => {
-    node = await startFerry({ args: ['--consensus.timeout_commit', '200ms'] });
+    const metrics = await rpcMetricsEndpoint();
+    metricsUrl = metrics.url;
+    node = await startFerry({ args: ['--consensus.timeout_commit', '200ms', ...metrics.args] });
     token = (await deployToken(node.url, owner)).toLowerCase();
   });
 
@@ -368,10 +374,19 @@ describe('Surface A over WebSocket', () => {
   });
 
   it('subscriptions die with their connection', async () => {
+    // the other tests' connections stay open until the end: these are this test's base
+    const subsBase = await readGauge(metricsUrl, 'ferry_rpc_subscriptions');
+    const connsBase = await readGauge(metricsUrl, 'ferry_rpc_ws_connections');
     const a = await open();
     const sub = await a.subscribe('newHeads');
+    await a.subscribe('logs', {});
     await a.take(sub, 1);
+    assert.equal(await readGauge(metricsUrl, 'ferry_rpc_subscriptions'), subsBase + 2);
+    assert.equal(await readGauge(metricsUrl, 'ferry_rpc_ws_connections'), connsBase + 1);
     await a.close();
+    // the server sees the close a moment later: both gauges come back to their base (docs/observability.md)
+    await waitForGauge(metricsUrl, 'ferry_rpc_ws_connections', connsBase);
+    await waitForGauge(metricsUrl, 'ferry_rpc_subscriptions', subsBase);
     // a new connection cannot reach it, and the node goes on serving
     const b = await open();
     assert.equal(await b.call('eth_unsubscribe', [sub]), false);
@@ -395,7 +410,8 @@ describe('Surface A over WebSocket', () => {
     assert.ok(Array.isArray(answer));
     const sub = answer[0].result;
     assert.match(sub, ID_FORMAT);
-    assert.ok(answer[1].error, 'the loop ends out of gas');
+    // geth answers an eth_call that runs out of gas with the VM error (internal/ethapi/api.go Call: result.Err)
+    assert.deepEqual(answer[1].error, { code: -32000, message: 'out of gas' }, 'the loop ends out of gas');
     const first = c.messages.slice(started).findIndex((m) => m.method === 'eth_subscription');
     const reply = c.messages.slice(started).indexOf(answer);
     await c.take(sub, 1);

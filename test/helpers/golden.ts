@@ -10,8 +10,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 
+/**
+ * Whether the golden runners rewrite test/golden/*.json from the live answers (FERRY_WRITE_GOLDEN=1).
+ * Never under CI=true: a CI run that recorded would pass by writing whatever it got, so it throws.
+ */
+export function writeGoldenMode(env: NodeJS.ProcessEnv): boolean {
+  const write = env.FERRY_WRITE_GOLDEN === '1';
+  if (write && env.CI === 'true') throw new Error('FERRY_WRITE_GOLDEN=1 under CI=true: golden transcripts are checked in CI, never recorded');
+  return write;
+}
+
 /** true when the golden runners should rewrite test/golden/*.json from the live answers */
-export const WRITE_GOLDEN = process.env.FERRY_WRITE_GOLDEN === '1';
+export const WRITE_GOLDEN = writeGoldenMode(process.env);
 
 export type JsonPath = readonly (string | number)[];
 

@@ -9,6 +9,8 @@
  * CometBFT metrics all are (`chain_id`). `crossCheck` compares the two.
  */
 import { createRequire } from 'node:module';
+import { freePort } from './node.js';
+import { waitFor } from './rpc.js';
 
 export type Labels = Record<string, string>;
 export interface Sample {
@@ -24,6 +26,7 @@ export interface Family {
   samples: Sample[];
 }
 
+const GAUGE_READ_TIMEOUT_MS = 5_000;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 const NAME_START = /[a-zA-Z_:]/;
 const NAME_CHAR = /[a-zA-Z0-9_:]/;
@@ -166,5 +169,36 @@ export function crossCheck(text: string, mine: Map<string, Family>): void {
       if (theirs !== s.value && !(Number.isNaN(s.value) && Number.isNaN(theirs))) throw new Error(`${t.name}: value differs`);
       if (JSON.stringify(x.labels ?? {}) !== JSON.stringify(s.labels)) throw new Error(`${t.name}: labels differ`);
     });
+  }
+}
+
+/**
+ * Surface A's metrics endpoint for a test node: the flags that turn it on at a free port, and its URL
+ * (docs/observability.md: `--metrics`, `--json-rpc.metrics-address`, path /debug/metrics/prometheus).
+ */
+export async function rpcMetricsEndpoint(): Promise<{ args: string[]; url: string }> {
+  const port = await freePort();
+  return {
+    args: ['--metrics', '--json-rpc.metrics-address', `127.0.0.1:${port}`],
+    url: `http://127.0.0.1:${port}/debug/metrics/prometheus`,
+  };
+}
+
+/** An unlabelled gauge's value now (throws when the endpoint does not have it). */
+export async function readGauge(url: string, name: string): Promise<number> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(GAUGE_READ_TIMEOUT_MS) });
+  if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status}`);
+  const v = valueOf(parsePrometheus(await res.text()), name);
+  if (v === undefined) throw new Error(`${url}: no ${name}`);
+  return v;
+}
+
+/** Polls until the gauge reads `want`; throws with the last value read when it does not in time. */
+export async function waitForGauge(url: string, name: string, want: number, timeoutMs = 30_000): Promise<void> {
+  let last = NaN;
+  try {
+    await waitFor(`${name} = ${want}`, async () => ((last = await readGauge(url, name)) === want ? true : null), timeoutMs);
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (last read ${last})`);
   }
 }

@@ -78,3 +78,19 @@ export async function waitForReceipt(url: string, hash: string, timeoutMs = 30_0
 }
 
 export const toHex = (n: number | bigint): string => `0x${n.toString(16)}`;
+
+const STILL_POLL_MS = 200;
+
+/**
+ * Watches the head for `forMs` and throws as soon as it is not `height`: for a chain that must stand
+ * still (interval mining stopped). Only the block number is asserted; the time is how long to look.
+ */
+export async function assertStill(url: string, height: number, forMs: number, what: string): Promise<void> {
+  const until = Date.now() + forMs;
+  for (;;) {
+    const h = await blockNumber(url);
+    if (h !== height) throw new Error(`${what}: the head moved from ${height} to ${h}`);
+    if (Date.now() >= until) return;
+    await sleep(STILL_POLL_MS);
+  }
+}

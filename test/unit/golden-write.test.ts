@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { GoldenRecorder, jsonSpans, refresh, rewriteJson } from '../helpers/golden.js';
+import { GoldenRecorder, jsonSpans, refresh, rewriteJson, writeGoldenMode } from '../helpers/golden.js';
 
 const HAND_LAID = `{
   "description": "a \\"quoted\\" text, \\u2014 escaped",
@@ -33,6 +33,16 @@ const HAND_LAID = `{
 describe('golden regeneration helpers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-golden-write-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('FERRY_WRITE_GOLDEN=1 records, except under CI=true, where it refuses', () => {
+    assert.equal(writeGoldenMode({}), false);
+    assert.equal(writeGoldenMode({ CI: 'true' }), false);
+    assert.equal(writeGoldenMode({ FERRY_WRITE_GOLDEN: '1' }), true);
+    assert.equal(writeGoldenMode({ FERRY_WRITE_GOLDEN: '1', CI: 'false' }), true);
+    assert.throws(() => writeGoldenMode({ FERRY_WRITE_GOLDEN: '1', CI: 'true' }), {
+      message: 'FERRY_WRITE_GOLDEN=1 under CI=true: golden transcripts are checked in CI, never recorded',
+    });
+  });
 
   it('jsonSpans finds each value by path', () => {
     const spans = jsonSpans(HAND_LAID);
