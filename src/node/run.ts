@@ -16,6 +16,7 @@ import { createFilterMethods, type FilterService } from '../evmrpc/filters.js';
 import { AccountSigner, createAccountMethods } from '../evmrpc/accounts.js';
 import { createEvmMethods } from '../evmrpc/methods.js';
 import { createDebugMethods } from '../evmrpc/debug.js';
+import { createTraceMethods } from '../evmrpc/trace.js';
 import { createExtraEthMethods } from '../evmrpc/extra.js';
 import { createProfilingMethods } from '../evmrpc/profiling.js';
 import { createRawDebugMethods } from '../evmrpc/rawdebug.js';
@@ -228,6 +229,18 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, 
           traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, reader!.callOverrides(n, overrides), o, origin),
         },
         { gasCap: opts.jsonRpc.gasCap, traceTimeoutCapMs: opts.jsonRpc.traceTimeoutCapMs },
+      ),
+      createTraceMethods(
+        {
+          chainId: reader.chainId,
+          latestNumber: () => reader!.latestNumber(),
+          resolveBlock: (sel) => reader!.resolveBlock(sel),
+          blockGasLimit: (n) => reader!.blockByNumber(n)?.header.gasLimit,
+          traceTransaction: (h, o, origin) => traces!.traceTransaction(h, o, origin),
+          traceBlock: (n, o, origin) => traces!.traceBlock(n, o, origin),
+          traceCall: (req, n, overrides, o, origin) => traces!.traceCall(req, n, reader!.callOverrides(n, overrides), o, origin),
+        },
+        { gasCap: opts.jsonRpc.gasCap },
       ),
     );
     const dispatcher = createDispatcher({

@@ -64,7 +64,7 @@ async function createMux(opts: TraceOptions, state: SyncState, deadline: number)
     for (const [name, tracerConfig] of parseMuxConfig(opts.tracerConfig)) {
       // geth's directory has no struct logger: an empty name is JS code that does not compile
       if (name === '') throw new TraceError('muxTracer: a tracer name is required');
-      children.push(await createTracer({ ...opts, tracer: name, tracerConfig, parity: false }, state, deadline));
+      children.push(await createTracer({ ...opts, tracer: name, tracerConfig }, state, deadline));
       names.push(name);
     }
   } catch (e) {
