@@ -17,6 +17,7 @@ import { AccountSigner, createAccountMethods } from '../evmrpc/accounts.js';
 import { createEvmMethods } from '../evmrpc/methods.js';
 import { createDebugMethods } from '../evmrpc/debug.js';
 import { createTraceMethods } from '../evmrpc/trace.js';
+import { createOtsMethods } from '../evmrpc/ots.js';
 import { createExtraEthMethods } from '../evmrpc/extra.js';
 import { createProfilingMethods } from '../evmrpc/profiling.js';
 import { createRawDebugMethods } from '../evmrpc/rawdebug.js';
@@ -242,6 +243,12 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, 
         },
         { gasCap: opts.jsonRpc.gasCap },
       ),
+      createOtsMethods({
+        latestNumber: () => reader!.latestNumber(),
+        traceTransaction: (h, o, origin) => traces!.traceTransaction(h, o, origin),
+        traceBlock: (n, o, origin) => traces!.traceBlock(n, o, origin),
+        eth: ethCore,
+      }),
     );
     const dispatcher = createDispatcher({
       table,
