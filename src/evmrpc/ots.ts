@@ -9,6 +9,7 @@
  * O(log height) state reads and, for the creator, one block trace. The address history searches
  * (ots_searchTransactionsBefore/After) need an address index in the store and are not served yet.
  */
+import type { Frame } from '../evm/tracing/calltracer.js';
 import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
 import { invalidArgument, notFound } from '../lib/errors.js';
 import { address, hash } from '../jsonrpc/codecs.js';
@@ -32,18 +33,6 @@ export interface OtsBackend {
 }
 
 type Json = Record<string, any>;
-
-/** one frame of the callTracer's answer (src/evm/tracing/calltracer.ts) */
-interface Frame {
-  type: string;
-  from: string;
-  to?: string;
-  value?: string;
-  input: string;
-  output?: string;
-  error?: string;
-  calls?: Frame[];
-}
 
 const CALL_TRACER: TraceOptions = {
   tracer: 'callTracer',

@@ -8,23 +8,12 @@
  * The same flattening serves the Parity `trace_*` methods (src/evmrpc/trace.ts), so it works on
  * the callTracer's JSON result rather than on the hooks: one frame tree, two renderings.
  */
-import { CallTracer, configObject, flag } from './calltracer.js';
+import { CallTracer, configObject, flag, type Frame } from './calltracer.js';
 import { hexOf } from './structlog.js';
 import { TraceError, type EmittedLog, type FrameEnd, type FrameStart, type Tracer, type TxEnd, type TxEnv } from './types.js';
 
 /** one frame of the callTracer's result (calltracer.ts orderFrame) */
-export interface CallFrameJson {
-  type: string;
-  from: string;
-  gas: string;
-  gasUsed: string;
-  to?: string;
-  input: string;
-  output?: string;
-  error?: string;
-  calls?: CallFrameJson[];
-  value?: string;
-}
+export type CallFrameJson = Frame;
 
 /** where the trace sits; hashes null for a call that is no transaction (geth's empty tracers.Context) */
 export interface FlatContext {
