@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
  * config.toml keys. Precedence: flag > file > default (see load.ts).
  */
 
-export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'miner', 'txpool', 'personal', 'evm', 'anvil', 'hardhat'] as const;
+export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'trace', 'ots', 'erigon', 'miner', 'txpool', 'personal', 'evm', 'anvil', 'hardhat'] as const;
 /** the dev-node namespaces (docs/dev-mode.md): opt-in, on with `ferry dev` */
 export const DEV_NAMESPACES: readonly Namespace[] = ['evm', 'anvil', 'hardhat'];
 export type Namespace = (typeof NAMESPACES)[number];

@@ -26,6 +26,8 @@ import { createPersonalMethods } from './personal.js';
 import { createProfilingMethods, type Profiler } from './profiling.js';
 import { createRawDebugMethods, type ReplayRunner } from './rawdebug.js';
 import type { SubscriptionService } from './subscriptions.js';
+import { createOtsMethods } from './ots.js';
+import { createTraceMethods } from './trace.js';
 import { createTxPoolMethods, type TxPoolBackend } from './txpool.js';
 
 /** The chain's read side as Surface A uses it (chain/reader.ts). */
@@ -82,5 +84,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createCheatMethods(modules),
     createTxPoolMethods(modules.reader),
     createDebugMethods(modules, { gasCap: jsonRpc.gasCap, traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
+    createTraceMethods(modules, { gasCap: jsonRpc.gasCap }),
+    createOtsMethods(modules, core),
   );
 }

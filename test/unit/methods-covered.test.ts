@@ -17,10 +17,12 @@ import * as extra from '../../src/evmrpc/extra.js';
 import * as filters from '../../src/evmrpc/filters.js';
 import * as methods from '../../src/evmrpc/methods.js';
 import * as miner from '../../src/evmrpc/miner.js';
+import * as ots from '../../src/evmrpc/ots.js';
 import * as personal from '../../src/evmrpc/personal.js';
 import * as profiling from '../../src/evmrpc/profiling.js';
 import * as rawdebug from '../../src/evmrpc/rawdebug.js';
 import * as subscriptions from '../../src/evmrpc/subscriptions.js';
+import * as trace from '../../src/evmrpc/trace.js';
 import * as txpool from '../../src/evmrpc/txpool.js';
 import { createCometRoutes } from '../../src/cometrpc/routes.js';
 import { mergeTables, type MethodTable } from '../../src/jsonrpc/types.js';
@@ -42,10 +44,12 @@ const SURFACE_A_MODULES: Record<string, Record<string, unknown>> = {
   filters,
   methods,
   miner,
+  ots,
   personal,
   profiling,
   rawdebug,
   subscriptions,
+  trace,
   txpool,
 };
 
@@ -64,6 +68,8 @@ function surfaceA(): MethodTable {
     devmethods.createDevMethods(stub, stub),
     txpool.createTxPoolMethods(stub),
     debug.createDebugMethods(stub, stub),
+    trace.createTraceMethods(stub, stub),
+    ots.createOtsMethods(stub, core),
   );
 }
 
@@ -81,6 +87,8 @@ const SURFACE_A_FACTORIES = [
   'createDevMethods',
   'createTxPoolMethods',
   'createDebugMethods',
+  'createTraceMethods',
+  'createOtsMethods',
 ];
 
 /** Method names and Surface B route names the golden transcripts send. */

@@ -111,6 +111,7 @@ describe('QuickJS sandbox', () => {
     position: undefined,
     firstLogIndex: 0,
     state: undefined as never,
+    isPrecompile: () => false,
   };
 
   async function runResult(code: string, config?: unknown): Promise<unknown> {

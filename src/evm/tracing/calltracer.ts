@@ -16,7 +16,8 @@ interface CallLog {
   position: string;
 }
 
-interface Frame {
+/** one frame of the answer (flatcall.ts and the ots namespace read it back) */
+export interface Frame {
   type: string;
   from: string;
   gas: string;

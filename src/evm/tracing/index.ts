@@ -15,10 +15,12 @@ import type { StateOverrides } from '../../types/query.js';
 import type { DecodedTx } from '../tx.js';
 import { effectiveTip } from '../tx.js';
 import { CallTracer, parseCallTracerConfig } from './calltracer.js';
+import { FlatCallTracer, parseFlatCallTracerConfig } from './flatcall.js';
 import { FourByteTracer, NoopTracer } from './fourbyte.js';
 import { TraceHost } from './hook.js';
 import { JsTracer } from './js/host.js';
 import { LEGACY_TRACERS } from './js/legacy.js';
+import { MuxTracer, parseMuxConfig } from './mux.js';
 import { PrestateTracer, parsePrestateConfig } from './prestate.js';
 import { StructLogger } from './structlog.js';
 import { SyncState } from './syncstate.js';
@@ -27,7 +29,7 @@ import { TraceError, TraceTimeout, type Tracer, type TraceOptions, type TxEnv, t
 export * from './types.js';
 export { LEGACY_TRACERS } from './js/legacy.js';
 
-export const NATIVE_TRACERS = ['callTracer', 'prestateTracer', '4byteTracer', 'noopTracer'] as const;
+export const NATIVE_TRACERS = ['callTracer', 'flatCallTracer', 'prestateTracer', '4byteTracer', 'noopTracer', 'muxTracer'] as const;
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
@@ -44,11 +46,33 @@ export async function createTracer(opts: TraceOptions, state: SyncState, deadlin
       return new FourByteTracer();
     case 'noopTracer':
       return new NoopTracer();
+    case 'flatCallTracer':
+      return new FlatCallTracer(parseFlatCallTracerConfig(opts.tracerConfig), opts.parity === true);
+    case 'muxTracer':
+      return createMux(opts, state, deadline);
   }
   const legacy = LEGACY_TRACERS[name];
   if (legacy !== undefined) return JsTracer.create(legacy, opts.tracerConfig, state, deadline, opts.maxResultSize);
   if (IDENTIFIER.test(name)) throw new TraceError(`tracer not found: ${name}`);
   return JsTracer.create(name, opts.tracerConfig, state, deadline, opts.maxResultSize);
+}
+
+/** geth mux.go: one child per tracerConfig entry, each built like a top-level tracer */
+async function createMux(opts: TraceOptions, state: SyncState, deadline: number): Promise<Tracer> {
+  const names: string[] = [];
+  const children: Tracer[] = [];
+  try {
+    for (const [name, tracerConfig] of parseMuxConfig(opts.tracerConfig)) {
+      // geth's directory has no struct logger: an empty name is JS code that does not compile
+      if (name === '') throw new TraceError('muxTracer: a tracer name is required');
+      children.push(await createTracer({ ...opts, tracer: name, tracerConfig }, state, deadline));
+      names.push(name);
+    }
+  } catch (e) {
+    for (const c of children) c.dispose?.();
+    throw e;
+  }
+  return new MuxTracer(names, children);
 }
 
 /** One tx's outcome in a block trace (geth's txTraceResult without the hash). */
@@ -217,6 +241,7 @@ export class TraceEngine {
     } else {
       to = tx.to!.bytes;
     }
+    const precompiles = this.runner.vm.evm.precompiles;
     return {
       from,
       to,
@@ -230,6 +255,7 @@ export class TraceEngine {
       position,
       firstLogIndex,
       state: this.runner.sm,
+      isPrecompile: (address) => precompiles.has(address.replace(/^0x/, '').toLowerCase()),
     };
   }
 }

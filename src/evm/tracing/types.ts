@@ -27,6 +27,11 @@ export interface TraceOptions {
    * 0/absent = unlimited). A JS tracer's result text is checked before it is parsed.
    */
   maxResultSize?: number;
+  /**
+   * set by the node, not the client: run `flatCallTracer` in its Parity rendering for the
+   * `trace_*` methods (flatcall.ts)
+   */
+  parity?: boolean;
 }
 
 /** geth's defaultTraceTimeout */
@@ -57,6 +62,8 @@ export interface TxEnv {
   firstLogIndex: number;
   /** state as the tx runs (reads see the tx's own writes) */
   state: StateManagerInterface;
+  /** the address (0x hex) is a precompile active in this block (geth vm.ActivePrecompiles) */
+  isPrecompile(address: string): boolean;
 }
 
 /** A call frame starts (geth OnEnter). depth 0 is the transaction's own frame. */
