@@ -48,37 +48,30 @@ describe('trace service: abandoned traces', () => {
   const identity = (svc: TraceService) => svc.traceCall({ to: IDENTITY, gas: 100_000n, data: Uint8Array.from([0xde, 0xad]) }, 0n, undefined, { ...OPTS, tracer: 'callTracer' });
   const isCancelled = (e: unknown) => e instanceof DomainError && e.kind === 'cancelled' && e.message === TRACE_CANCELLED_MESSAGE;
 
-  it('a job abandoned while the worker starts never runs; the worker is not restarted', async () => {
-    // no grace at all: a job handed to a worker that cannot stop it at once would restart the worker
-    const svc = service(0);
+  /** a loop trace abandoned by its client (after `started`), then a trivial trace: answered, no restart */
+  async function abandonThenTrace(svc: TraceService, why: string, started: () => void = () => undefined): Promise<void> {
     try {
       const ac = new AbortController();
       const abandoned = loop(svc, ac.signal);
+      started();
       ac.abort();
       await assert.rejects(abandoned, isCancelled);
-      const r = (await identity(svc)) as { output: string };
-      assert.equal(r.output, '0xdead');
-      assert.equal(svc.restarts(), 0, 'the abandoned job was never handed to the starting worker');
+      assert.equal(((await identity(svc)) as { output: string }).output, '0xdead');
+      assert.equal(svc.restarts(), 0, why);
     } finally {
       await svc.close();
     }
+  }
+
+  it('a job abandoned while the worker starts never runs; the worker is not restarted', async () => {
+    // no grace at all: a job handed to a worker that cannot stop it at once would restart the worker
+    await abandonThenTrace(service(0), 'the abandoned job was never handed to the starting worker');
   });
 
   it('a running job abandoned is interrupted by the worker, which then takes the next job', async () => {
     const svc = service();
-    try {
-      await identity(svc); // the worker is up
-      const ac = new AbortController();
-      const abandoned = loop(svc, ac.signal);
-      // the loop job is handed over at once (the worker is idle): nothing waits in the queue
-      assert.equal(svc.queued(), 0);
-      ac.abort();
-      await assert.rejects(abandoned, isCancelled);
-      const r = (await identity(svc)) as { output: string };
-      assert.equal(r.output, '0xdead');
-      assert.equal(svc.restarts(), 0, 'the worker stopped the abandoned run itself');
-    } finally {
-      await svc.close();
-    }
+    await identity(svc); // the worker is up
+    // the loop job is handed over at once (the worker is idle): nothing waits in the queue
+    await abandonThenTrace(svc, 'the worker stopped the abandoned run itself', () => assert.equal(svc.queued(), 0));
   });
 });
