@@ -4,9 +4,9 @@
  * (`.cpuprofile` JSON), debug_writeMemProfile a V8 heap snapshot, debug_memStats, debug_gcStats and
  * debug_stacks report the RPC thread's memory, garbage collections and JavaScript stack.
  *
- * Two tables. The methods that write files (CPU profile, heap snapshot: createProfileFileMethods) are
+ * Two tables. The methods that write files (CPU profile, heap snapshot: profileFileMethods) are
  * registered only when `json-rpc.enable-profiling` is on; otherwise they do not exist. The ones that
- * only report (debug_memStats, debug_gcStats, debug_stacks: createRuntimeStatsMethods) write nothing,
+ * only report (debug_memStats, debug_gcStats, debug_stacks: runtimeStatsMethods) write nothing,
  * so they follow the `debug` namespace alone, as in geth (docs/compatibility.md); createProfilingMethods
  * is both, for a node that serves the reports only with the flag. A file name from
  * the client is reduced to its base name and written under the node's `<home>/profiles/`; a base
@@ -47,7 +47,7 @@ const seconds: ParamCodec<number> = {
 export type RuntimeStats = Pick<Profiler, 'memStats' | 'gcStats' | 'stacks'>;
 
 /** debug_memStats, debug_gcStats, debug_stacks: they write nothing, so they may follow `debug` alone. */
-export function createRuntimeStatsMethods(stats: RuntimeStats): MethodTable {
+export function runtimeStatsMethods(stats: RuntimeStats): MethodTable {
   const table: Record<string, MethodSpec> = {
     debug_memStats: method([], () => stats.memStats()),
     debug_gcStats: method([], () => stats.gcStats()),
@@ -57,7 +57,7 @@ export function createRuntimeStatsMethods(stats: RuntimeStats): MethodTable {
 }
 
 /** The methods that write profiles under `<home>/profiles/`: only behind json-rpc.enable-profiling. */
-export function createProfileFileMethods(profiler: Profiler): MethodTable {
+export function profileFileMethods(profiler: Profiler): MethodTable {
   const table: Record<string, MethodSpec> = {
     debug_startCPUProfile: method([string], async ([file]) => {
       await profiler.startCpuProfile(file);
@@ -83,5 +83,5 @@ export function createProfileFileMethods(profiler: Profiler): MethodTable {
 
 /** Both tables: every profiling method behind the flag (node/run.ts's wiring until the reports follow `debug`). */
 export function createProfilingMethods(profiler: Profiler): MethodTable {
-  return Object.freeze({ ...createProfileFileMethods(profiler), ...createRuntimeStatsMethods(profiler) });
+  return Object.freeze({ ...profileFileMethods(profiler), ...runtimeStatsMethods(profiler) });
 }

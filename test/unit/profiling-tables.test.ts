@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createProfileFileMethods, createProfilingMethods, createRuntimeStatsMethods, type Profiler } from '../../src/evmrpc/profiling.js';
+import { profileFileMethods, createProfilingMethods, runtimeStatsMethods, type Profiler } from '../../src/evmrpc/profiling.js';
 
 const written: string[] = [];
 const profiler: Profiler = {
@@ -19,7 +19,7 @@ const profiler: Profiler = {
 
 describe('profiling method tables', () => {
   it('the reports: exactly the three methods that write nothing, answering through the port', async () => {
-    const t = createRuntimeStatsMethods(profiler);
+    const t = runtimeStatsMethods(profiler);
     assert.deepEqual(Object.keys(t).sort(), ['debug_gcStats', 'debug_memStats', 'debug_stacks']);
     assert.deepEqual(await t.debug_memStats!.handler([], {} as never), { rss: 1 });
     assert.deepEqual(await t.debug_gcStats!.handler([], {} as never), { NumGC: 2 });
@@ -28,7 +28,7 @@ describe('profiling method tables', () => {
   });
 
   it('the file writers: the four methods behind json-rpc.enable-profiling, none of the reports', () => {
-    assert.deepEqual(Object.keys(createProfileFileMethods(profiler)).sort(), ['debug_cpuProfile', 'debug_startCPUProfile', 'debug_stopCPUProfile', 'debug_writeMemProfile']);
+    assert.deepEqual(Object.keys(profileFileMethods(profiler)).sort(), ['debug_cpuProfile', 'debug_startCPUProfile', 'debug_stopCPUProfile', 'debug_writeMemProfile']);
     assert.deepEqual(Object.keys(createProfilingMethods(profiler)).sort(), [
       'debug_cpuProfile', 'debug_gcStats', 'debug_memStats', 'debug_stacks', 'debug_startCPUProfile', 'debug_stopCPUProfile', 'debug_writeMemProfile',
     ]);
