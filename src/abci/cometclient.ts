@@ -16,11 +16,15 @@ export interface BroadcastResult {
   hash: string;
 }
 
-/** CometBFT mempool errors (JSON-RPC `error.data`) → why the tx was refused, in geth's text. */
+/**
+ * CometBFT mempool errors (JSON-RPC `error.data`) → why the tx was refused, in geth's text. CometBFT
+ * v0.38's texts (mempool/errors.go): `tx already exists in cache`, `mempool is full: …`,
+ * `Tx too large. Max size is N, but got M` (capital T: matched without case).
+ */
 const MEMPOOL_ERRORS: readonly [RegExp, TxRejectReason, string][] = [
-  [/tx already exists in cache/, 'known', 'already known'],
-  [/mempool is full/, 'poolFull', 'txpool is full'],
-  [/tx too large/, 'decode', 'oversized data'],
+  [/tx already exists in cache/i, 'known', 'already known'],
+  [/mempool is full/i, 'poolFull', 'txpool is full'],
+  [/tx too large/i, 'decode', 'oversized data'],
 ];
 
 export class CometRpcError extends Error {}

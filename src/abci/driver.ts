@@ -8,6 +8,7 @@
 import type { Logger } from '../lib/log.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
 import type { Application } from '../types/abci.js';
+import { crashNow, testFaultFromEnv, type TestFault } from './testfault.js';
 import { APPLY_SNAPSHOT_CHUNK_ABORT, OFFER_SNAPSHOT_REJECT, protoSizeOfTxs, type AbciRequest, type AbciResponse } from './wire.js';
 
 export interface AbciDriverHost {
@@ -18,13 +19,19 @@ export interface AbciDriverHost {
   /** after Commit: the height now committed and what it took */
   onCommitted(height: bigint, info: { txs: number; executeMs: number; commitMs: number }): void;
   log: Logger;
+  /** a fault injected by an end-to-end test (default: from FERRY_TEST_FAULT, src/abci/testfault.ts) */
+  fault?: TestFault;
 }
 
 export class AbciDriver {
   /** the block FinalizeBlock computed, waiting for Commit */
   private finalized: { height: bigint; txs: number; executeMs: number } | undefined;
 
-  constructor(private readonly host: AbciDriverHost) {}
+  private readonly fault: TestFault | undefined;
+
+  constructor(private readonly host: AbciDriverHost) {
+    this.fault = 'fault' in host ? host.fault : testFaultFromEnv(process.env);
+  }
 
   readonly handle = async (req: AbciRequest): Promise<AbciResponse> => {
     const { app } = this.host;
@@ -86,7 +93,10 @@ export class AbciDriver {
         if (!f) throw new Error('Commit without FinalizeBlock');
         const start = performance.now();
         try {
-          this.host.transaction(() => app.commit());
+          this.host.transaction(() => {
+            app.commit();
+            if (this.fault?.kind === 'crash-in-commit' && this.fault.height === f.height) crashNow(`crash in Commit of height ${f.height}`);
+          });
         } catch (e) {
           await app.abortBlock();
           this.finalized = undefined;

@@ -5,7 +5,10 @@
  * parent state with a tracer attached. So a long trace never stalls other RPC clients, and the
  * chain's block-making runner is never touched.
  *
- * Jobs run one at a time, in arrival order (at most MAX_QUEUED_TRACES waiting). Each job is
+ * Jobs run one at a time, in arrival order (at most MAX_QUEUED_TRACES waiting), and are handed to the
+ * worker only once it has said it is ready: a job abandoned while the worker still starts leaves the
+ * queue without ever running (handing it over early made the worker miss the cancel grace while it
+ * loaded, and be restarted — the next trace then waited for the grace and a second start). Each job is
  * bounded twice: inside the worker by its deadline (the EVM and the JS sandbox stop themselves:
  * "execution timeout"), and from outside by a watchdog that terminates and restarts the worker
  * if a job overruns its timeout by WATCHDOG_GRACE_MS — whatever it held is released with it.
@@ -76,7 +79,9 @@ export interface ReplayBlock {
   rawTxs: Uint8Array[];
 }
 
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: DomainErrorData };
+type JobReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: DomainErrorData };
+/** the worker's messages: a job's outcome, or (once, after start) that it takes jobs */
+type Reply = JobReply | { ready: true };
 
 interface Queued {
   id: number;
@@ -98,6 +103,10 @@ interface Queued {
  */
 export class TraceService {
   private worker: Worker | undefined;
+  /** the worker once it said it is ready for jobs */
+  private readyWorker: Worker | undefined;
+  /** workers terminated because a job overran its timeout or its cancel grace (tests, metrics) */
+  private restartCount = 0;
   private readonly queue: Queued[] = [];
   private current: (Queued & { timer: NodeJS.Timeout }) | undefined;
   private nextId = 1;
@@ -105,11 +114,21 @@ export class TraceService {
   /** [0]: the id of the running job the RPC thread gave up on (read by the worker at every jump) */
   private readonly cancelled = new Int32Array(new SharedArrayBuffer(4));
 
-  constructor(private readonly opts: TraceServiceOptions) {}
+  constructor(
+    private readonly opts: TraceServiceOptions,
+    /** how long a cancelled job may take to stop before the worker is restarted */
+    private readonly cancelGraceMs = CANCEL_GRACE_MS,
+  ) {}
 
   private spawn(): Worker {
     const w = new Worker(new URL(import.meta.url), { workerData: { ferryTrace: this.opts, cancelled: this.cancelled } });
-    w.on('message', (r: Reply) => this.onReply(r));
+    w.on('message', (r: Reply) => {
+      if ('ready' in r) {
+        if (this.worker === w) this.readyWorker = w;
+        return this.pump();
+      }
+      this.onReply(r);
+    });
     w.on('error', (e) => this.onCrash(w, e));
     w.on('exit', () => this.onCrash(w, new Error('trace worker exited')));
     w.unref();
@@ -119,6 +138,11 @@ export class TraceService {
   /** traces waiting for the worker (metrics) */
   queued(): number {
     return this.queue.length;
+  }
+
+  /** workers terminated so far because a job would not stop (tests, metrics) */
+  restarts(): number {
+    return this.restartCount;
   }
 
   traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
@@ -182,14 +206,14 @@ export class TraceService {
     if (cur?.id !== q.id) return;
     Atomics.store(this.cancelled, 0, q.id);
     clearTimeout(cur.timer);
-    cur.timer = setTimeout(() => this.overrun(), CANCEL_GRACE_MS);
+    cur.timer = setTimeout(() => this.overrun(), this.cancelGraceMs);
   }
 
   private pump(): void {
-    if (this.current || this.closed) return;
-    const next = this.queue.shift();
-    if (!next) return;
+    if (this.current || this.closed || this.queue.length === 0) return;
     this.worker ??= this.spawn();
+    if (this.readyWorker !== this.worker) return;
+    const next = this.queue.shift()!;
     // the run ends before the answer is due (the rest of the time is the queue's)
     const left = next.answerBy - Date.now();
     const timeoutMs = Math.max(0, Math.min(next.job.opts.timeoutMs, left));
@@ -199,7 +223,7 @@ export class TraceService {
     this.worker.postMessage({ id: next.id, job });
   }
 
-  private onReply(r: Reply): void {
+  private onReply(r: JobReply): void {
     const cur = this.current;
     if (!cur || cur.id !== r.id) return;
     clearTimeout(cur.timer);
@@ -217,6 +241,7 @@ export class TraceService {
     cur.settle({ error: timeout(TIMEOUT_MESSAGE) });
     const w = this.worker;
     this.worker = undefined;
+    this.restartCount++;
     void w?.terminate();
     this.pump();
   }
@@ -354,6 +379,8 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
       },
     );
   });
+  // loaded and listening: the RPC thread hands over jobs from now on
+  parentPort!.postMessage({ ready: true } satisfies Reply);
 }
 
 function unwrap(o: TxTraceOutcome): unknown {

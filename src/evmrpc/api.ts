@@ -23,7 +23,7 @@ import type { FilterService } from './filters.js';
 import { createEvmMethods } from './methods.js';
 import { createMinerMethods, type MinerBackend } from './miner.js';
 import { createPersonalMethods } from './personal.js';
-import { createProfilingMethods, type Profiler } from './profiling.js';
+import { profileFileMethods, runtimeStatsMethods, type Profiler } from './profiling.js';
 import { createRawDebugMethods, type ReplayRunner } from './rawdebug.js';
 import type { SubscriptionService } from './subscriptions.js';
 import { createOtsMethods } from './ots.js';
@@ -46,14 +46,14 @@ export interface EvmApiModules {
   chain: DevChannel;
   filters: FilterService;
   subscriptions: SubscriptionService;
-  /** only with `json-rpc.enable-profiling`; without it the profiling methods do not exist */
-  profiler: Profiler | undefined;
+  /** the runtime reports follow `debug`; its file-writing methods exist only with `json-rpc.enable-profiling` */
+  profiler: Profiler;
 }
 
 export interface EvmApiOptions {
   jsonRpc: Pick<
     JsonRpcOptions,
-    'clientVersionPrefix' | 'gasCap' | 'blockRangeCap' | 'logsCap' | 'feeHistoryCap' | 'evmTimeoutMs' | 'traceTimeoutCapMs'
+    'clientVersionPrefix' | 'enableProfiling' | 'gasCap' | 'blockRangeCap' | 'logsCap' | 'feeHistoryCap' | 'evmTimeoutMs' | 'traceTimeoutCapMs'
   >;
   chainId: bigint;
   hardfork: string;
@@ -74,7 +74,8 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     core,
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
     createRawDebugMethods(modules, { common: makeCommon(opts.chainId, opts.hardfork), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
-    modules.profiler === undefined ? {} : createProfilingMethods(modules.profiler),
+    runtimeStatsMethods(modules.profiler),
+    jsonRpc.enableProfiling ? profileFileMethods(modules.profiler) : {},
     modules.filters.table,
     modules.subscriptions.table,
     createAccountMethods(modules.signer),

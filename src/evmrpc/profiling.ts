@@ -4,8 +4,11 @@
  * (`.cpuprofile` JSON), debug_writeMemProfile a V8 heap snapshot, debug_memStats, debug_gcStats and
  * debug_stacks report the RPC thread's memory, garbage collections and JavaScript stack.
  *
- * Registered only when `json-rpc.enable-profiling` is on (and answered only when `debug` is among
- * the enabled namespaces); otherwise they do not exist, as on geth without them. A file name from
+ * Two tables. The methods that write files (CPU profile, heap snapshot: profileFileMethods) are
+ * registered only when `json-rpc.enable-profiling` is on; otherwise they do not exist. The ones that
+ * only report (debug_memStats, debug_gcStats, debug_stacks: runtimeStatsMethods) write nothing,
+ * so they follow the `debug` namespace alone, as in geth (docs/compatibility.md); createProfilingMethods
+ * is both, for a node that serves the reports only with the flag. A file name from
  * the client is reduced to its base name and written under the node's `<home>/profiles/`; a base
  * name that is empty, `.`/`..` or has characters beyond [A-Za-z0-9._-] is refused.
  */
@@ -40,7 +43,21 @@ const seconds: ParamCodec<number> = {
   },
 };
 
-export function createProfilingMethods(profiler: Profiler): MethodTable {
+/** The reports that write no file. */
+export type RuntimeStats = Pick<Profiler, 'memStats' | 'gcStats' | 'stacks'>;
+
+/** debug_memStats, debug_gcStats, debug_stacks: they write nothing, so they may follow `debug` alone. */
+export function runtimeStatsMethods(stats: RuntimeStats): MethodTable {
+  const table: Record<string, MethodSpec> = {
+    debug_memStats: method([], () => stats.memStats()),
+    debug_gcStats: method([], () => stats.gcStats()),
+    debug_stacks: method([optional(string)], ([filter]) => stats.stacks(filter)),
+  };
+  return Object.freeze(table);
+}
+
+/** The methods that write profiles under `<home>/profiles/`: only behind json-rpc.enable-profiling. */
+export function profileFileMethods(profiler: Profiler): MethodTable {
   const table: Record<string, MethodSpec> = {
     debug_startCPUProfile: method([string], async ([file]) => {
       await profiler.startCpuProfile(file);
@@ -60,9 +77,11 @@ export function createProfilingMethods(profiler: Profiler): MethodTable {
       profiler.writeHeapSnapshot(file);
       return null;
     }),
-    debug_memStats: method([], () => profiler.memStats()),
-    debug_gcStats: method([], () => profiler.gcStats()),
-    debug_stacks: method([optional(string)], ([filter]) => profiler.stacks(filter)),
   };
   return Object.freeze(table);
+}
+
+/** Both tables: every profiling method behind the flag (node/run.ts's wiring until the reports follow `debug`). */
+export function createProfilingMethods(profiler: Profiler): MethodTable {
+  return Object.freeze({ ...profileFileMethods(profiler), ...runtimeStatsMethods(profiler) });
 }

@@ -10,7 +10,7 @@
  * The one timeout is the shutdown grace (`CHAIN_STOP_GRACE_MS`).
  */
 import type { Worker } from 'node:worker_threads';
-import { fromDomainErrorData, unavailable } from '../lib/errors.js';
+import { fromDomainErrorData, unavailable, unsupported } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AbciQueryRequest, AbciQueryResponse, RoundStepEvent } from '../types/cometbft.js';
 import type { CheckTxResult } from '../types/abci.js';
@@ -184,7 +184,8 @@ export class ChainClient implements DevChannel {
   /** miner_setEtherbase: the fee recipient of the next blocks (persisted by the chain thread) */
   async setCoinbase(address: Uint8Array): Promise<void> {
     const r = await this.ask((id) => ({ type: 'setCoinbase', id, address }));
-    if (!accepted(r.code)) throw new Error(`setCoinbase failed: ${r.log}`);
+    // refused only where the node does not offer it (under CometBFT blocks pay their proposer, docs/abci.md)
+    if (!accepted(r.code)) throw unsupported(r.log);
   }
 
   /** A dev operation (src/types/dev.ts, docs/dev-mode.md); a domain error (e.g. a backwards time) keeps its kind. */

@@ -14,7 +14,7 @@ import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine, genesisEngineOptions } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
-import { DomainError, domainErrorData, txRejected, unavailable } from '../lib/errors.js';
+import { DomainError, domainErrorData, txRejected, unavailable, unsupported } from '../lib/errors.js';
 import { CheckCode } from '../chain/checkcodes.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
@@ -259,7 +259,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     }
     if (m.type === 'dev') {
       // blocks, time and the pool belong to CometBFT in this mode (docs/dev-mode.md)
-      return send({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'dev controls are unavailable under CometBFT' } });
+      return send({ type: 'devReply', id: m.id, error: { kind: 'domain', error: domainErrorData(unsupported('dev controls are unavailable under CometBFT')) } });
     }
     if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m));
     answerCheck(m.id, async () => {

@@ -76,8 +76,9 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
   // debug_trace*: replays on a worker thread of their own (started at the first trace)
   const traces = new TraceService({ dbPath: d.dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: o.traceResultMaxSize });
   const subscriptions = createSubscriptionMethods(feed, { maxPerConnection: o.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
-  // debug profiling only behind its own flag (docs/compatibility.md); off, the methods do not exist
-  const profiler = o.enableProfiling ? new NodeProfiler(join(opts.home, PROFILES_DIR), log.child({ module: 'profiler' })) : undefined;
+  // the runtime reports (debug_memStats, debug_gcStats, debug_stacks) follow `debug`; the methods that write
+  // profile files exist only behind json-rpc.enable-profiling (docs/compatibility.md)
+  const profiler = new NodeProfiler(join(opts.home, PROFILES_DIR), log.child({ module: 'profiler' }));
   const modules: EvmApiModules = {
     reader,
     runs: new EvmRuns(reader, d.calls, traces),

@@ -15,6 +15,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { CometHttpRequest, CometHttpResponse, CometRpcHandler, CometWsPeer } from '../jsonrpc/transport.js';
+import { muxRedirect, MUX_REDIRECT_STATUS, MUX_REDIRECT_TEXT, type MuxRedirect } from './gopath.js';
 import { readBody } from './http.js';
 import { CLOSE_POLICY_VIOLATION, OutgoingBudget, OutgoingQueue, WS_READ_WAIT_MS } from './ws.js';
 import { closeGracefully, listen } from './listen.js';
@@ -90,8 +91,21 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
     res.writeHead(a.status, headers).end(a.body);
   }
 
+  /** ServeMux's answer to an unclean path (gopath.ts): CORS and X-Server-Time as on any answer */
+  function writeRedirect(req: IncomingMessage, res: ServerResponse, r: MuxRedirect): void {
+    const headers: Record<string, string | number> = { Location: r.location, 'X-Server-Time': Math.floor(Date.now() / 1000) };
+    const origin = corsOrigin(req);
+    if (origin !== undefined) {
+      headers['Access-Control-Allow-Origin'] = origin;
+      if (!corsAny) headers['Vary'] = 'Origin';
+    }
+    if (req.method === 'GET' || req.method === 'HEAD') headers['Content-Type'] = 'text/html; charset=utf-8';
+    const body = req.method === 'GET' ? r.body : '';
+    if (req.method !== 'HEAD') headers['Content-Length'] = Buffer.byteLength(body);
+    res.writeHead(MUX_REDIRECT_STATUS, MUX_REDIRECT_TEXT, headers).end(body);
+  }
+
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'OPTIONS' && opts.corsAllowedOrigins.length > 0) {
       const origin = corsOrigin(req);
       if (origin !== undefined) {
@@ -102,6 +116,10 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
       res.writeHead(204).end();
       return;
     }
+    // as Go's ServeMux: `//status`, `/./status` are redirected, not routed (a WHATWG URL would read `//status` as a host)
+    const redirect = muxRedirect(req.url ?? '/');
+    if (redirect !== undefined) return writeRedirect(req, res, redirect);
+    const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === WEBSOCKET_PATH) {
       // gorilla's Upgrade refuses a request that is not a WebSocket handshake
       res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end('Bad Request\n');
@@ -186,6 +204,15 @@ export function startCometServer(opts: CometServerOptions): Promise<CometServerH
   server.headersTimeout = READ_TIMEOUT_MS;
   server.requestTimeout = READ_TIMEOUT_MS;
   server.on('upgrade', (req, socket, head) => {
+    const redirect = muxRedirect(req.url ?? '/');
+    if (redirect !== undefined) {
+      const body = req.method === 'GET' ? redirect.body : '';
+      socket.end(
+        `HTTP/1.1 ${MUX_REDIRECT_STATUS} ${MUX_REDIRECT_TEXT}\r\nContent-Type: text/html; charset=utf-8\r\nLocation: ${redirect.location}\r\n` +
+          `X-Server-Time: ${Math.floor(Date.now() / 1000)}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname !== WEBSOCKET_PATH) {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');

@@ -5,7 +5,7 @@
  * and CosmJS's Comet38Client against CometBFT's own RPC finds the EVM tx through ferry's events.
  */
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Comet38Client } from '@cosmjs/tendermint-rpc';
@@ -28,7 +28,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devKeys } from '../helpers/accounts.js';
-import { CometNet, cometbftOrSkip, rpc } from '../helpers/cometnet.js';
+import { CometNet, assertEvmMatchesComet, cometbftOrSkip, rpc, type NetNode } from '../helpers/cometnet.js';
 import { EVM_CHAIN_ID } from '../helpers/node.js';
 import { verifyAccountProof, verifyStorageProof } from '../helpers/proof.js';
 import { compileToken, slotOf } from '../helpers/solc.js';
@@ -37,6 +37,32 @@ const comet = cometbftOrSkip();
 const POLL_MS = 100;
 const SUPPLY = 1_000n * 10n ** 18n;
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+/** how long a CometBFT may take to notice its application died and stop (docs/abci.md) */
+const COMET_EXIT_MS = 15_000;
+/** CometBFT's mempool limit set for the oversized-tx case: below ferry's own (so CometBFT refuses first) */
+const COMET_MAX_TX_BYTES = 2048;
+
+/** Surface A's error object for a call that must fail */
+async function rpcError(url: string, method: string, params: unknown[]): Promise<{ code: number; message: string }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as { result?: unknown; error?: { code: number; message: string } };
+  assert.ok(body.error, `${method} answered ${JSON.stringify(body.result)}, not an error`);
+  return { code: body.error.code, message: body.error.message };
+}
+
+/**
+ * Restarts only CometBFT (ferry keeps running) with `extra` appended to its config.toml for this run
+ * (`ferry testnet` writes no `[mempool]` table, so one can be appended).
+ */
+async function restartComet(node: NetNode, extra = ''): Promise<void> {
+  await node.comet.stop();
+  const file = join(node.cometHome, 'config', 'config.toml');
+  const base = readFileSync(file, 'utf8').split(EXTRA_MARK)[0]!;
+  writeFileSync(file, extra === '' ? base : `${base}${EXTRA_MARK}${extra}`);
+  node.comet.start();
+  await node.waitComet();
+}
+const EXTRA_MARK = '\n# --- added by abci-single.test.ts ---\n';
 
 describe('one CometBFT v0.38 + one ferry over ABCI', { skip: comet.skip }, () => {
   let net: CometNet;
@@ -149,6 +175,54 @@ describe('one CometBFT v0.38 + one ferry over ABCI', { skip: comet.skip }, () =>
     }
   });
 
+  it("CometBFT's own refusals map to geth's texts: already known, oversized data, cannot reach CometBFT", async () => {
+    const node = net.nodes[0]!;
+    const sender = new Wallet(keys[5]!, provider);
+    const to = Wallet.createRandom().address;
+    const raw = await sender.signTransaction({ to, value: 1n, nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
+    const hash = await provider.send('eth_sendRawTransaction', [raw]);
+    await provider.waitForTransaction(hash);
+    // CometBFT's cache still holds the tx: `tx already exists in cache`, before any CheckTx
+    assert.deepEqual(await rpcError(node.ethUrl, 'eth_sendRawTransaction', [raw]), { code: -32000, message: 'already known' });
+
+    assert.doesNotMatch(readFileSync(join(node.cometHome, 'config', 'config.toml'), 'utf8'), /^\[mempool\]/m);
+    await restartComet(node, `[mempool]\nmax_tx_bytes = ${COMET_MAX_TX_BYTES}\n`);
+    try {
+      const big = await sender.signTransaction({ to, data: '0x' + '01'.repeat(COMET_MAX_TX_BYTES), nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 200_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
+      // `tx too large` from CometBFT's mempool
+      assert.deepEqual(await rpcError(node.ethUrl, 'eth_sendRawTransaction', [big]), { code: -32000, message: 'oversized data' });
+    } finally {
+      await restartComet(node);
+    }
+
+    await node.comet.stop();
+    try {
+      const next = await sender.signTransaction({ to, value: 1n, nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
+      const err = await rpcError(node.ethUrl, 'eth_sendRawTransaction', [next]);
+      assert.equal(err.code, -32000);
+      assert.match(err.message, new RegExp(`^cannot reach CometBFT at ${node.cometUrl.replace(/\./g, '\\.')}: `));
+    } finally {
+      node.comet.start();
+      await node.waitComet();
+    }
+  });
+
+  it('miner_setEtherbase and the dev controls are refused under CometBFT (blocks pay their proposer; CometBFT makes them)', async () => {
+    const node = net.nodes[0]!;
+    await node.stop();
+    await node.start({ ferryArgs: ['--json-rpc.api', 'eth,net,web3,miner,evm', '--json-rpc.private-api-auth', 'false'] });
+    try {
+      assert.deepEqual(await rpcError(node.ethUrl, 'miner_setEtherbase', [Wallet.createRandom().address]), {
+        code: -32000,
+        message: 'miner_setEtherbase is unavailable under CometBFT: every block pays its proposer',
+      });
+      assert.deepEqual(await rpcError(node.ethUrl, 'evm_mine', []), { code: -32000, message: 'dev controls are unavailable under CometBFT' });
+    } finally {
+      await node.stop();
+      await node.start();
+    }
+  });
+
   it("crash recovery: an application behind CometBFT is replayed by the handshake to the same blocks", async () => {
     const node = net.nodes[0]!;
     await node.stop();
@@ -183,5 +257,32 @@ describe('one CometBFT v0.38 + one ferry over ABCI', { skip: comet.skip }, () =>
     assert.equal((await provider.getTransactionReceipt(tx.hash))!.blockHash, mined!.blockHash);
     const log = readFileSync(node.comet.logFile, 'utf8');
     assert.match(log, new RegExp(`ABCI Replay Blocks\\s+module=consensus appHeight=${behind} storeHeight=\\d+`), 'CometBFT replayed blocks to the application');
+  });
+  it('a crash inside Commit (test fault): CometBFT exits too, and its handshake replays exactly that block', async () => {
+    const node = net.nodes[0]!;
+    const tip = await node.height();
+    await node.stop();
+    const crashAt = tip + 8n;
+    node.ferry.start({ FERRY_TEST_HOOKS: '1', FERRY_TEST_FAULT: `crash-in-commit:${crashAt}` });
+    await node.waitFerry();
+    node.comet.start();
+    assert.ok(await node.ferry.exited(120_000), `ferry crashed in Commit of ${crashAt}\n${node.logs()}`);
+    assert.match(readFileSync(node.ferry.logFile, 'utf8'), new RegExp(`FERRY_TEST_FAULT: crash in Commit of height ${crashAt}: SIGKILL`));
+    // docs/abci.md: if ferry dies, CometBFT stops too (its ABCI connections fail)
+    assert.ok(await node.comet.exited(COMET_EXIT_MS), `CometBFT exits when its application dies\n${node.comet.logTail()}`);
+    await node.start();
+    await net.waitHeight(crashAt + 1n);
+    // the block store has crashAt, the application and CometBFT's state only crashAt - 1: the last block is replayed
+    const log = readFileSync(node.comet.logFile, 'utf8');
+    assert.match(log, new RegExp(`ABCI Replay Blocks\\s+module=consensus appHeight=${crashAt - 1n} storeHeight=${crashAt} stateHeight=${crashAt - 1n}`));
+    assert.match(log, /Replay last block using real app/);
+    await assertEvmMatchesComet(node, crashAt);
+  });
+
+  it('every height: the EVM block hash is the CometBFT block id and the state root the next header\'s app_hash', async () => {
+    const node = net.nodes[0]!;
+    const top = await node.height();
+    await net.waitHeight(top + 1n);
+    await assertEvmMatchesComet(node, top);
   });
 });

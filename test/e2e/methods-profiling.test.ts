@@ -1,5 +1,5 @@
 /**
- * The debug profiling methods: only with `--json-rpc.enable-profiling` (else they do not exist:
+ * The debug profiling methods: the file writers only with `--json-rpc.enable-profiling` (else they do not exist:
  * -32601, as geth answers a method it does not serve); files only under `<home>/profiles/`, never
  * where a client's path points; a CPU profile that parses as V8's `.cpuprofile` JSON, a heap
  * snapshot that parses as one; geth's errors for a second start and a stop without a start.
@@ -91,11 +91,20 @@ describe('debug profiling', () => {
     assert.match(stacks, /^thread main: /);
   });
 
-  it('without --json-rpc.enable-profiling the methods do not exist', async () => {
-    for (const m of ['debug_startCPUProfile', 'debug_stopCPUProfile', 'debug_cpuProfile', 'debug_writeMemProfile', 'debug_memStats', 'debug_gcStats', 'debug_stacks']) {
+  it('without --json-rpc.enable-profiling the methods that write files do not exist', async () => {
+    for (const m of ['debug_startCPUProfile', 'debug_stopCPUProfile', 'debug_cpuProfile', 'debug_writeMemProfile']) {
       const r = await rpc(off.url, m, []);
-      assert.equal(r.error?.code, -32601, m);
+      assert.deepEqual(r.error, { code: -32601, message: `the method ${m} does not exist/is not available` }, m);
     }
+    assert.equal(existsSync(join(off.home, 'profiles')), false);
+  });
+  it('the runtime reports write no file, so they follow `debug` alone, as in geth', async () => {
+    const mem = await rpc<Record<string, unknown>>(off.url, 'debug_memStats', []);
+    assert.equal(typeof mem.result?.heapUsed, 'number');
+    const gc = await rpc<Record<string, unknown>>(off.url, 'debug_gcStats', []);
+    assert.equal(typeof gc.result?.NumGC, 'number');
+    const stacks = await rpc<string>(off.url, 'debug_stacks', []);
+    assert.match(stacks.result ?? '', /^thread main: /);
     assert.equal(existsSync(join(off.home, 'profiles')), false);
   });
 });

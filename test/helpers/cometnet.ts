@@ -6,6 +6,7 @@
  * The cometbft binary: $FERRY_COMETBFT_BIN, then $(go env GOPATH)/bin/cometbft, then PATH. Without
  * one, `cometbftOrSkip` skips loudly — except under CI=true, where it fails.
  */
+import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -20,6 +21,12 @@ export function ferryNodeArgs(): string[] {
 
 const PORTS_PER_NODE = 10;
 const START_TIMEOUT_MS = 90_000;
+/** how long a process may take to exit after SIGTERM before it is killed */
+const STOP_TIMEOUT_MS = 20_000;
+/** lowest base port tried; the range up to the kernel's ephemeral ports is never handed out by it */
+const LOWEST_PORT = 10_000;
+/** Linux's default first ephemeral port, when /proc does not say */
+const DEFAULT_EPHEMERAL_LOW = 32_768;
 const POLL_MS = 100;
 const LOG_TAIL = 40;
 
@@ -63,10 +70,26 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** A base port whose next `count` ports are all free on 127.0.0.1. */
+/** The first port the kernel hands out for outgoing connections and `listen(0)` (Linux: ip_local_port_range). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > LOWEST_PORT ? low : DEFAULT_EPHEMERAL_LOW;
+  } catch {
+    return DEFAULT_EPHEMERAL_LOW;
+  }
+}
+
+/**
+ * A base port whose next `count` ports are all free on 127.0.0.1, below the ephemeral range: a port
+ * found free there cannot be taken before CometBFT binds it by an outgoing connection or another
+ * test's `listen(0)` (both draw from the ephemeral range).
+ */
 async function freeRange(count: number): Promise<number> {
+  const span = ephemeralLow() - count - LOWEST_PORT;
+  if (span <= 0) throw new Error(`no room for ${count} ports below the ephemeral range`);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 35_000);
+    const base = LOWEST_PORT + Math.floor(Math.random() * span);
     let ok = true;
     for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
     if (ok) return base;
@@ -110,10 +133,11 @@ class Proc {
     return this.child !== undefined;
   }
 
-  start(): void {
+  /** `env` and `extraArgs`: added to this process's environment and arguments for this run only */
+  start(env: Record<string, string> = {}, extraArgs: string[] = []): void {
     if (this.child) throw new Error(`${this.label} already running`);
     const fd = openSync(this.logFile, 'a');
-    const child = spawn(this.cmd, this.args, { stdio: ['ignore', fd, fd] });
+    const child = spawn(this.cmd, [...this.args, ...extraArgs], { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
     closeSync(fd);
     this.child = child;
     this.registry.add(child);
@@ -130,6 +154,16 @@ class Proc {
     if (!this.child) return;
     this.child.kill(signal);
     await this.exit;
+  }
+
+  /** SIGTERM, then SIGKILL when the process is still running after `ms`; true when SIGTERM sufficed */
+  async stop(ms = STOP_TIMEOUT_MS): Promise<boolean> {
+    if (!this.child) return true;
+    this.child.kill('SIGTERM');
+    if (await this.exited(ms)) return true;
+    process.stderr.write(`${this.label} did not exit ${ms} ms after SIGTERM: SIGKILL\n`);
+    await this.kill('SIGKILL');
+    return false;
   }
 
   /** resolves true when the process exits (by itself) within `ms`, false otherwise */
@@ -164,10 +198,13 @@ export class NetNode {
     this.comet = new Proc(`${name} cometbft`, join(dir, `${name}-cometbft.log`), cometBin, ['start', '--home', cometHome], registry);
   }
 
-  /** ferry first (CometBFT connects to its ABCI address at start-up), then CometBFT */
-  async start(): Promise<void> {
+  /**
+   * ferry first (CometBFT connects to its ABCI address at start-up), then CometBFT; `ferryEnv` and
+   * `ferryArgs` are added to ferry's environment and flags for this run (e.g. a test fault, docs/abci.md)
+   */
+  async start(o: { ferryEnv?: Record<string, string>; ferryArgs?: string[] } = {}): Promise<void> {
     if (!this.ferry.running) {
-      this.ferry.start();
+      this.ferry.start(o.ferryEnv, o.ferryArgs);
       await this.waitFerry();
     }
     if (!this.comet.running) {
@@ -215,13 +252,33 @@ export class NetNode {
     await this.ferry.kill('SIGKILL');
   }
 
+  /** CometBFT first (it holds ferry's ABCI connections), then ferry; each SIGTERM with a SIGKILL deadline */
   async stop(): Promise<void> {
-    await this.comet.kill('SIGTERM');
-    await this.ferry.kill('SIGTERM');
+    await this.comet.stop();
+    await this.ferry.stop();
   }
 
   logs(): string {
     return `${this.ferry.logTail()}\n${this.comet.logTail()}`;
+  }
+}
+
+/** `0x` + lower-case hex of CometBFT's upper-case hex */
+const evmHex = (h: string): string => '0x' + h.toLowerCase();
+
+/**
+ * The identities docs/abci.md promises, for every height 0..upTo of `node`: EVM block h's hash is
+ * CometBFT block h's id (h ≥ 1), and its state root is the `app_hash` of CometBFT header h+1.
+ */
+export async function assertEvmMatchesComet(node: NetNode, upTo: bigint): Promise<void> {
+  type CometBlock = { block_id: { hash: string }; block: { header: { app_hash: string } } };
+  let atH: CometBlock | undefined; // CometBFT block h (none at h = 0)
+  for (let h = 0n; h <= upTo; h++) {
+    const evm = await rpc<{ hash: string; stateRoot: string }>(node.ethUrl, 'eth_getBlockByNumber', ['0x' + h.toString(16), false]);
+    const following = await rpc<CometBlock>(node.cometUrl, 'block', { height: String(h + 1n) });
+    if (atH) assert.equal(evm.hash, evmHex(atH.block_id.hash), `${node.name}: EVM block ${h} hash = CometBFT block id ${h}`);
+    assert.equal(evm.stateRoot, evmHex(following.block.header.app_hash), `${node.name}: EVM block ${h} state root = app_hash of CometBFT header ${h + 1n}`);
+    atH = following;
   }
 }
 
