@@ -25,8 +25,11 @@
  * integer, normalised for forms such as `1e3` or `1.50`.
  */
 import { invalidArgument, resultTooLarge, type DomainError } from '../lib/errors.js';
-import { INTERNAL_ERROR_MESSAGE, JsonRpcCode, methodNotFound, toJsonRpcError, unauthorized, type JsonRpcErrorMap } from './errors.js';
+import { INTERNAL_ERROR_MESSAGE, JsonRpcCode, methodNotFound, REQUEST_TIMED_OUT_MESSAGE, toJsonRpcError, unauthorized, type JsonRpcErrorMap } from './errors.js';
 import type { CallContext, MethodSpec, MethodTable } from './types.js';
+
+/** what a handler's promise is rejected with when its answer is due first (answered -32002, geth's text) */
+const TIMED_OUT = Symbol('request timed out');
 
 export const JSONRPC_VERSION = '2.0';
 
@@ -159,6 +162,7 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   }
 
   function failure(id: Id | undefined, method: string, err: unknown): string | undefined {
+    if (err === TIMED_OUT) return id === undefined ? undefined : errorText(id, JsonRpcCode.timeout, REQUEST_TIMED_OUT_MESSAGE);
     const e = toJsonRpcError(err, (bug) => onInternalError(bug, method), errors);
     if (id === undefined) return undefined;
     try {
@@ -205,7 +209,10 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
       return failure(id, method, err);
     }
     if (result instanceof Promise) {
-      return result.then(
+      // a handler still working when its answer is due gets geth's timeout answer, so the client hears
+      // JSON before http-timeout cuts the connection (the handler's work is not cancelled by this)
+      const work = ctx.answerBy === undefined ? result : answerInTime(result, ctx.answerBy);
+      return work.then(
         (value) => {
           rec?.done(true, startMs);
           return success(id, method, value);
@@ -218,6 +225,16 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
     }
     rec?.done(true, startMs);
     return success(id, method, result);
+  }
+
+  function answerInTime(work: Promise<unknown>, answerBy: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const due = setTimeout(() => reject(TIMED_OUT), Math.max(0, answerBy - Date.now()));
+      work.then(
+        (v) => (clearTimeout(due), resolve(v)),
+        (e: unknown) => (clearTimeout(due), reject(e)),
+      );
+    });
   }
 
   async function handleBatch(items: unknown[], ctx: CallContext): Promise<string | undefined> {

@@ -23,9 +23,13 @@ export const JsonRpcCode = {
   methodNotFound: -32601,
   invalidParams: -32602,
   internal: -32603,
+  /** geth rpc/errors.go errcodeTimeout: the answer was due (http-timeout) before the handler had one */
+  timeout: -32002,
 } as const;
 
 export const INTERNAL_ERROR_MESSAGE = 'internal error';
+/** geth rpc/errors.go errMsgTimeout */
+export const REQUEST_TIMED_OUT_MESSAGE = 'request timed out';
 /** Answer of a private-namespace method called without a valid auth token. */
 export const UNAUTHORIZED_MESSAGE = 'unauthorized: this method requires a valid auth token';
 

@@ -39,6 +39,8 @@ function harness(over: Partial<Omit<DispatcherOptions, 'errors'>> = {}): Harness
         return ms;
       },
     },
+    // answers only after 5 s: far past the due time the timeout test gives it
+    eth_never: { params: [], handler: () => new Promise((r) => setTimeout(() => r('late'), 5000)) },
     eth_echoBool: { params: [bool], handler: ([b]: [boolean]) => b },
     eth_balance: { params: [address], handler: () => '0x0' },
     eth_void: { params: [], handler: () => undefined },
@@ -261,6 +263,19 @@ describe('dispatcher: error mapping', () => {
     let seen: unknown;
     assert.deepEqual(toJsonRpcError('str', (e) => (seen = e), evmErrors), { code: -32603, message: 'internal error' });
     assert.equal(seen, 'str');
+  });
+});
+
+describe('dispatcher: answers due by http-timeout', () => {
+  it("a handler still working when its answer is due gets geth's timeout answer (-32002), others in the batch theirs", async () => {
+    const h = harness();
+    const ctx: CallContext = { ...ANON, answerBy: Date.now() + 50 };
+    assert.deepEqual(await h.handle([req(1, 'eth_never'), req(2, 'eth_blockNumber')], ctx), [
+      err(1, -32002, 'request timed out'),
+      { jsonrpc: '2.0', id: 2, result: '0x10' },
+    ]);
+    // without a due time (WebSocket) nothing is cut: a finished handler answers as usual
+    assert.deepEqual(await h.handle(req(3, 'eth_async', ['0x1'])), { jsonrpc: '2.0', id: 3, result: 1 });
   });
 });
 
