@@ -8,7 +8,7 @@ import { attachConsoleLog } from '../evm/consolelog.js';
 import { getActivePrecompiles } from '@ethereumjs/evm';
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
-import { checksumAddress } from '../config/devaccounts.js';
+import { checksumAddress } from '../lib/address.js';
 import { formatDuration } from '../config/duration.js';
 import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';

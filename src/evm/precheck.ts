@@ -7,7 +7,7 @@
  * `maxPriorityFeePerGas` (each 0 when absent). When both are 0 the call runs without the base-fee check
  * (geth's NoBaseFee) and pays nothing for gas; the sender must still hold the call's value.
  */
-import { checksumAddress } from '../config/devaccounts.js';
+import { checksumAddress } from '../lib/address.js';
 import { txRejected } from '../lib/errors.js';
 
 /** EIP-3860: the largest init code a creation may carry. */

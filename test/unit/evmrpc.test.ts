@@ -21,7 +21,8 @@ import type {
 } from '../../src/evmrpc/backend.js';
 import { createEvmMethods, type EvmMethodsInfo } from '../../src/evmrpc/methods.js';
 import { formatDuration as goDuration } from '../../src/config/duration.js';
-import { checksumAddress, EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
+import { EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
+import { checksumAddress } from '../../src/lib/address.js';
 import { Lru } from '../../src/lib/lru.js';
 import type { Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../../src/types/chain.js';
 import { assertConforms, assertMatchesSchema, spec } from '../helpers/schema.js';

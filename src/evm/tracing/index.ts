@@ -8,7 +8,7 @@ import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../flatstate.js';
 import type { StateManagerInterface } from '@ethereumjs/common';
-import { checksumAddress } from '../../config/devaccounts.js';
+import { checksumAddress } from '../../lib/address.js';
 import type { At, BlockContext, EvmRunner } from '../runner.js';
 import type { SimCall } from '../simulate.js';
 import type { StateOverrides } from '../../types/query.js';
