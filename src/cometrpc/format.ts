@@ -28,6 +28,7 @@ import type {
   ValidatorUpdate,
   VoteEventData,
 } from './backend.js';
+import { PUBKEY_TYPE_ED25519 } from '../config/genesis.js';
 import { BlockIDFlag } from '../types/cometbft.js';
 import type {
   BlockIdJson,
@@ -64,7 +65,6 @@ import type {
  */
 export const COMETBFT_VERSION = '0.38.25';
 export const MONIKER = 'ferry';
-export const PUBKEY_ED25519 = 'tendermint/PubKeyEd25519';
 /** crypto/encoding's registered name of the ed25519 oneof (abci.ValidatorUpdate.pub_key) */
 export const PROTO_PUBKEY_ED25519 = 'tendermint.crypto.PublicKey_Ed25519';
 /** p2p channels of a CometBFT node: blocksync, consensus ×4, mempool, evidence, statesync ×2, pex */
@@ -72,14 +72,6 @@ export const NODE_CHANNELS = '40202122233038606100';
 export const P2P_PROTOCOL = '8';
 /** the zero time.Time */
 export const ZERO_TIME_TEXT = '0001-01-01T00:00:00Z';
-
-/** ConsensusParams other than block size/gas: CometBFT's defaults, which ferry does not change. */
-export const FIXED_PARAMS = {
-  evidence: { max_age_num_blocks: '100000', max_age_duration: '172800000000000', max_bytes: '1048576' },
-  validator: { pub_key_types: ['ed25519'] },
-  version: { app: '0' },
-  abci: { vote_extensions_enable_height: '0' },
-} as const;
 
 export const hexUpper = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
 export const base64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
@@ -231,7 +223,7 @@ export function blockMetaJson(rec: CometBlockRecord): BlockMetaJson {
 }
 
 export function pubKeyJson(pubKey: Uint8Array): PubKeyJson {
-  return { type: PUBKEY_ED25519, value: base64(pubKey) };
+  return { type: PUBKEY_TYPE_ED25519, value: base64(pubKey) };
 }
 
 /**
