@@ -110,6 +110,29 @@ export function hexToBytes(hex: string): Uint8Array {
   return out;
 }
 
+/** Go's `strconv.IsPrint` for a code point below 0x100 (what `%#U` quotes). */
+function goPrintableLatin1(c: number): boolean {
+  return (c >= 0x20 && c <= 0x7e) || (c >= 0xa1 && c <= 0xff && c !== 0xad);
+}
+
+/**
+ * Go's `encoding/hex.DecodeString` (hex without a prefix), with its error texts (go src/encoding/hex/hex.go):
+ * the first byte, of the string's UTF-8, that is no hex digit is `encoding/hex: invalid byte: U+00XX 'c'`
+ * (Go's `%#U` of the byte, the quoted char only when printable); then an odd length is
+ * `encoding/hex: odd length hex string`. `fail` builds the thrown error from that text.
+ */
+export function decodeGoHex(s: string, fail: (text: string) => Error = invalidArgument): Uint8Array {
+  const bytes = Buffer.from(s, 'utf8');
+  for (const b of bytes) {
+    const digit = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+    if (digit) continue;
+    const code = 'U+' + b.toString(16).toUpperCase().padStart(4, '0');
+    throw fail(`encoding/hex: invalid byte: ${goPrintableLatin1(b) ? `${code} '${String.fromCharCode(b)}'` : code}`);
+  }
+  if (bytes.length % 2 !== 0) throw fail('encoding/hex: odd length hex string');
+  return hexToBytes(s);
+}
+
 /** Checks prefix and digits of a wire quantity; returns the digit count. */
 function checkQuantity(v: unknown, index: number, goType: string): number {
   if (typeof v !== 'string') throw hexError(index, NON_STRING, goType);

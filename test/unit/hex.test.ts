@@ -4,6 +4,7 @@ import { bigIntToBytes, bytesToBigInt, compareBytes, concatBytes, equalBytes } f
 import { DomainError } from '../../src/lib/errors.js';
 import {
   bytesToHex,
+  decodeGoHex,
   hexToBytes,
   parseData,
   parseQuantity,
@@ -201,5 +202,23 @@ describe('bytes helpers', () => {
     assert.equal(bytesToBigInt(new Uint8Array([0, 0, 1, 0])), 256n);
     const max = (1n << 256n) - 1n;
     assert.equal(bytesToBigInt(bigIntToBytes(max, 32)), max);
+  });
+});
+
+describe("decodeGoHex: Go's encoding/hex.DecodeString", () => {
+  it('decodes upper and lower case digits without a prefix', () => {
+    assert.deepEqual(decodeGoHex('0aFf'), new Uint8Array([0x0a, 0xff]));
+    assert.deepEqual(decodeGoHex(''), new Uint8Array([]));
+  });
+  it("names the first bad byte of the UTF-8 as Go's %#U does, before an odd length", () => {
+    rejects(() => decodeGoHex('0x0a'), "encoding/hex: invalid byte: U+0078 'x'");
+    rejects(() => decodeGoHex('0g1'), "encoding/hex: invalid byte: U+0067 'g'");
+    rejects(() => decodeGoHex('abc'), 'encoding/hex: odd length hex string');
+    // a control byte is not quoted; a non-ASCII char is its first UTF-8 byte (é = c3 a9)
+    rejects(() => decodeGoHex('a\n'), 'encoding/hex: invalid byte: U+000A');
+    rejects(() => decodeGoHex('\u00e9'), "encoding/hex: invalid byte: U+00C3 '\u00c3'");
+  });
+  it('throws the error the caller builds from the text', () => {
+    assert.throws(() => decodeGoHex('zz', (t) => new RangeError('x: ' + t)), { name: 'RangeError', message: "x: encoding/hex: invalid byte: U+007A 'z'" });
   });
 });
