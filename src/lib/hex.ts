@@ -1,5 +1,6 @@
 /**
- * Strict hex codecs for SPEC.md's encodings (Quantity and Data).
+ * Strict hex codecs for the JSON-RPC encodings Quantity and Data (execution-apis base types; geth
+ * common/hexutil).
  *
  * Encoders (`toQuantity`, `toData`, `bytesToHex`) and the trusted decoder `hexToBytes` are for
  * internal use. The strict parsers (`parseQuantity`, `parseQuantityNumber`, `parseData`) are for

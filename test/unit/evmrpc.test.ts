@@ -855,7 +855,7 @@ describe('evmrpc: eth_getLogs', () => {
     assert.equal(((await ok('eth_getLogs', [{ fromBlock: '0x0', topics: [[H(TOPIC_C), H(TOPIC_A)]] }])) as unknown[]).length, 3);
     await ok('eth_getLogs', [{ fromBlock: '0x0', topics: [[H(TOPIC_C), null], [], null] }]);
     assert.deepEqual((backend.callsOf('getLogs').at(-1)![1] as LogQuery).topics, [null, null, null]);
-    // EIP-234, with SPEC.md's `blockhash` spelling
+    // EIP-234, with the lower-case `blockhash` spelling
     const byHash = (await ok('eth_getLogs', [{ blockhash: H(h32(0xb1)) }])) as unknown[];
     assert.equal(byHash.length, 2);
     assert.deepEqual(backend.callsOf('getLogs').at(-1)![1], { fromBlock: 1n, toBlock: 1n, addresses: [], topics: [] });

@@ -63,7 +63,7 @@ describe('parseQuantity', () => {
     assert.equal(parseQuantity('0X1f', 0), 31n);
     assert.equal(parseQuantity('0x' + 'f'.repeat(64), 0), (1n << 256n) - 1n);
   });
-  it('rejects every bad form SPEC.md names, with geth texts naming the argument', () => {
+  it('rejects every bad form of geth common/hexutil, with its texts naming the argument', () => {
     rejects(() => parseQuantity('0x', 0), 'invalid argument 0: hex string "0x"');
     rejects(() => parseQuantity('0x0400', 1), 'invalid argument 1: hex number with leading zero digits');
     rejects(() => parseQuantity('0x00', 0), 'invalid argument 0: hex number with leading zero digits');
