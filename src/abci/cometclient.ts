@@ -5,6 +5,7 @@
  */
 import { formatHostPort, parseLaddr } from '../config/address.js';
 import { txRejected, type TxRejectReason } from '../lib/errors.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** How long a broadcast may take before the caller gets an error. */
 export const BROADCAST_TIMEOUT_MS = 10_000;
@@ -19,8 +20,8 @@ export interface BroadcastResult {
 /** CometBFT mempool errors (JSON-RPC `error.data`) → why the tx was refused, in geth's text. */
 const MEMPOOL_ERRORS: readonly [RegExp, TxRejectReason, string][] = [
   [/tx already exists in cache/, 'known', 'already known'],
-  [/mempool is full/, 'poolFull', 'txpool is full'],
-  [/tx too large/, 'decode', 'oversized data'],
+  [/mempool is full/, 'poolFull', GethText.txpoolFull],
+  [/tx too large/, 'decode', GethText.oversizedData],
 ];
 
 export class CometRpcError extends Error {}
