@@ -84,7 +84,7 @@ export interface Subscription {
 }
 
 /** `type.key → values` of ABCI events (validateAndStringifyEvents: empty types/keys skipped). */
-export function stringifyEvents(events: readonly AbciEvent[], into = new Map<string, string[]>()): Map<string, string[]> {
+function stringifyEvents(events: readonly AbciEvent[], into = new Map<string, string[]>()): Map<string, string[]> {
   for (const e of events) {
     if (e.type === '') continue;
     for (const a of e.attributes) {

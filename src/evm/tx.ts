@@ -104,7 +104,7 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   return { tx, evm: toEvmTx(tx, from, raw) };
 }
 
-export function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx {
+function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx {
   const t = tx as TypedTransaction & {
     gasPrice?: bigint;
     maxFeePerGas?: bigint;

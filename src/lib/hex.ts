@@ -77,7 +77,7 @@ export function typeMismatch(index: number, kind: string, goType: string): Domai
  * `json: cannot unmarshal <reason> into Go struct field TransactionArgs.value of type *hexutil.Big`;
  * a value that is not a string is a type mismatch.
  */
-export function hexError(index: number, reason: string, goType: string): DomainError<'invalidArgument'> {
+function hexError(index: number, reason: string, goType: string): DomainError<'invalidArgument'> {
   return reason === NON_STRING ? typeMismatch(index, NON_STRING, goType) : argumentError(index, reason, { hexDecode: true });
 }
 

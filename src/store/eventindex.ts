@@ -122,7 +122,7 @@ function indexedPairs(e: IndexedEvent, extraPrefix?: string): [string, string][]
 }
 
 /** `begin_block` / `end_block` for an event with `mode=BeginBlock|EndBlock`, else undefined. */
-export function phaseOf(e: IndexedEvent): string | undefined {
+function phaseOf(e: IndexedEvent): string | undefined {
   const mode = e.attributes.find((a) => a.key === MODE_ATTRIBUTE)?.value;
   return mode === undefined ? undefined : PHASE_PREFIX[mode];
 }

@@ -28,7 +28,7 @@ export const NODE_KEY_FILE = 'node_key.json';
 export const PRIV_VALIDATOR_STATE_FILE = 'priv_validator_state.json';
 
 /** A key file that cannot be used: `corrupt`, the message names the file and the field. */
-export function keyFileError(file: string, field: string, problem: string): DomainError<'corrupt'> {
+function keyFileError(file: string, field: string, problem: string): DomainError<'corrupt'> {
   return corrupt(`${file}: ${field}: ${problem}`);
 }
 
