@@ -12,4 +12,8 @@ export const GethText = {
   headerNotFound: 'header not found',
   txpoolFull: 'txpool is full',
   oversizedData: 'oversized data',
+  /** eth/tracers/api.go */
+  genesisNotTraceable: 'genesis is not traceable',
+  /** eth/filters/api.go errInvalidBlockRange */
+  invalidBlockRange: 'invalid block range params',
 } as const;
