@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../lib/log.js';
-import { ADDRESS_LENGTH, isValidPrivateKey, privateKeyToAddress, signHash, type Signature } from './crypto.js';
+import { ADDRESS_LENGTH, checkPrivateKey, isValidPrivateKey, privateKeyToAddress, signHash, type Signature } from './crypto.js';
 import { STANDARD_SCRYPT, decryptKey, encryptKey, parseKeyFile, type KeyFileJson, type ScryptParams } from './v3.js';
 
 /** personal_unlockAccount's duration when none is given (docs/accounts-and-auth.md) */
@@ -203,7 +203,7 @@ export class KeyStore {
 
   /** personal_importRawKey: stores `key` encrypted with the passphrase. */
   async importKey(key: Uint8Array, passphrase: string): Promise<Uint8Array> {
-    if (!isValidPrivateKey(key)) throw invalidRequest('invalid private key');
+    checkPrivateKey(key);
     const address = privateKeyToAddress(key);
     if (this.find(address)) throw invalidRequest(KeystoreErrors.exists);
     const json = await encryptKey(key, passphrase, this.scryptParams);
