@@ -5,6 +5,7 @@
  */
 import { formatHostPort, parseLaddr } from '../config/address.js';
 import { txRejected, type TxRejectReason } from '../lib/errors.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** How long a broadcast may take before the caller gets an error. */
 export const BROADCAST_TIMEOUT_MS = 10_000;
@@ -23,8 +24,8 @@ export interface BroadcastResult {
  */
 const MEMPOOL_ERRORS: readonly [RegExp, TxRejectReason, string][] = [
   [/tx already exists in cache/i, 'known', 'already known'],
-  [/mempool is full/i, 'poolFull', 'txpool is full'],
-  [/tx too large/i, 'decode', 'oversized data'],
+  [/mempool is full/i, 'poolFull', GethText.txpoolFull],
+  [/tx too large/i, 'decode', GethText.oversizedData],
 ];
 
 export class CometRpcError extends Error {}

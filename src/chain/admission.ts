@@ -10,7 +10,7 @@
  */
 import type { Account } from '@ethereumjs/util';
 import type { Common } from '@ethereumjs/common';
-import { checksumAddress } from '../config/devaccounts.js';
+import { checksumAddress } from '../lib/address.js';
 import type { MempoolOptions } from '../config/options.js';
 import { decodeTx, feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
 import { txRejected, type DomainError } from '../lib/errors.js';

@@ -23,6 +23,7 @@ import type { CallOrigin, CallRequest, SimulatorPort } from './simulator.js';
 import { senderOfNative, signedRaw, type Signed } from './txdecode.js';
 import { CheatOverlay } from './cheats.js';
 import type { StateAccount } from '../types/cheats.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** eth_maxPriorityFeePerGas suggestion (1 gwei, like geth/Anvil dev defaults). */
 export const SUGGESTED_TIP = 1_000_000_000n;
@@ -190,7 +191,7 @@ export class ChainReader {
 
   private root(n: bigint): Uint8Array {
     const b = this.blockByNumber(n);
-    if (!b) throw notFound('header not found');
+    if (!b) throw notFound(GethText.headerNotFound);
     return b.header.stateRoot;
   }
 

@@ -8,7 +8,7 @@ import { attachConsoleLog } from '../evm/consolelog.js';
 import { getActivePrecompiles } from '@ethereumjs/evm';
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
-import { checksumAddress } from '../config/devaccounts.js';
+import { checksumAddress } from '../lib/address.js';
 import { formatDuration } from '../config/duration.js';
 import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
@@ -26,6 +26,7 @@ import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/chain.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
@@ -134,7 +135,7 @@ export class Simulator {
 
   private header(n: bigint) {
     const b = this.store.evmBlock(n);
-    if (!b) throw notFound('header not found');
+    if (!b) throw notFound(GethText.headerNotFound);
     return b.header;
   }
 

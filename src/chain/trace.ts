@@ -39,6 +39,7 @@ import { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
 import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
 import { appliedCheats, CheatOverlay } from './cheats.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** trace requests waiting for the worker; more are refused */
 export const MAX_QUEUED_TRACES = 64;
@@ -311,7 +312,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
   let engine = await makeEngine();
 
   const blockAt = (height: bigint) => {
-    if (height === 0n) throw new TraceError('genesis is not traceable');
+    if (height === 0n) throw new TraceError(GethText.genesisNotTraceable);
     const block = store.evmBlock(height);
     const parent = store.evmBlock(height - 1n);
     if (!block || !parent) throw new TraceError(`block #${height} not found`);

@@ -8,6 +8,7 @@ import { txRejected } from '../lib/errors.js';
 import type { DecodedTx } from '../evm/tx.js';
 import { effectiveTip, feeCap, tipCap } from '../evm/tx.js';
 import type { EvmTx } from '../types/chain.js';
+import { GethText } from '../lib/gethtexts.js';
 
 export interface PoolEntry {
   decoded: DecodedTx;
@@ -92,11 +93,11 @@ export class TxPool {
       let queued = 0;
       const end = acct.pendingEnd();
       for (const n of acct.txs.keys()) if (n > end) queued++;
-      if (queued >= this.limits.accountQueue) throw txRejected('poolFull', 'txpool is full');
+      if (queued >= this.limits.accountQueue) throw txRejected('poolFull', GethText.txpoolFull);
     }
     if (!old && this.byHash.size >= this.limits.size) {
       const victim = this.cheapest(baseFee);
-      if (!victim || effectiveTip(victim.decoded.evm, baseFee) >= effectiveTip(tx, baseFee)) throw txRejected('poolFull', 'txpool is full');
+      if (!victim || effectiveTip(victim.decoded.evm, baseFee) >= effectiveTip(tx, baseFee)) throw txRejected('poolFull', GethText.txpoolFull);
       this.remove(victim.decoded.evm);
       removed.push(victim.decoded.evm);
     }

@@ -112,7 +112,7 @@ export function errorText(id: Id | undefined, code: number, message: string, dat
 /** an answer carrying a mapped error */
 export const wireErrorText = (id: Id | undefined, e: CometWireError): string => errorText(id, e.code, e.message, e.data);
 
-export function successText(id: Id | undefined, resultJson: string): string {
+function successText(id: Id | undefined, resultJson: string): string {
   return `{"jsonrpc":"${JSONRPC_VERSION}",${idPart(id)}"result":${resultJson}}`;
 }
 

@@ -31,6 +31,8 @@ import { createHash } from 'node:crypto';
 
 /** CometBFT's maxQueryLength (subscribe and tx_search) */
 export const MAX_QUERY_LENGTH = 512;
+/** CometBFT's text for a query over MAX_QUERY_LENGTH (rpc/core/events.go, tx.go) */
+export const QUERY_TOO_LONG = 'maximum query length exceeded';
 export const EVENT_TYPE_KEY = 'tm.event';
 /** the height key of a Tx event */
 export const TX_HEIGHT_KEY = 'tx.height';
@@ -82,7 +84,7 @@ export interface Subscription {
 }
 
 /** `type.key → values` of ABCI events (validateAndStringifyEvents: empty types/keys skipped). */
-export function stringifyEvents(events: readonly AbciEvent[], into = new Map<string, string[]>()): Map<string, string[]> {
+function stringifyEvents(events: readonly AbciEvent[], into = new Map<string, string[]>()): Map<string, string[]> {
   for (const e of events) {
     if (e.type === '') continue;
     for (const a of e.attributes) {
@@ -163,7 +165,7 @@ export class EventBus {
     if (this.numClientSubscriptions(clientId) >= this.limits.maxPerClient) {
       throw limitExceeded(`max_subscriptions_per_client ${this.limits.maxPerClient} reached`);
     }
-    if (queryText.length > MAX_QUERY_LENGTH) throw limitExceeded('maximum query length exceeded');
+    if (queryText.length > MAX_QUERY_LENGTH) throw limitExceeded(QUERY_TOO_LONG);
     const query = parsed(queryText);
     const key = queryString(query.query);
     if (this.clients.get(clientId)?.has(key)) throw invalidRequest('already subscribed');

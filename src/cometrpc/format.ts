@@ -28,6 +28,7 @@ import type {
   ValidatorUpdate,
   VoteEventData,
 } from './backend.js';
+import { PUBKEY_TYPE_ED25519 } from '../config/genesis.js';
 import { BlockIDFlag } from '../types/cometbft.js';
 import type {
   BlockIdJson,
@@ -64,22 +65,11 @@ import type {
  */
 export const COMETBFT_VERSION = '0.38.25';
 export const MONIKER = 'ferry';
-export const PUBKEY_ED25519 = 'tendermint/PubKeyEd25519';
 /** crypto/encoding's registered name of the ed25519 oneof (abci.ValidatorUpdate.pub_key) */
 export const PROTO_PUBKEY_ED25519 = 'tendermint.crypto.PublicKey_Ed25519';
 /** p2p channels of a CometBFT node: blocksync, consensus ×4, mempool, evidence, statesync ×2, pex */
 export const NODE_CHANNELS = '40202122233038606100';
 export const P2P_PROTOCOL = '8';
-/** the zero time.Time */
-export const ZERO_TIME_TEXT = '0001-01-01T00:00:00Z';
-
-/** ConsensusParams other than block size/gas: CometBFT's defaults, which ferry does not change. */
-export const FIXED_PARAMS = {
-  evidence: { max_age_num_blocks: '100000', max_age_duration: '172800000000000', max_bytes: '1048576' },
-  validator: { pub_key_types: ['ed25519'] },
-  version: { app: '0' },
-  abci: { vote_extensions_enable_height: '0' },
-} as const;
 
 export const hexUpper = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
 export const base64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
@@ -133,7 +123,7 @@ export function headerJson(h: Header): HeaderJson {
   };
 }
 
-export function commitSigJson(s: CommitSig): CommitSigJson {
+function commitSigJson(s: CommitSig): CommitSigJson {
   return {
     block_id_flag: s.blockIdFlag,
     validator_address: hexUpper(s.validatorAddress),
@@ -170,7 +160,7 @@ function fixed2(x: number): string {
 }
 
 /** VoteSet.bitArrayString: `BA{4:xx_x} 30/40 = 0.75` (who voted, power voted / total power) */
-export function voteBitArrayString(voted: readonly boolean[], votedPower: bigint, totalPower: bigint): string {
+function voteBitArrayString(voted: readonly boolean[], votedPower: bigint, totalPower: bigint): string {
   const bits = voted.map((v) => (v ? 'x' : '_')).join('');
   return `BA{${voted.length}:${bits}} ${votedPower}/${totalPower} = ${fixed2(Number(votedPower) / Number(totalPower))}`;
 }
@@ -179,7 +169,7 @@ export function voteBitArrayString(voted: readonly boolean[], votedPower: bigint
  * Vote.String() of the precommit a commit signature stands for (Commit.GetVote: a nil vote has an
  * empty block id; ferry's votes carry no extension): `Vote{0:ABCDEF012345 7/00/SIGNED_MSG_TYPE_PRECOMMIT(Precommit) <block> <sig> 000000000000 @ <time>}`.
  */
-export function commitVoteString(c: Commit, index: number): string {
+function commitVoteString(c: Commit, index: number): string {
   const sig = c.signatures[index]!;
   if (sig.blockIdFlag === BlockIDFlag.absent) return NIL_VOTE;
   const blockHash = sig.blockIdFlag === BlockIDFlag.commit ? c.blockId.hash : new Uint8Array();
@@ -231,7 +221,7 @@ export function blockMetaJson(rec: CometBlockRecord): BlockMetaJson {
 }
 
 export function pubKeyJson(pubKey: Uint8Array): PubKeyJson {
-  return { type: PUBKEY_ED25519, value: base64(pubKey) };
+  return { type: PUBKEY_TYPE_ED25519, value: base64(pubKey) };
 }
 
 /**
@@ -243,7 +233,7 @@ export function validatorJson(v: Validator): ValidatorJson {
 }
 
 /** abci.AbciEventAttribute (jsonpb: every field present) */
-export function attributeJson(a: AbciEventAttribute): EventAttributeJson {
+function attributeJson(a: AbciEventAttribute): EventAttributeJson {
   return { key: a.key, value: a.value, index: a.index };
 }
 
@@ -290,7 +280,7 @@ export const EMPTY_EXEC_TX_RESULT: ExecTxResult = Object.freeze({
 });
 
 /** abci.ValidatorUpdate under libs/json: the key is a proto oneof */
-export function validatorUpdateJson(u: ValidatorUpdate): ValidatorUpdateJson {
+function validatorUpdateJson(u: ValidatorUpdate): ValidatorUpdateJson {
   return { pub_key: { Sum: { type: PROTO_PUBKEY_ED25519, value: { ed25519: base64(u.pubKey) } } }, power: str(u.power) };
 }
 
@@ -319,7 +309,7 @@ export function finalizeBlockJson(r: FinalizeBlockResponse): FinalizeBlockJson {
 }
 
 /** types.TxProof; `aunts` is written even when empty (CosmJS requires the array) */
-export function txProofJson(p: TxProof): TxProofJson {
+function txProofJson(p: TxProof): TxProofJson {
   return {
     root_hash: hexUpper(p.rootHash),
     data: base64(p.data),
@@ -371,7 +361,7 @@ export function queryJson(r: AbciQueryResponse): QueryJson {
   };
 }
 
-export function voteJson(v: VoteEventData): VoteJson {
+function voteJson(v: VoteEventData): VoteJson {
   return {
     type: v.type,
     height: str(v.height),

@@ -8,6 +8,7 @@
  * bytes `0x…` hex or a quoted string's own bytes.
  */
 import { DomainError } from '../lib/errors.js';
+import { decodeGoHex } from '../lib/hex.js';
 import { jsonText } from '../lib/jsontext.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
 
@@ -21,6 +22,8 @@ export class ParamError extends DomainError<'invalidArgument'> {
     this.name = 'ParamError';
   }
 }
+
+const paramError = (text: string): ParamError => new ParamError(text);
 
 export type ParamKind = 'int64' | 'int' | 'uint' | 'bool' | 'string' | 'bytes' | 'hexbytes' | 'evidence';
 
@@ -90,18 +93,6 @@ function parseJsonText(text: string): unknown {
   const err = goJsonError(text);
   if (err !== undefined) throw new ParamError(err);
   return JSON.parse(text);
-}
-
-/** Go's encoding/hex.DecodeString with its error texts. */
-export function decodeHexGo(s: string): Uint8Array {
-  for (let i = 0; i < s.length; i++) {
-    if (!/[0-9a-fA-F]/.test(s[i]!)) {
-      const cp = s.codePointAt(i)!;
-      throw new ParamError(`encoding/hex: invalid byte: U+${cp.toString(16).toUpperCase().padStart(4, '0')} '${String.fromCodePoint(cp)}'`);
-    }
-  }
-  if (s.length % 2 !== 0) throw new ParamError('encoding/hex: odd length hex string');
-  return new Uint8Array(Buffer.from(s, 'hex'));
 }
 
 function decodeBase64Go(s: string): Uint8Array {
@@ -214,7 +205,7 @@ export function stringParam(name: string): CometParam<string> {
     optional: true,
     decode: (v) => (v === undefined || v === null ? '' : stringFromJson(v)),
     fromUri: (t) => {
-      if (t.toLowerCase().startsWith('0x')) return Buffer.from(decodeHexGo(t.slice(2))).toString('utf8');
+      if (t.toLowerCase().startsWith('0x')) return Buffer.from(decodeGoHex(t.slice(2), paramError)).toString('utf8');
       return stringFromJson(parseJsonText(t));
     },
   };
@@ -222,7 +213,7 @@ export function stringParam(name: string): CometParam<string> {
 
 /** bytes from a URI argument: `0x…` hex, or a quoted string's own bytes, else `other(text)` */
 function bytesFromUri(t: string, other: (t: string) => Uint8Array): Uint8Array {
-  if (t.toLowerCase().startsWith('0x')) return decodeHexGo(t.slice(2));
+  if (t.toLowerCase().startsWith('0x')) return decodeGoHex(t.slice(2), paramError);
   if (t.length >= 2 && t.startsWith('"') && t.endsWith('"')) {
     const s = parseJsonText(t);
     if (typeof s !== 'string') throw cannot(s, 'string');
@@ -249,7 +240,7 @@ export function bytesParam(name: string): CometParam<Uint8Array> {
 
 function hexBytesFromJson(v: unknown): Uint8Array {
   if (typeof v !== 'string') throw new ParamError(`invalid hex string: ${jsonText(v)}`);
-  return decodeHexGo(v);
+  return decodeGoHex(v, paramError);
 }
 
 /** `bytes.HexBytes` (hex without 0x in JSON-RPC) */

@@ -56,14 +56,3 @@ export function addressOfPrivateKey(privateKey: Uint8Array): Uint8Array {
   return keccak_256(pub.subarray(1)).subarray(12);
 }
 
-/** EIP-55 mixed-case checksum form of a 20-byte address. */
-export function checksumAddress(address: Uint8Array): string {
-  const hex = Buffer.from(address).toString('hex');
-  const hash = keccak_256(new TextEncoder().encode(hex));
-  let out = '0x';
-  for (let i = 0; i < hex.length; i++) {
-    const nibble = (hash[i >> 1]! >> (i % 2 === 0 ? 4 : 0)) & 0xf;
-    out += nibble >= 8 ? hex[i]!.toUpperCase() : hex[i]!;
-  }
-  return out;
-}

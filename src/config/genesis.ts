@@ -68,11 +68,13 @@ export const MAX_BLOCK_MAX_BYTES = 104_857_600n;
 export const MAX_CHAIN_ID_LENGTH = 50;
 export const DEV_VALIDATOR_POWER = 10n;
 export const DEV_VALIDATOR_NAME = 'ferry';
+/** amino JSON name of an ed25519 public key (genesis validators, priv_validator_key.json, /validators) */
 export const PUBKEY_TYPE_ED25519 = 'tendermint/PubKeyEd25519';
 
 /**
- * The consensus params ferry supports besides `block`, as CometBFT writes them in genesis.json and
- * /consensus_params (a genesis naming other values is rejected).
+ * The consensus params ferry supports besides `block`: CometBFT's defaults, which ferry does not
+ * change, as CometBFT writes them in genesis.json and /consensus_params (a genesis naming other
+ * values is rejected).
  */
 export const FIXED_CONSENSUS_PARAMS = {
   evidence: { max_age_num_blocks: '100000', max_age_duration: '172800000000000', max_bytes: '1048576' },

@@ -5,8 +5,6 @@ import { availableParallelism } from 'node:os';
  */
 
 export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'trace', 'ots', 'erigon', 'miner', 'txpool', 'personal', 'evm', 'anvil', 'hardhat'] as const;
-/** the dev-node namespaces (docs/dev-mode.md): opt-in, on with `ferry dev` */
-export const DEV_NAMESPACES: readonly Namespace[] = ['evm', 'anvil', 'hardhat'];
 export type Namespace = (typeof NAMESPACES)[number];
 
 export interface JsonRpcOptions {

@@ -89,7 +89,7 @@ export interface EngineHooks {
  * `ValidatorSet.UpdateWithChangeSet` for ed25519 keys: power 0 removes, otherwise sets the power;
  * returns the new set in canonical order. `own` (the address this engine signs with) is never removed.
  */
-export function applyValidatorUpdates(set: readonly Validator[], updates: readonly ValidatorUpdate[], own: Uint8Array, log: Logger): Validator[] {
+function applyValidatorUpdates(set: readonly Validator[], updates: readonly ValidatorUpdate[], own: Uint8Array, log: Logger): Validator[] {
   const byAddr = new Map(set.map((v) => [Buffer.from(v.address).toString('hex'), v]));
   for (const u of updates) {
     const address = pubKeyAddress(u.pubKey);

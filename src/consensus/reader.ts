@@ -13,6 +13,7 @@
  * - only attributes marked `index:true` are searchable.
  */
 import { invalidArgument } from '../lib/errors.js';
+import { decodeGoHex } from '../lib/hex.js';
 import {
   Token,
   compareDecimal,
@@ -34,19 +35,6 @@ export const TX_HEIGHT_KEY = 'tx.height';
 export const BLOCK_HEIGHT_KEY = 'block.height';
 /** Bound of the native mempool mirror (the pool itself is bounded; this guards against lost removals). */
 export const MEMPOOL_MIRROR_MAX = 50_000;
-
-/** Go's encoding/hex.DecodeString, with its error texts (invalidArgument). */
-function decodeHex(s: string): Uint8Array {
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (!/[0-9a-fA-F]/.test(c)) {
-      const cp = c.codePointAt(0)!;
-      throw invalidArgument(`encoding/hex: invalid byte: U+${cp.toString(16).toUpperCase().padStart(4, '0')} '${c}'`);
-    }
-  }
-  if (s.length % 2 !== 0) throw invalidArgument('encoding/hex: odd length hex string');
-  return new Uint8Array(Buffer.from(s, 'hex'));
-}
 
 interface Bound {
   value: Decimal | undefined;
@@ -266,7 +254,7 @@ export class ConsensusReader {
     if (hashCond) {
       let hash: Uint8Array;
       try {
-        hash = decodeHex(hashCond.arg?.text ?? '');
+        hash = decodeGoHex(hashCond.arg?.text ?? '');
       } catch (e) {
         throw invalidArgument(`error during searching for a hash in the query: ${(e as Error).message}`);
       }

@@ -89,7 +89,7 @@ const ORDER_OK: Readonly<Record<number, (c: number) => boolean>> = {
 };
 
 /** A value predicate for one condition (pubsub semantics; the condition's tag is not checked). */
-export function valueMatcher(c: Condition): (value: string) => boolean {
+function valueMatcher(c: Condition): (value: string) => boolean {
   if (c.op === Token.exists || !c.arg) return () => true;
   const arg = c.arg;
   if (c.op === Token.contains) return (v) => v.includes(arg.text);

@@ -52,7 +52,7 @@ const TOKEN_NAMES: readonly string[] = [
   '>= operator',
 ];
 
-export function tokenName(t: Token): string {
+function tokenName(t: Token): string {
   return TOKEN_NAMES[t] ?? 'unknown token type';
 }
 
@@ -98,7 +98,7 @@ export interface Query {
   conditions: Condition[];
 }
 
-export function argString(a: Arg): string {
+function argString(a: Arg): string {
   switch (a.type) {
     case Token.string:
       return `'${a.text}'`;
@@ -111,7 +111,7 @@ export function argString(a: Arg): string {
   }
 }
 
-export function conditionString(c: Condition): string {
+function conditionString(c: Condition): string {
   const s = `${c.tag} ${c.opText}`;
   return c.arg ? `${s} ${argString(c.arg)}` : s;
 }

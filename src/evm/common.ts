@@ -1,6 +1,6 @@
 /**
  * ethereumjs Common for ferry's chain, with native secp256k1 recovery plugged into the custom-crypto
- * hooks (DESIGN.md: ~50 µs per sender instead of ~1200 µs in pure JS).
+ * hooks (~50 µs per sender instead of ~1200 µs in pure JS; docs/architecture.md "Where transactions are decoded").
  */
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';

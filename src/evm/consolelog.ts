@@ -8,6 +8,7 @@
  * uint256/string/bool/address (and the older `uint` spelling), plus the typed one-argument forms.
  */
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { checksumAddress } from '../lib/address.js';
 
 /** 0x000000000000000000636F6e736F6c652e6c6f67 ("console.log") */
 export const CONSOLE_ADDRESS_HEX = '000000000000000000636f6e736f6c652e6c6f67';
@@ -57,15 +58,6 @@ function word(data: Uint8Array, at: number): Uint8Array {
   return data.subarray(at, at + WORD);
 }
 
-/** EIP-55 form of a 20-byte address. */
-function checksumAddressOf(address: Uint8Array): string {
-  const hex = Buffer.from(address).toString('hex');
-  const hash = Buffer.from(keccak_256(new TextEncoder().encode(hex))).toString('hex');
-  let out = '0x';
-  for (let i = 0; i < hex.length; i++) out += parseInt(hash[i]!, 16) >= 8 ? hex[i]!.toUpperCase() : hex[i]!;
-  return out;
-}
-
 const toBig = (b: Uint8Array): bigint => BigInt('0x' + (Buffer.from(b).toString('hex') || '0'));
 
 function decodeArg(args: Uint8Array, index: number, type: AbiType): string {
@@ -80,7 +72,7 @@ function decodeArg(args: Uint8Array, index: number, type: AbiType): string {
     case 'bool':
       return toBig(head) === 0n ? 'false' : 'true';
     case 'address':
-      return checksumAddressOf(head.subarray(12));
+      return checksumAddress(head.subarray(12));
     case 'string':
     case 'bytes': {
       const offset = Number(toBig(head));

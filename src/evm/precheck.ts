@@ -7,8 +7,9 @@
  * `maxPriorityFeePerGas` (each 0 when absent). When both are 0 the call runs without the base-fee check
  * (geth's NoBaseFee) and pays nothing for gas; the sender must still hold the call's value.
  */
-import { checksumAddress } from '../config/devaccounts.js';
+import { checksumAddress } from '../lib/address.js';
 import { txRejected } from '../lib/errors.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** EIP-3860: the largest init code a creation may carry. */
 export const MAX_INIT_CODE_SIZE = 49_152;
@@ -37,7 +38,7 @@ export interface CallFees {
 
 export function callFees(call: CallFeeFields, baseFee: bigint): CallFees {
   if (call.gasPrice !== undefined && (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined)) {
-    throw precheckFailed('invalid', 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    throw precheckFailed('invalid', GethText.mixedFeeFields);
   }
   if (call.gasPrice !== undefined) {
     return { feeCap: call.gasPrice, tip: call.gasPrice, gasPrice: call.gasPrice, free: call.gasPrice === 0n };

@@ -6,6 +6,7 @@ import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
 import { Address, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
 import { txRejected, type DomainError } from '../lib/errors.js';
 import type { EvmTx } from '../types/chain.js';
+import { GethText } from '../lib/gethtexts.js';
 
 export const SUPPORTED_TX_TYPES = new Set([0, 1, 2]);
 
@@ -67,7 +68,7 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   const first = raw[0];
   // geth: a first byte up to 0x7f is a typed envelope (type byte + payload); 0xc0+ is a legacy RLP list
   if (first === undefined || (first <= 0x7f && raw.length <= 1)) throw rejected('typed transaction too short');
-  if (first <= 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected('transaction type not supported');
+  if (first <= 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected(GethText.txTypeNotSupported);
   let tx: TypedTransaction;
   try {
     // with a known sender the tx is frozen below, after its sender is set (frozen txs cache their hash)
@@ -103,7 +104,7 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   return { tx, evm: toEvmTx(tx, from, raw) };
 }
 
-export function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx {
+function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx {
   const t = tx as TypedTransaction & {
     gasPrice?: bigint;
     maxFeePerGas?: bigint;

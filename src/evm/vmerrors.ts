@@ -6,6 +6,7 @@
  */
 import { executionFailed, reverted, type DomainError } from '../lib/errors.js';
 import type { CallOutcome } from './simulate.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** Thrown out of the interpreter when a simulation runs past its deadline. */
 export class EvmTimeoutError extends Error {
@@ -18,7 +19,7 @@ export class EvmTimeoutError extends Error {
 export function vmErrorText(err: string): string {
   switch (err) {
     case 'revert':
-      return 'execution reverted';
+      return GethText.executionReverted;
     case 'out of gas':
       return 'out of gas';
     case 'invalid opcode':
@@ -58,7 +59,7 @@ export function simulationError(res: { execResult: CallOutcome }): DomainError<'
   if (err.error === 'revert') {
     const data = res.execResult.returnValue;
     const reason = revertReason(data);
-    return reverted(reason !== undefined ? `execution reverted: ${reason}` : 'execution reverted', data);
+    return reverted(reason !== undefined ? `${GethText.executionReverted}: ${reason}` : GethText.executionReverted, data);
   }
   return executionFailed(vmErrorText(err.error));
 }

@@ -6,7 +6,7 @@
  *
  * eth_sendTransaction fills what the transaction object leaves out, then signs and submits through
  * the same path as eth_sendRawTransaction (EvmBackend.sendRawTransaction → CheckTx):
- * - `gas` defaults to 90000 (SPEC.md); `gasLimit` is accepted as an alias (SPEC.md's example);
+ * - `gas` defaults to 90000, not geth's estimate; `gasLimit` is accepted as an alias (docs/compatibility.md);
  * - fees: `gasPrice` makes a legacy tx (type 1 with an `accessList`), otherwise EIP-1559 with
  *   maxPriorityFeePerGas = the node's suggestion and maxFeePerGas = 2 × next base fee + tip (geth);
  * - `nonce` defaults to the account's pending nonce; giving an own pending nonce replaces that
@@ -42,7 +42,7 @@ import type { EvmBackend } from './backend.js';
 import { callArgs, type CallArgs } from './codecs.js';
 import { hexData, hexKey } from './format.js';
 
-/** SPEC.md: eth_sendTransaction's default gas */
+/** eth_sendTransaction's default gas (docs/compatibility.md: 90000 where geth estimates) */
 export const DEFAULT_SEND_GAS = 90_000n;
 /** geth's fee cap headroom: maxFeePerGas = BASE_FEE_MULTIPLIER × next base fee + tip */
 export const BASE_FEE_MULTIPLIER = 2n;
@@ -158,7 +158,7 @@ export class AccountSigner {
     return args.from;
   }
 
-  /** geth's setDefaults with SPEC.md's default gas. */
+  /** geth's setDefaults, with DEFAULT_SEND_GAS for a missing gas. */
   async fill(args: CallArgs): Promise<TxFields> {
     const b = this.backend;
     if (args.chainId !== undefined && args.chainId !== b.chainId) {

@@ -14,7 +14,8 @@ import { ADDRESS_LENGTH, HASH_LENGTH } from '../jsonrpc/codecs.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
 import type { Address, CallRequest, Hash } from '../types/chain.js';
 import type { AccountOverride, BlockSelector, BlockTag, SlotOverride, StateOverrides } from '../types/query.js';
-import { checksumAddress, hexKey } from './format.js';
+import { checksumAddress } from '../lib/address.js';
+import { hexKey } from './format.js';
 
 export const BLOCK_TAGS: readonly BlockTag[] = ['earliest', 'latest', 'pending', 'safe', 'finalized'];
 

@@ -1,7 +1,7 @@
 /**
  * Surface A's `eth` methods beyond the execution-apis core table (methods.ts): geth's
- * eth_getHeaderByNumber / eth_getHeaderByHash and eth_createAccessList, and SPEC.md's lower-case
- * spelling eth_getTransactionbyBlockNumberAndIndex (the same handler as the canonical name).
+ * eth_getHeaderByNumber / eth_getHeaderByHash and eth_createAccessList, and the lower-case
+ * spelling (docs/compatibility.md) eth_getTransactionbyBlockNumberAndIndex (the same handler as the canonical name).
  *
  * eth_createAccessList follows geth's AccessList (internal/ethapi/api.go): the state of the
  * block, state overrides first; fee defaults as geth's setFeeDefaults after London (tip = the
@@ -41,7 +41,7 @@ export interface ExtraMethodsInfo {
 /** geth's gas when neither the call nor the cap sets one: math.MaxUint64 / 2 */
 const UNCAPPED_GAS = (1n << 63n) - 1n;
 
-/** SPEC.md's spelling of eth_getTransactionByBlockNumberAndIndex */
+/** the lower-case `b` spelling of eth_getTransactionByBlockNumberAndIndex (docs/compatibility.md) */
 export const LOWER_CASE_ALIAS = { alias: 'eth_getTransactionbyBlockNumberAndIndex', of: 'eth_getTransactionByBlockNumberAndIndex' } as const;
 
 /** geth's setFeeDefaults (London and later) on a call, given the block's base fee and the suggested tip. */

@@ -49,7 +49,7 @@ export const MAX_CATCH_UP_BLOCKS = 1_000;
 const NON_HEADER_FIELDS = ['size', 'totalDifficulty', 'transactions', 'uncles'] as const;
 
 /**
- * Filter and subscription ids: 16 random bytes as exactly 32 hex digits after `0x` (SPEC.md), the
+ * Filter and subscription ids: 16 random bytes as exactly 32 hex digits after `0x` (docs/websocket-and-filters.md), the
  * first digit non-zero so the id is also a valid quantity (geth's rpc.NewID trims leading zeros).
  */
 export function newId(): string {

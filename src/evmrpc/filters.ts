@@ -21,7 +21,7 @@
  *   than silently missing entries.
  *
  * eth_getFilterLogs on a block or pending-transaction filter is -32000
- * `filter <id> doesn't have a LogsSubscription type: got <n>` (SPEC.md Errors 2), where n is geth
+ * `filter <id> doesn't have a LogsSubscription type: got <n>` (docs/websocket-and-filters.md "Errors"), where n is geth
  * 1.10's filters.Type number (FILTER_TYPE): 4 for a pending-transaction filter, 5 for a block filter.
  */
 import { jsonKind, typeMismatch } from '../lib/hex.js';

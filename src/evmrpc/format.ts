@@ -18,9 +18,8 @@
  *   viem) treat them as absent-or-null.
  * - Logs carry no `blockTimestamp` (optional in the schema; EvmLog has no timestamp).
  */
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToBigInt } from '../lib/bytes.js';
-import { bytesToHex, toData, toQuantity } from '../lib/hex.js';
+import { toData, toQuantity } from '../lib/hex.js';
 import type { AccessListItem, AccessListResult, Address, Bytes, EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { AccountProof, FeeHistory } from '../types/query.js';
 import { Lru } from '../lib/lru.js';
@@ -36,18 +35,6 @@ export function hexKey(b: Bytes): string {
   return toData(b);
 }
 
-/** EIP-55 mixed-case checksum form of an address (geth's Address.Hex(), used in some error texts). */
-export function checksumAddress(a: Address): string {
-  const hex = bytesToHex(a);
-  const hash = keccak_256(new TextEncoder().encode(hex));
-  let out = '0x';
-  for (let i = 0; i < hex.length; i++) {
-    const c = hex[i]!;
-    const nibble = i % 2 === 0 ? hash[i >> 1]! >> 4 : hash[i >> 1]! & 0x0f;
-    out += nibble >= 8 ? c.toUpperCase() : c;
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Wire shapes

@@ -1,6 +1,6 @@
 /**
- * The `miner` namespace (private: every method needs an authenticated request). SPEC.md's table,
- * with Evmos's texts where it has them:
+ * The `miner` namespace (private: every method needs an authenticated request). docs/accounts-and-auth.md's
+ * table, with Evmos's texts where it has them (docs/compatibility.md):
  *
  * | method             | answer |
  * |--------------------|--------|
@@ -19,7 +19,7 @@ import { address, quantity, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
 
-/** SPEC.md: the extra data a validator may add to proposed blocks */
+/** the extra data a validator may add to proposed blocks (geth's params.MaximumExtraDataSize) */
 export const MAX_EXTRA_DATA_BYTES = 32;
 
 /** What the miner methods change; node/ wires it to the chain thread and the config file. */
@@ -30,7 +30,7 @@ export interface MinerBackend {
   setGasPrice(price: bigint): void;
 }
 
-/** miner_start's thread count: geth takes a JSON number; SPEC.md shows a hex quantity. Both decode. */
+/** miner_start's thread count: geth takes a JSON number; a hex quantity decodes too. */
 const threads: ParamCodec<number | undefined> = {
   name: 'threads',
   optional: true,

@@ -1,7 +1,7 @@
 /**
  * The `personal` namespace (private: every method needs an authenticated request, see
- * src/server/auth.ts). Accounts live in the node's key store (src/keystore/); SPEC.md's account
- * state machine is implemented there. Results and error texts are geth's:
+ * src/server/auth.ts). Accounts live in the node's key store (src/keystore/); the account
+ * state machine of docs/accounts-and-auth.md is implemented there. Results and error texts are geth's:
  *
  * - personal_importRawKey(hexKey, passphrase) → address; the key may carry a 0x prefix.
  * - personal_listAccounts → addresses; personal_listWallets → geth's wallet objects

@@ -18,7 +18,8 @@
 import { address } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable } from '../jsonrpc/types.js';
 import type { EvmTx } from '../types/chain.js';
-import { checksumAddress, formatTransaction, hexQuantity, hexKey, type RpcTransaction } from './format.js';
+import { checksumAddress } from '../lib/address.js';
+import { formatTransaction, hexQuantity, hexKey, type RpcTransaction } from './format.js';
 
 /** The pool split as geth splits it; node/ wires it to the pool mirror and the state nonces. */
 export interface TxPoolBackend {

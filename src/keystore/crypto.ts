@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { concatBytes } from '../lib/bytes.js';
+import { invalidRequest } from '../lib/errors.js';
 
 const require = createRequire(import.meta.url);
 // the `secp256k1` package's native binding (N-API, prebuilt in the package)
@@ -37,6 +38,11 @@ export interface Signature {
 
 export function isValidPrivateKey(key: Uint8Array): boolean {
   return key.length === PRIVATE_KEY_LENGTH && secp.privateKeyVerify(key);
+}
+
+/** Throws geth's `invalid private key` (an invalidRequest) unless `key` is a valid secp256k1 private key. */
+export function checkPrivateKey(key: Uint8Array): void {
+  if (!isValidPrivateKey(key)) throw invalidRequest('invalid private key');
 }
 
 export function privateKeyToAddress(key: Uint8Array): Uint8Array {

@@ -1,6 +1,6 @@
 /**
  * The node's key store: a directory of Web3 Secret Storage v3 files (`<home>/keystore/`), and which
- * accounts are unlocked. SPEC.md's account state machine:
+ * accounts are unlocked. The account state machine (docs/accounts-and-auth.md "Account states"):
  *
  *   locked --unlock(passphrase, duration)--> unlocked   key decrypted and held in memory
  *   unlocked --lock--> locked                           key zeroed and dropped
@@ -22,10 +22,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../lib/log.js';
-import { ADDRESS_LENGTH, isValidPrivateKey, privateKeyToAddress, signHash, type Signature } from './crypto.js';
+import { ADDRESS_LENGTH, checkPrivateKey, isValidPrivateKey, privateKeyToAddress, signHash, type Signature } from './crypto.js';
 import { STANDARD_SCRYPT, decryptKey, encryptKey, parseKeyFile, type KeyFileJson, type ScryptParams } from './v3.js';
 
-/** personal_unlockAccount's duration when none is given (SPEC.md) */
+/** personal_unlockAccount's duration when none is given (docs/accounts-and-auth.md) */
 export const DEFAULT_UNLOCK_SECONDS = 300;
 /** geth: time.Duration(math.MaxInt64) / time.Second */
 export const MAX_UNLOCK_SECONDS = 9_223_372_036;
@@ -203,7 +203,7 @@ export class KeyStore {
 
   /** personal_importRawKey: stores `key` encrypted with the passphrase. */
   async importKey(key: Uint8Array, passphrase: string): Promise<Uint8Array> {
-    if (!isValidPrivateKey(key)) throw invalidRequest('invalid private key');
+    checkPrivateKey(key);
     const address = privateKeyToAddress(key);
     if (this.find(address)) throw invalidRequest(KeystoreErrors.exists);
     const json = await encryptKey(key, passphrase, this.scryptParams);

@@ -16,7 +16,7 @@ import { createCipheriv, createDecipheriv, pbkdf2, randomBytes, randomUUID, scry
 import { scryptAsync } from '@noble/hashes/scrypt.js';
 import { concatBytes } from '../lib/bytes.js';
 import { corrupt, invalidRequest, limitExceeded, unavailable, type DomainError } from '../lib/errors.js';
-import { ADDRESS_LENGTH, PRIVATE_KEY_LENGTH, isValidPrivateKey, keccak256, privateKeyToAddress } from './crypto.js';
+import { ADDRESS_LENGTH, PRIVATE_KEY_LENGTH, checkPrivateKey, isValidPrivateKey, keccak256, privateKeyToAddress } from './crypto.js';
 
 export const KEY_FILE_VERSION = 3;
 export const CIPHER = 'aes-128-ctr';
@@ -135,7 +135,7 @@ function macOf(derived: Buffer, ciphertext: Buffer): Buffer {
 
 /** Encrypts a private key with a passphrase into a v3 key file (geth's field names and order). */
 export async function encryptKey(privateKey: Uint8Array, passphrase: string, params: ScryptParams = STANDARD_SCRYPT): Promise<KeyFileJson> {
-  if (!isValidPrivateKey(privateKey)) throw invalidRequest('invalid private key');
+  checkPrivateKey(privateKey);
   const salt = randomBytes(SALT_LENGTH);
   const iv = randomBytes(IV_LENGTH);
   const derived = await deriveKey(Buffer.from(passphrase, 'utf8'), { kind: 'scrypt', ...params, salt });

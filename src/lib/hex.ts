@@ -1,5 +1,6 @@
 /**
- * Strict hex codecs for SPEC.md's encodings (Quantity and Data).
+ * Strict hex codecs for the JSON-RPC encodings Quantity and Data (execution-apis base types; geth
+ * common/hexutil).
  *
  * Encoders (`toQuantity`, `toData`, `bytesToHex`) and the trusted decoder `hexToBytes` are for
  * internal use. The strict parsers (`parseQuantity`, `parseQuantityNumber`, `parseData`) are for
@@ -76,7 +77,7 @@ export function typeMismatch(index: number, kind: string, goType: string): Domai
  * `json: cannot unmarshal <reason> into Go struct field TransactionArgs.value of type *hexutil.Big`;
  * a value that is not a string is a type mismatch.
  */
-export function hexError(index: number, reason: string, goType: string): DomainError<'invalidArgument'> {
+function hexError(index: number, reason: string, goType: string): DomainError<'invalidArgument'> {
   return reason === NON_STRING ? typeMismatch(index, NON_STRING, goType) : argumentError(index, reason, { hexDecode: true });
 }
 
@@ -108,6 +109,29 @@ export function hexToBytes(hex: string): Uint8Array {
   const out = new Uint8Array(digits.length >>> 1);
   asBuffer(out).write(digits, 'hex');
   return out;
+}
+
+/** Go's `strconv.IsPrint` for a code point below 0x100 (what `%#U` quotes). */
+function goPrintableLatin1(c: number): boolean {
+  return (c >= 0x20 && c <= 0x7e) || (c >= 0xa1 && c <= 0xff && c !== 0xad);
+}
+
+/**
+ * Go's `encoding/hex.DecodeString` (hex without a prefix), with its error texts (go src/encoding/hex/hex.go):
+ * the first byte, of the string's UTF-8, that is no hex digit is `encoding/hex: invalid byte: U+00XX 'c'`
+ * (Go's `%#U` of the byte, the quoted char only when printable); then an odd length is
+ * `encoding/hex: odd length hex string`. `fail` builds the thrown error from that text.
+ */
+export function decodeGoHex(s: string, fail: (text: string) => Error = invalidArgument): Uint8Array {
+  const bytes = Buffer.from(s, 'utf8');
+  for (const b of bytes) {
+    const digit = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+    if (digit) continue;
+    const code = 'U+' + b.toString(16).toUpperCase().padStart(4, '0');
+    throw fail(`encoding/hex: invalid byte: ${goPrintableLatin1(b) ? `${code} '${String.fromCharCode(b)}'` : code}`);
+  }
+  if (bytes.length % 2 !== 0) throw fail('encoding/hex: odd length hex string');
+  return hexToBytes(s);
 }
 
 /** Checks prefix and digits of a wire quantity; returns the digit count. */

@@ -1,6 +1,6 @@
 /**
  * The chain thread: store (writer), application, mempool and consensus engine. Block execution runs
- * here so the RPC thread never waits behind it (DESIGN.md performance rules).
+ * here so the RPC thread never waits behind it (docs/architecture.md "Threads").
  */
 import { parentPort } from 'node:worker_threads';
 import { AbciDriver } from '../abci/driver.js';

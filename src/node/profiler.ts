@@ -22,7 +22,7 @@ export const GC_PAUSE_HISTORY = 256;
 const NS_PER_MS = 1e6;
 
 /** Where a client's file name is written: `<dir>/<base name>`; refuses names that are no file name. */
-export function profilePath(dir: string, file: string): string {
+function profilePath(dir: string, file: string): string {
   const path = file.replaceAll('\\', '/');
   const base = basename(path);
   // a name ending in a separator names a folder, not a file

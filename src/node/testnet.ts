@@ -56,7 +56,7 @@ const FILE_MODE = 0o644;
 const KEY_MODE = 0o600;
 const SCRIPT_MODE = 0o755;
 
-export function portsOf(basePort: number, i: number): TestnetNode['ports'] {
+function portsOf(basePort: number, i: number): TestnetNode['ports'] {
   const b = basePort + i * PORTS_PER_NODE;
   return { p2p: b + PORT_OFFSETS.p2p, rpc: b + PORT_OFFSETS.rpc, abci: b + PORT_OFFSETS.abci, jsonRpc: b + PORT_OFFSETS.jsonRpc, ws: b + PORT_OFFSETS.ws };
 }

@@ -111,7 +111,7 @@ export function jwtProblem(token: string, secret: Uint8Array, nowSeconds: number
 }
 
 /** The bearer token of an Authorization header value, if any. */
-export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
+function bearerToken(headers: IncomingHttpHeaders): string | undefined {
   const h = headers.authorization;
   if (typeof h !== 'string' || h.length > MAX_TOKEN_LENGTH + 16) return undefined;
   return BEARER.exec(h)?.[1];

@@ -63,7 +63,7 @@ export const ACCEPTED_CONTENT_TYPES: ReadonlySet<string> = new Set(['application
  * ANSWER_MARGIN_MIN_MS, else a tenth of the timeout), so a long job can still answer with JSON.
  */
 export const ANSWER_MARGIN_MIN_MS = 1_000;
-export function answerMarginMs(timeoutMs: number): number {
+function answerMarginMs(timeoutMs: number): number {
   return Math.max(ANSWER_MARGIN_MIN_MS, Math.floor(timeoutMs / 10));
 }
 /** At most one "connection dropped" warning per this interval. */
@@ -100,7 +100,7 @@ function sendText(res: ServerResponse, status: number, text: string, close = fal
  * Discards the rest of a refused body (bounded by TOO_LARGE_DRAIN_BYTES and TOO_LARGE_DRAIN_MS), then
  * calls `answer` once: the caller writes its 413 and closes the connection.
  */
-export function drainThen(req: IncomingMessage, answer: () => void): void {
+function drainThen(req: IncomingMessage, answer: () => void): void {
   let drained = 0;
   let done = false;
   const finish = (): void => {

@@ -320,7 +320,7 @@ class Connection {
   }
 }
 
-export function createWsHandler(opts: WsHandlerOptions): WsHandler {
+function createWsHandler(opts: WsHandlerOptions): WsHandler {
   const { limits, log } = opts;
   const wss = new WebSocketServer({
     noServer: true,

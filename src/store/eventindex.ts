@@ -7,7 +7,8 @@
  *
  * Block events additionally get rows under `begin_block.<type>.<key>` / `end_block.<type>.<key>`
  * when the event carries `mode=BeginBlock` / `mode=EndBlock` (how CometBFT v0.38 apps mark the
- * phase), so SPEC.md's `begin_block` and `end_block` key forms are searchable.
+ * phase), so the `begin_block` and `end_block` key forms of CometBFT ≤ 0.37 are searchable
+ * (docs/cometbft-rpc.md, docs/compatibility.md).
  */
 import type Database from 'better-sqlite3';
 import { decodeValue, encodeValue } from '../lib/serial.js';
@@ -121,7 +122,7 @@ function indexedPairs(e: IndexedEvent, extraPrefix?: string): [string, string][]
 }
 
 /** `begin_block` / `end_block` for an event with `mode=BeginBlock|EndBlock`, else undefined. */
-export function phaseOf(e: IndexedEvent): string | undefined {
+function phaseOf(e: IndexedEvent): string | undefined {
   const mode = e.attributes.find((a) => a.key === MODE_ATTRIBUTE)?.value;
   return mode === undefined ? undefined : PHASE_PREFIX[mode];
 }

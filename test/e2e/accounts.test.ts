@@ -1,6 +1,6 @@
 /**
  * Node-held accounts against the real ferry process: ethers' JsonRpcSigner through an unlocked
- * account; every transition of SPEC.md's account table over RPC (including expiry and lock on
+ * account; every transition of the account table (docs/accounts-and-auth.md) over RPC (including expiry and lock on
  * restart); eth_sendTransaction's defaults; key files shared with ethers through `ferry keys`;
  * miner_setEtherbase and miner_setGasPrice taking effect (and surviving a restart).
  */
@@ -207,7 +207,7 @@ describe('eth_sendTransaction defaults', () => {
   });
 });
 
-describe("SPEC.md's account table over RPC", () => {
+describe('the account table of docs/accounts-and-auth.md over RPC', () => {
   const message = '0x' + Buffer.from('state machine').toString('hex');
   let acct: string;
   let funded: string;

@@ -1,7 +1,7 @@
 /**
  * Validator set changes (docs/cometbft-rpc.md): a change scheduled in genesis
  * (`app_state.validator_schedule`) is returned by FinalizeBlock of its height H, published as a
- * ValidatorSetUpdates event with SPEC.md's payload, shows in header H+1's next_validators_hash, and
+ * ValidatorSetUpdates event with CometBFT's payload, shows in header H+1's next_validators_hash, and
  * `validators` reports the new set from H+2 — CometBFT's rule. A validator ferry has no key for
  * appears in every commit as an absent signature, index-aligned with the canonical set.
  *
@@ -97,7 +97,7 @@ describe('validator set changes scheduled in genesis', () => {
     if (node) assert.equal(await node.stop(), 0);
   });
 
-  it('ValidatorSetUpdates fires at the scheduled heights with SPEC.md\'s payload', () => {
+  it('ValidatorSetUpdates fires at the scheduled heights with CometBFT\'s payload', () => {
     assert.deepEqual(notifications[0], { jsonrpc: '2.0', id: 'vals', result: {} });
     const events = notifications.slice(1);
     assert.equal(events.length, 2, JSON.stringify(events));

@@ -6,7 +6,7 @@
  *
  * Methods execution-apis does not define (web3_*, net_peerCount/listening, eth_protocolVersion,
  * the uncle and proof-of-work methods) are checked against geth's result type, written here with
- * the execution-apis component schemas (SPEC.md: net_peerCount is a JSON number).
+ * the execution-apis component schemas (docs/compatibility.md: net_peerCount is a JSON number).
  *
  * Pending transactions: execution-apis' TransactionInfo requires a block hash, number, timestamp and
  * index, which geth (and ferry) answer as null while a tx is in the pool. Those four must be null,

@@ -3,7 +3,7 @@
  * legacy and an EIP-2930 tx): eth_createAccessList (viem, Foundry's cast, and the list proven by
  * sending a tx with it), eth_getHeaderBy* (against the block ethers reads), debug_getRaw* (decoded
  * and compared with what the eth_* methods answer, re-hashed, trie roots recomputed),
- * debug_traceBlock (a block's RLP traces as debug_traceBlockByNumber does), and SPEC.md's
+ * debug_traceBlock (a block's RLP traces as debug_traceBlockByNumber does), and the
  * lower-case eth_getTransactionbyBlockNumberAndIndex. Results with an execution-apis schema are
  * validated against it (test/helpers/schema.ts reads the schemas as the conformance test does).
  */
@@ -233,7 +233,7 @@ describe('eth_getHeaderByNumber / eth_getHeaderByHash', () => {
   });
 });
 
-describe('eth_getTransactionbyBlockNumberAndIndex (SPEC.md spelling)', () => {
+describe('eth_getTransactionbyBlockNumberAndIndex (lower-case spelling, docs/compatibility.md)', () => {
   it('answers as eth_getTransactionByBlockNumberAndIndex', async () => {
     const r = await call(node.url, 'eth_getTransactionReceipt', [fx.txs.nested]);
     const canonical = await call(node.url, 'eth_getTransactionByBlockNumberAndIndex', [r.blockNumber, r.transactionIndex]);

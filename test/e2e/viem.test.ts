@@ -10,7 +10,6 @@ import {
   ExecutionRevertedError,
   createPublicClient,
   createWalletClient,
-  defineChain,
   encodeAbiParameters,
   encodeFunctionData,
   http,
@@ -27,6 +26,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { devKeys, DEV_BALANCE } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { ferryChain } from '../helpers/viemchain.js';
 import { EMPTY_CODE_HASH, verifyAccountProof, verifyStorageProof } from '../helpers/proof.js';
 import { compileToken, slotOf } from '../helpers/solc.js';
 
@@ -61,12 +61,7 @@ describe('viem against ferry', () => {
 
   before(async () => {
     node = await startFerry({ args: ['--consensus.timeout_commit', '200ms'] });
-    const chain = defineChain({
-      id: EVM_CHAIN_ID,
-      name: 'ferry dev',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [node.url] } },
-    });
+    const chain = ferryChain([node.url]);
     owner = accounts[0]!;
     pub = createPublicClient({ chain, transport: http(node.url), pollingInterval: POLL_MS, cacheTime: 0 });
     wallet = createWalletClient({ account: owner, chain, transport: http(node.url), pollingInterval: POLL_MS, cacheTime: 0 });

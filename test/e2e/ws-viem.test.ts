@@ -10,7 +10,6 @@ import { after, before, describe, it } from 'node:test';
 import {
   createPublicClient,
   createWalletClient,
-  defineChain,
   http,
   parseAbiItem,
   webSocket,
@@ -25,6 +24,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { devKeys } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { ferryChain } from '../helpers/viemchain.js';
 import { call, rpc, waitFor } from '../helpers/rpc.js';
 import { compileToken } from '../helpers/solc.js';
 
@@ -51,12 +51,7 @@ describe('viem: watchBlocks / watchContractEvent / watchPendingTransactions over
 
   before(async () => {
     node = await startFerry({ args: ['--consensus.timeout_commit', '200ms'] });
-    const chain = defineChain({
-      id: EVM_CHAIN_ID,
-      name: 'ferry dev',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [node.url], webSocket: [node.wsUrl] } },
-    });
+    const chain = ferryChain([node.url], [node.wsUrl]);
     const httpTransport = http(node.url, {
       onFetchRequest: async (req) => {
         const body = await req.clone().json();

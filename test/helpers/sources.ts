@@ -35,3 +35,20 @@ export function findInCode(files: ReadonlyMap<string, string>, patternsFor: (fil
   }
   return out;
 }
+
+/** The comments of a TypeScript source (each `//` or `/* … *\/` text once, in order), found by the parser, so strings and regexes are never taken for comments. */
+export function commentsOf(text: string): string[] {
+  const file = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const seen = new Map<number, string>();
+  const take = (ranges: readonly ts.CommentRange[] | undefined): void => {
+    for (const r of ranges ?? []) seen.set(r.pos, text.slice(r.pos, r.end));
+  };
+  const visit = (node: ts.Node): void => {
+    take(ts.getLeadingCommentRanges(text, node.pos));
+    take(ts.getTrailingCommentRanges(text, node.end));
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  take(ts.getLeadingCommentRanges(text, file.endOfFileToken.pos));
+  return [...seen.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { CometBlockRecord, ConsensusBackend, Header } from '../../src/cometrpc/backend.js';
 import { CometEnvelope } from '../../src/cometrpc/envelope.js';
-import { formatTime, headerJson, execTxResultJson, eventJson, resultTxJson, blockResultsJson } from '../../src/cometrpc/format.js';
+import { EMPTY_EXEC_TX_RESULT, formatTime, headerJson, execTxResultJson, eventJson, resultTxJson, blockResultsJson } from '../../src/cometrpc/format.js';
 import { ParamError, boolParam, bytesParam, goJsonError, hexBytesParam, int64Param, intParam, stringParam } from '../../src/cometrpc/params.js';
 import type { CometRoute } from '../../src/cometrpc/routes.js';
 import { notFound } from '../../src/lib/errors.js';
@@ -60,14 +60,8 @@ describe('cometrpc format (CometBFT JSON encodings)', () => {
   });
 
   const result = {
-    code: 0,
-    data: new Uint8Array(),
-    log: '',
-    info: '',
-    gasWanted: 0n,
-    gasUsed: 0n,
+    ...EMPTY_EXEC_TX_RESULT,
     events: [{ type: 'app', attributes: [{ key: 'creator', value: 'Cosmoshi Netowoko', index: true }, { key: 'noindex_key', value: 'x', index: false }] }],
-    codespace: '',
   };
 
   it('ExecTxResult is jsonpb: every field, data null when empty, gas as strings', () => {

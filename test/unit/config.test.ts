@@ -8,9 +8,9 @@ import { formatHostPort, parseHostPort, parseLaddr } from '../../src/config/addr
 import {
   DEV_ACCOUNT_BALANCE,
   addressOfPrivateKey,
-  checksumAddress,
   devAccounts,
 } from '../../src/config/devaccounts.js';
+import { checksumAddress } from '../../src/lib/address.js';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
 import {
   DEFAULT_CHAIN_ID,

@@ -21,7 +21,8 @@ import type {
 } from '../../src/evmrpc/backend.js';
 import { createEvmMethods, type EvmMethodsInfo } from '../../src/evmrpc/methods.js';
 import { formatDuration as goDuration } from '../../src/config/duration.js';
-import { checksumAddress, EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
+import { EMPTY_UNCLES_HASH } from '../../src/evmrpc/format.js';
+import { checksumAddress } from '../../src/lib/address.js';
 import { Lru } from '../../src/lib/lru.js';
 import type { Address, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../../src/types/chain.js';
 import { assertConforms, assertMatchesSchema, spec } from '../helpers/schema.js';
@@ -854,7 +855,7 @@ describe('evmrpc: eth_getLogs', () => {
     assert.equal(((await ok('eth_getLogs', [{ fromBlock: '0x0', topics: [[H(TOPIC_C), H(TOPIC_A)]] }])) as unknown[]).length, 3);
     await ok('eth_getLogs', [{ fromBlock: '0x0', topics: [[H(TOPIC_C), null], [], null] }]);
     assert.deepEqual((backend.callsOf('getLogs').at(-1)![1] as LogQuery).topics, [null, null, null]);
-    // EIP-234, with SPEC.md's `blockhash` spelling
+    // EIP-234, with the lower-case `blockhash` spelling
     const byHash = (await ok('eth_getLogs', [{ blockhash: H(h32(0xb1)) }])) as unknown[];
     assert.equal(byHash.length, 2);
     assert.deepEqual(backend.callsOf('getLogs').at(-1)![1], { fromBlock: 1n, toBlock: 1n, addresses: [], topics: [] });

@@ -4,6 +4,7 @@ import { bigIntToBytes, bytesToBigInt, compareBytes, concatBytes, equalBytes } f
 import { DomainError } from '../../src/lib/errors.js';
 import {
   bytesToHex,
+  decodeGoHex,
   hexToBytes,
   parseData,
   parseQuantity,
@@ -62,7 +63,7 @@ describe('parseQuantity', () => {
     assert.equal(parseQuantity('0X1f', 0), 31n);
     assert.equal(parseQuantity('0x' + 'f'.repeat(64), 0), (1n << 256n) - 1n);
   });
-  it('rejects every bad form SPEC.md names, with geth texts naming the argument', () => {
+  it('rejects every bad form of geth common/hexutil, with its texts naming the argument', () => {
     rejects(() => parseQuantity('0x', 0), 'invalid argument 0: hex string "0x"');
     rejects(() => parseQuantity('0x0400', 1), 'invalid argument 1: hex number with leading zero digits');
     rejects(() => parseQuantity('0x00', 0), 'invalid argument 0: hex number with leading zero digits');
@@ -201,5 +202,23 @@ describe('bytes helpers', () => {
     assert.equal(bytesToBigInt(new Uint8Array([0, 0, 1, 0])), 256n);
     const max = (1n << 256n) - 1n;
     assert.equal(bytesToBigInt(bigIntToBytes(max, 32)), max);
+  });
+});
+
+describe("decodeGoHex: Go's encoding/hex.DecodeString", () => {
+  it('decodes upper and lower case digits without a prefix', () => {
+    assert.deepEqual(decodeGoHex('0aFf'), new Uint8Array([0x0a, 0xff]));
+    assert.deepEqual(decodeGoHex(''), new Uint8Array([]));
+  });
+  it("names the first bad byte of the UTF-8 as Go's %#U does, before an odd length", () => {
+    rejects(() => decodeGoHex('0x0a'), "encoding/hex: invalid byte: U+0078 'x'");
+    rejects(() => decodeGoHex('0g1'), "encoding/hex: invalid byte: U+0067 'g'");
+    rejects(() => decodeGoHex('abc'), 'encoding/hex: odd length hex string');
+    // a control byte is not quoted; a non-ASCII char is its first UTF-8 byte (é = c3 a9)
+    rejects(() => decodeGoHex('a\n'), 'encoding/hex: invalid byte: U+000A');
+    rejects(() => decodeGoHex('\u00e9'), "encoding/hex: invalid byte: U+00C3 '\u00c3'");
+  });
+  it('throws the error the caller builds from the text', () => {
+    assert.throws(() => decodeGoHex('zz', (t) => new RangeError('x: ' + t)), { name: 'RangeError', message: "x: encoding/hex: invalid byte: U+007A 'z'" });
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The key store: Web3 Secret Storage v3 files (checked against the format's published vector and
- * against ethers, an independent implementation), the account state machine of SPEC.md (unlock,
+ * against ethers, an independent implementation), the account state machine of docs/accounts-and-auth.md (unlock,
  * lock, expiry, passphrase-per-call, restart), and the signing helpers (EIP-191, EIP-712, txs).
  */
 import assert from 'node:assert/strict';
@@ -172,7 +172,7 @@ describe('KeyStore: files', () => {
   });
 });
 
-describe('KeyStore: account states (SPEC.md)', () => {
+describe('KeyStore: account states (docs/accounts-and-auth.md)', () => {
   const hash = personalMessageHash(new TextEncoder().encode('hello'));
 
   it('locked → unlock (right passphrase) → unlocked; a wrong passphrase unlocks nothing', async () => {

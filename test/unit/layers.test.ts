@@ -1,5 +1,5 @@
 /**
- * The import rule of DESIGN.md / docs/architecture.md: a folder of src/ imports only from its own
+ * The import rule of docs/architecture.md ("Layers and the import rule"): a folder of src/ imports only from its own
  * folder or from folders of a LOWER layer — never sideways, never upwards — and the RPC surfaces
  * (evmrpc/, cometrpc/) never import chain/ or consensus/. Every import form
  * counts (static and type-only `import … from`, `export … from`, side-effect `import '…'`,
@@ -35,7 +35,7 @@ const LAYERS: Readonly<Record<string, number>> = {
 };
 
 /**
- * Downward imports DESIGN.md also forbids: the RPC surfaces reach the chain and the engine only
+ * Downward imports docs/architecture.md also forbids: the RPC surfaces reach the chain and the engine only
  * through the ports they declare (node/ wires the implementations).
  */
 const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {

@@ -3,10 +3,10 @@
  * consensus_params. ferry waits in NewHeight for timeout_commit between heights, so the round state
  * is always that of the next height's start.
  */
+import { FIXED_CONSENSUS_PARAMS } from '../../config/genesis.js';
 import { notFound } from '../../lib/errors.js';
 import type { BlockStore, CometBlockRecord, NodeInfo, Validator } from '../backend.js';
 import {
-  FIXED_PARAMS,
   commitVoteSetJson,
   durationNanos,
   emptyHeightVoteSetJson,
@@ -79,7 +79,7 @@ export interface ConsensusStateResult {
 /** coretypes.ResultConsensusParams */
 export interface ConsensusParamsResult {
   block_height: string;
-  consensus_params: { block: { max_bytes: string; max_gas: string } } & typeof FIXED_PARAMS;
+  consensus_params: { block: { max_bytes: string; max_gas: string } } & typeof FIXED_CONSENSUS_PARAMS;
 }
 
 export interface ConsensusRouteOptions {
@@ -173,7 +173,7 @@ export function consensusRoutes(blocks: BlockStore, node: NodeInfo, opts: Consen
         const p = node.blockParams(ht);
         return {
           block_height: ht.toString(),
-          consensus_params: { block: { max_bytes: p.maxBytes.toString(), max_gas: p.maxGas.toString() }, ...FIXED_PARAMS },
+          consensus_params: { block: { max_bytes: p.maxBytes.toString(), max_gas: p.maxGas.toString() }, ...FIXED_CONSENSUS_PARAMS },
         };
       },
       { cache: 'height' },

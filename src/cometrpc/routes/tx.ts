@@ -2,7 +2,7 @@
 import { compileQuery } from '../../eventquery/index.js';
 import { limitExceeded, notFound } from '../../lib/errors.js';
 import type { TxIndex, TxPosition } from '../backend.js';
-import { MAX_QUERY_LENGTH } from '../events.js';
+import { MAX_QUERY_LENGTH, QUERY_TOO_LONG } from '../events.js';
 import { hexUpper, resultTxJson } from '../format.js';
 import type { ResultTxJson } from '../jsontypes.js';
 import { boolParam, bytesParam, intParam, stringParam } from '../params.js';
@@ -34,7 +34,7 @@ export function txRoutes(txs: TxIndex) {
     tx_search: route(
       [stringParam('query'), boolParam('prove'), intParam('page'), intParam('per_page'), stringParam('order_by')],
       ([query, prove, page, per, order]): TxSearchResult => {
-        if (query.length > MAX_QUERY_LENGTH) throw limitExceeded('maximum query length exceeded');
+        if (query.length > MAX_QUERY_LENGTH) throw limitExceeded(QUERY_TOO_LONG);
         const q = compileQuery(query);
         const results = txs.searchTxs(q.query);
         const dir = orderOf(order, 'asc');

@@ -29,12 +29,12 @@ export function timestampProto(t: Timestamp): Uint8Array {
 }
 
 /** tendermint.version.Consensus{1: block, 2: app}. */
-export function consensusVersionProto(v: ConsensusVersion): Uint8Array {
+function consensusVersionProto(v: ConsensusVersion): Uint8Array {
   return new ProtoWriter().uint(1, v.block).uint(2, v.app).finish();
 }
 
 /** PartSetHeader (and CanonicalPartSetHeader, which has the same layout). */
-export function partSetHeaderProto(p: PartSetHeader): Uint8Array {
+function partSetHeaderProto(p: PartSetHeader): Uint8Array {
   return new ProtoWriter().uint(1, p.total).bytes(2, p.hash).finish();
 }
 
@@ -43,7 +43,7 @@ export function blockIdProto(id: BlockID): Uint8Array {
   return new ProtoWriter().bytes(1, id.hash).lengthDelimited(2, partSetHeaderProto(id.partSetHeader)).finish();
 }
 
-export function headerProto(h: Header): Uint8Array {
+function headerProto(h: Header): Uint8Array {
   return new ProtoWriter()
     .lengthDelimited(1, consensusVersionProto(h.version))
     .string(2, h.chainId)
@@ -176,7 +176,7 @@ export function sortValidators(validators: readonly Validator[]): Validator[] {
 }
 
 /** `Validator.Bytes()`: proto(SimpleValidator{1: PublicKey{1: ed25519}, 2: voting_power}). */
-export function simpleValidatorProto(v: Validator): Uint8Array {
+function simpleValidatorProto(v: Validator): Uint8Array {
   const pubKey = new ProtoWriter().bytes(1, v.pubKey).finish();
   return new ProtoWriter().lengthDelimited(1, pubKey).int(2, v.votingPower).finish();
 }
@@ -208,7 +208,7 @@ export function evidenceHash(evidence: readonly never[]): Uint8Array {
 }
 
 /** proto(CanonicalVote), without the length prefix. */
-export function canonicalVoteProto(chainId: string, vote: VoteToSign): Uint8Array {
+function canonicalVoteProto(chainId: string, vote: VoteToSign): Uint8Array {
   const w = new ProtoWriter().uint(1, vote.type).sfixed64(2, vote.height).sfixed64(3, vote.round);
   if (!isZeroBlockId(vote.blockId)) w.lengthDelimited(4, blockIdProto(vote.blockId));
   return w.lengthDelimited(5, timestampProto(vote.timestamp)).string(6, chainId).finish();

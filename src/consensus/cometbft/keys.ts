@@ -5,6 +5,7 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
+import { PUBKEY_TYPE_ED25519 } from '../../config/genesis.js';
 import { corrupt, type DomainError } from '../../lib/errors.js';
 import { Lru } from '../../lib/lru.js';
 import { voteSignBytes } from './encoding.js';
@@ -20,7 +21,6 @@ export const ED25519_PUBKEY_SIZE = 32;
 export const ED25519_PRIVKEY_SIZE = 64;
 export const ED25519_SIGNATURE_SIZE = 64;
 
-export const PUBKEY_ED25519_TYPE = 'tendermint/PubKeyEd25519';
 export const PRIVKEY_ED25519_TYPE = 'tendermint/PrivKeyEd25519';
 
 export const PRIV_VALIDATOR_KEY_FILE = 'priv_validator_key.json';
@@ -28,7 +28,7 @@ export const NODE_KEY_FILE = 'node_key.json';
 export const PRIV_VALIDATOR_STATE_FILE = 'priv_validator_state.json';
 
 /** A key file that cannot be used: `corrupt`, the message names the file and the field. */
-export function keyFileError(file: string, field: string, problem: string): DomainError<'corrupt'> {
+function keyFileError(file: string, field: string, problem: string): DomainError<'corrupt'> {
   return corrupt(`${file}: ${field}: ${problem}`);
 }
 
@@ -219,7 +219,7 @@ export function readValidatorKey(json: string): ValidatorKey {
   if (typeof address !== 'string' || !HEX.test(address) || address.length !== ADDRESS_SIZE * 2) {
     throw keyFileError(file, 'address', `expected ${ADDRESS_SIZE} bytes of hex`);
   }
-  const pubKey = readTypedKey(file, obj, 'pub_key', PUBKEY_ED25519_TYPE, ED25519_PUBKEY_SIZE);
+  const pubKey = readTypedKey(file, obj, 'pub_key', PUBKEY_TYPE_ED25519, ED25519_PUBKEY_SIZE);
   const key = keyFromPrivValue(file, readTypedKey(file, obj, 'priv_key', PRIVKEY_ED25519_TYPE, ED25519_PRIVKEY_SIZE));
   if (!bytesEqual(pubKey, key.pubKey)) throw keyFileError(file, 'pub_key.value', 'does not match priv_key');
   if (address.toUpperCase() !== hexUpper(key.address)) {
@@ -233,7 +233,7 @@ export function validatorKeyJson(key: ValidatorKey): string {
   return JSON.stringify(
     {
       address: hexUpper(key.address),
-      pub_key: { type: PUBKEY_ED25519_TYPE, value: b64(key.pubKey) },
+      pub_key: { type: PUBKEY_TYPE_ED25519, value: b64(key.pubKey) },
       priv_key: { type: PRIVKEY_ED25519_TYPE, value: b64(key.privKey) },
     },
     null,

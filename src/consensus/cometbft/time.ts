@@ -15,10 +15,6 @@ const ZERO_TIME_SECONDS = -62135596800n;
 /** Go's zero `time.Time` (0001-01-01T00:00:00Z): the timestamp of an absent CommitSig. */
 export const ZERO_TIME: Timestamp = Object.freeze({ seconds: ZERO_TIME_SECONDS, nanos: 0 });
 
-export function isZeroTime(t: Timestamp): boolean {
-  return t.seconds === ZERO_TIME_SECONDS && t.nanos === 0;
-}
-
 /** Negative, zero or positive as a is before, equal to or after b. */
 export function compareTime(a: Timestamp, b: Timestamp): number {
   if (a.seconds !== b.seconds) return a.seconds < b.seconds ? -1 : 1;
@@ -37,11 +33,6 @@ export function timestampToMillis(t: Timestamp): number {
   return Number(t.seconds) * 1000 + Math.floor(t.nanos / 1_000_000);
 }
 
-/** The current wall-clock time, with microsecond resolution. */
-export function nowTimestamp(): Timestamp {
-  const micros = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
-  return { seconds: micros / 1_000_000n, nanos: Number(micros % 1_000_000n) * 1000 };
-}
 
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');

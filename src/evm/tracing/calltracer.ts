@@ -7,6 +7,7 @@
 import { revertReason } from '../vmerrors.js';
 import { hexOf } from './structlog.js';
 import { TraceError, type EmittedLog, type FrameEnd, type FrameStart, type Tracer, type TxEnv, type TxEnd } from './types.js';
+import { GethText } from '../../lib/gethtexts.js';
 
 interface CallLog {
   address: string;
@@ -116,7 +117,7 @@ export class CallTracer implements Tracer {
     frame.error = f.error;
     reverted.add(frame);
     if (frame.type === 'CREATE' || frame.type === 'CREATE2') delete frame.to;
-    if (f.error !== 'execution reverted' || f.output.length === 0) return;
+    if (f.error !== GethText.executionReverted || f.output.length === 0) return;
     frame.output = hexOf(f.output);
     const reason = f.output.length >= 4 ? revertReason(f.output) : undefined;
     if (reason !== undefined) frame.revertReason = reason;

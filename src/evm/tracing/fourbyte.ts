@@ -8,7 +8,7 @@ import type { FrameStart, Tracer } from './types.js';
 /** Cancun's precompiles: 0x01 … 0x0a */
 export const PRECOMPILE_COUNT = 10;
 
-export function isPrecompile(addr: Uint8Array): boolean {
+function isPrecompile(addr: Uint8Array): boolean {
   for (let i = 0; i < 19; i++) if (addr[i] !== 0) return false;
   const last = addr[19]!;
   return last >= 1 && last <= PRECOMPILE_COUNT;

@@ -8,7 +8,7 @@ import { Address, generateAddress, bigIntToBytes } from '@ethereumjs/util';
 import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../flatstate.js';
 import type { StateManagerInterface } from '@ethereumjs/common';
-import { checksumAddress } from '../../config/devaccounts.js';
+import { checksumAddress } from '../../lib/address.js';
 import type { At, BlockContext, EvmRunner } from '../runner.js';
 import type { SimCall } from '../simulate.js';
 import type { StateOverrides } from '../../types/query.js';
@@ -29,12 +29,10 @@ import { TraceError, TraceTimeout, type Tracer, type TraceOptions, type TxEnv, t
 export * from './types.js';
 export { LEGACY_TRACERS } from './js/legacy.js';
 
-export const NATIVE_TRACERS = ['callTracer', 'flatCallTracer', 'prestateTracer', '4byteTracer', 'noopTracer', 'muxTracer'] as const;
-
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** Builds the tracer `opts` names. Throws TraceError for unknown names and bad tracerConfig. */
-export async function createTracer(opts: TraceOptions, state: SyncState, deadline: number): Promise<Tracer> {
+async function createTracer(opts: TraceOptions, state: SyncState, deadline: number): Promise<Tracer> {
   const name = opts.tracer;
   if (name === undefined || name === '') return new StructLogger(opts);
   switch (name) {
@@ -82,7 +80,7 @@ export type TxTraceOutcome = { result: unknown } | { error: string };
  * geth's text for a tx that fails the checks before execution (core/state_transition.go preCheck,
  * buyGas), from ethereumjs' message; other failures keep ethereumjs' first sentence.
  */
-export function precheckText(e: unknown, from: Uint8Array): string {
+function precheckText(e: unknown, from: Uint8Array): string {
   const msg = e instanceof Error ? e.message : String(e);
   const nonce = /account has nonce of: (\d+) tx has nonce of: (\d+)/.exec(msg);
   if (nonce) {

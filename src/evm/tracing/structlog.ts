@@ -11,6 +11,7 @@ import { Address, setLengthLeft } from '@ethereumjs/util';
 import { opName } from './opcodes.js';
 import { OP } from './hook.js';
 import type { FrameEnd, Step, Tracer, TraceOptions, TxEnd } from './types.js';
+import { GethText } from '../../lib/gethtexts.js';
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
@@ -112,7 +113,7 @@ export class StructLogger implements Tracer {
   result(): unknown {
     const failed = this.error !== undefined;
     // the return data on success, the revert data on a revert, nothing after other failures
-    const ret = failed && this.error !== 'execution reverted' ? new Uint8Array() : this.output;
+    const ret = failed && this.error !== GethText.executionReverted ? new Uint8Array() : this.output;
     return { gas: Number(this.gasUsed), failed, returnValue: hexOf(ret), structLogs: this.logs };
   }
 }
