@@ -123,12 +123,9 @@ class ReceiptWaiters {
 
   private onBlock(b: NewBlock): void {
     if (this.count === 0) return;
-    for (const tx of b.block.transactions) {
-      const set = this.waiting.get(hexKey(tx.hash));
-      if (set === undefined) continue;
-      const receipt = this.reader.receipt(tx.hash);
-      if (receipt === undefined) continue;
-      for (const fn of [...set]) fn(receipt);
+    for (const receipt of b.receipts) {
+      const set = this.waiting.get(hexKey(receipt.transactionHash));
+      if (set !== undefined) for (const fn of [...set]) fn(receipt);
     }
   }
 }
