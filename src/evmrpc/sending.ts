@@ -11,9 +11,9 @@
  *   At most MAX_TX_SYNC_WAITERS sends wait at once; more are refused before anything is sent.
  * - eth_fillTransaction (geth's TransactionAPI.FillTransaction): eth_sendTransaction's defaults
  *   (nonce, fees, chain id, type; AccountSigner.fill) with the gas estimated on the latest block when
- *   absent, as geth's setDefaults; answers `{raw, tx}`: the unsigned envelope and geth's JSON of the
- *   unsigned transaction (types.Transaction MarshalJSON: v, r, s zero). `from` may be absent (the zero
- *   address, as geth's args.from()).
+ *   absent, as geth's setDefaults; answers `{raw, tx}`: the unsigned envelope (v, r, s empty, as geth's
+ *   MarshalBinary) and the unsigned transaction as execution-apis' FilledTransaction. `from` may be
+ *   absent (the zero address, as geth's args.from()).
  */
 import { limitExceeded, notIncluded } from '../lib/errors.js';
 import { formatDuration } from '../config/duration.js';
@@ -130,18 +130,23 @@ class ReceiptWaiters {
   }
 }
 
-/** geth's JSON of an unsigned types.Transaction (core/types/transaction_marshalling.go), its field order. */
+/**
+ * The unsigned transaction as execution-apis' FilledTransaction (Transaction*Unsigned) writes it, in
+ * geth's field order (core/types/transaction_marshalling.go): v, r, s zero; a type-2 tx's `gasPrice` is
+ * its fee cap (the schema's "not yet included" rule, as Anvil answers); fields a type lacks are left out.
+ */
 function filledTxJson(f: TxFields, hash: Uint8Array): Record<string, unknown> {
   const q = hexQuantity;
-  const out: Record<string, unknown> = { type: q(f.type) };
-  // a legacy tx with v = 0 is not EIP-155 protected: geth writes no chainId for it
-  if (f.type !== 0) out.chainId = q(f.chainId);
-  out.nonce = q(f.nonce);
+  const out: Record<string, unknown> = { type: q(f.type), chainId: q(f.chainId), nonce: q(f.nonce) };
   out.to = f.to === undefined ? null : hexData(f.to);
   out.gas = q(f.gasLimit);
-  out.gasPrice = f.type === 2 ? null : q(f.gasPrice ?? 0n);
-  out.maxPriorityFeePerGas = f.type === 2 ? q(f.maxPriorityFeePerGas ?? 0n) : null;
-  out.maxFeePerGas = f.type === 2 ? q(f.maxFeePerGas ?? 0n) : null;
+  if (f.type === 2) {
+    out.gasPrice = q(f.maxFeePerGas ?? 0n);
+    out.maxPriorityFeePerGas = q(f.maxPriorityFeePerGas ?? 0n);
+    out.maxFeePerGas = q(f.maxFeePerGas ?? 0n);
+  } else {
+    out.gasPrice = q(f.gasPrice ?? 0n);
+  }
   out.value = q(f.value);
   out.input = hexData(f.data);
   if (f.type !== 0) out.accessList = (f.accessList ?? []).map((a) => ({ address: hexData(a.address), storageKeys: a.storageKeys.map(hexData) }));

@@ -22,6 +22,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
+import { componentErrors, resultErrors } from '../helpers/schema.js';
 import { startAnvil, type AnvilNode } from './debug-fixtures.js';
 
 const chain = VIEM_CHAIN;
@@ -167,6 +168,8 @@ describe('client methods of issue 22 on ferry --dev (viem), compared with Anvil'
     const r = await call<any>(node.url, 'eth_sendTransactionSync', [{ from: devAddress(2), to: RECIPIENT, value: '0x1' }]);
     assert.equal(r.status, '0x1');
     assert.equal(r.from, devAddress(2).toLowerCase());
+    // EIP-7966 answers the receipt object eth_getTransactionReceipt answers
+    assert.equal(componentErrors('ReceiptInfo', r), undefined);
     assert.deepEqual(await call(node.url, 'eth_getTransactionReceipt', [r.transactionHash]), r);
   });
 
@@ -198,6 +201,10 @@ describe('client methods of issue 22 on ferry --dev (viem), compared with Anvil'
     assert.equal(filled.tx.nonce, await call(node.url, 'eth_getTransactionCount', [devAddress(3), 'pending']));
     assert.equal(filled.tx.hash, keccak256(filled.raw));
     assert.equal(filled.tx.v, '0x0');
+    assert.equal(resultErrors('eth_fillTransaction', filled), undefined);
+    const legacy = await call<any>(node.url, 'eth_fillTransaction', [{ ...req, gasPrice: '0x77359400' }]);
+    assert.equal(legacy.tx.type, '0x0');
+    assert.equal(resultErrors('eth_fillTransaction', legacy), undefined);
     // Anvil: the same fill, hashes and fee values (which follow each chain's base fee) aside
     const theirs = await call<any>(anvil.url, 'eth_fillTransaction', [req]);
     const shape = (t: any) => ({ type: t.type, chainId: t.chainId, gas: t.gas, to: t.to, value: t.value, input: t.input, nonce: t.nonce });
@@ -244,6 +251,7 @@ describe('client methods of issue 22 on ferry --dev (viem), compared with Anvil'
     const addr = devAddress(0).toLowerCase();
     const vals = await call<Record<string, string[]>>(node.url, 'eth_getStorageValues', [{ [addr]: [slot0, slot1] }, 'latest']);
     assert.deepEqual(vals, { [addr]: ['0x' + '00'.repeat(32), '0x' + '00'.repeat(32)] });
+    assert.equal(resultErrors('eth_getStorageValues', vals), undefined);
     const empty = await rpc(node.url, 'eth_getStorageValues', [{ [addr]: [] }]);
     assert.deepEqual(empty.error, { code: -32602, message: 'empty request' });
     const over = await rpc(node.url, 'eth_getStorageValues', [{ [addr]: new Array(1025).fill(slot0) }]);
