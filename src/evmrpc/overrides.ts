@@ -18,35 +18,32 @@ const STRUCT = 'BlockOverrides';
 /** the fields geth's Apply refuses for a single call */
 const REFUSED = ['beaconRoot', 'withdrawals'] as const;
 
+const big = (x: unknown, i: number): bigint => parseQuantity(x, i);
+const uint64 = (x: unknown, i: number): bigint => parseUint64(x, i);
+
+/** geth's fields in its order, each with its Go type (named in decode errors) and its parser */
+const FIELDS: readonly { name: keyof BlockOverrides; goType: string; parse: (x: unknown, i: number) => bigint | Uint8Array }[] = [
+  { name: 'number', goType: '*hexutil.Big', parse: big },
+  { name: 'difficulty', goType: '*hexutil.Big', parse: big },
+  { name: 'time', goType: '*hexutil.Uint64', parse: uint64 },
+  { name: 'gasLimit', goType: '*hexutil.Uint64', parse: uint64 },
+  { name: 'feeRecipient', goType: '*common.Address', parse: (x, i) => parseData(x, i, ADDRESS_LENGTH) },
+  { name: 'prevRandao', goType: '*common.Hash', parse: (x, i) => parseData(x, i, HASH_LENGTH) },
+  { name: 'baseFeePerGas', goType: '*hexutil.Big', parse: big },
+  { name: 'blobBaseFee', goType: '*hexutil.Big', parse: big },
+];
+
 function decodeBlockOverrides(v: unknown, index: number): BlockOverrides {
   if (!isObject(v)) throw typeMismatch(index, jsonKind(v), `override.${STRUCT}`);
-  const f = <T>(name: string, goType: string, parse: (x: unknown) => T): T | undefined => {
+  const out: Record<string, bigint | Uint8Array> = {};
+  for (const { name, goType, parse } of FIELDS) {
     const raw = field(v, name);
-    return raw === undefined ? undefined : structField(index, STRUCT, name, goType, () => parse(raw));
-  };
-  const big = (x: unknown) => parseQuantity(x, index);
-  const uint64 = (x: unknown) => parseUint64(x, index);
-  const out: BlockOverrides = {};
-  const number = f('number', '*hexutil.Big', big);
-  const difficulty = f('difficulty', '*hexutil.Big', big);
-  const time = f('time', '*hexutil.Uint64', uint64);
-  const gasLimit = f('gasLimit', '*hexutil.Uint64', uint64);
-  const feeRecipient = f('feeRecipient', '*common.Address', (x) => parseData(x, index, ADDRESS_LENGTH));
-  const prevRandao = f('prevRandao', '*common.Hash', (x) => parseData(x, index, HASH_LENGTH));
-  const baseFeePerGas = f('baseFeePerGas', '*hexutil.Big', big);
-  const blobBaseFee = f('blobBaseFee', '*hexutil.Big', big);
+    if (raw !== undefined) out[name] = structField(index, STRUCT, name, goType, () => parse(raw, index));
+  }
   for (const name of REFUSED) {
     if (field(v, name) !== undefined) throw invalidRequest(`block override "${name}" is not supported for this RPC method`);
   }
-  if (number !== undefined) out.number = number;
-  if (difficulty !== undefined) out.difficulty = difficulty;
-  if (time !== undefined) out.time = time;
-  if (gasLimit !== undefined) out.gasLimit = gasLimit;
-  if (feeRecipient !== undefined) out.feeRecipient = feeRecipient;
-  if (prevRandao !== undefined) out.prevRandao = prevRandao;
-  if (baseFeePerGas !== undefined) out.baseFeePerGas = baseFeePerGas;
-  if (blobBaseFee !== undefined) out.blobBaseFee = blobBaseFee;
-  return out;
+  return out as BlockOverrides;
 }
 
 /** Optional block overrides (absent or null → undefined). */
