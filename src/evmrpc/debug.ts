@@ -6,7 +6,7 @@
  * The trace config (geth's TraceConfig) is decoded here: `tracer`, `tracerConfig`, `timeout` (Go
  * duration, default 5s, capped by `json-rpc.trace-timeout-cap`), `disableStack`,
  * `disableStorage`, `enableMemory`, `enableReturnData`, `limit`; for debug_traceCall also
- * `stateOverrides`. The namespace is off unless `--json-rpc.api` names `debug`.
+ * `stateOverrides` and `blockOverrides` (evmrpc/overrides.ts). The namespace is off unless `--json-rpc.api` names `debug`.
  */
 import { parseDuration } from '../config/duration.js';
 import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
