@@ -15,7 +15,7 @@ import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
-import type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
+import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 import { baseFeeAfter } from './fees.js';
 import { ChainEvents, type RewindEvent } from './events.js';
 import { PoolView } from './poolview.js';
@@ -294,14 +294,14 @@ export class ChainReader {
   }
 
   /** eth_call: runs on the simulator (a pool of worker threads in the node) */
-  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes> {
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<Bytes> {
     this.root(n);
-    return this.opts.simulator.call(req, n, this.callOverrides(n, overrides), origin);
+    return this.opts.simulator.call(req, n, this.callOverrides(n, overrides), origin, block);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<bigint> {
     this.root(n);
-    return this.opts.simulator.estimateGas(req, n, this.callOverrides(n, overrides), origin);
+    return this.opts.simulator.estimateGas(req, n, this.callOverrides(n, overrides), origin, block);
   }
 
   /** A call's state overrides at `n`: at the latest height the pending dev cheats under the caller's own. */

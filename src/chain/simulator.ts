@@ -12,10 +12,10 @@ import { checksumAddress } from '../lib/address.js';
 import { formatDuration } from '../config/duration.js';
 import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
-import { EvmRunner, type BlockContext, type RunGate } from '../evm/runner.js';
+import { EvmRunner, withBlockOverrides, type BlockContext, type RunGate } from '../evm/runner.js';
 import type { SimCall } from '../evm/simulate.js';
 import { EvmTimeoutError, simulationError, vmErrorText } from '../evm/vmerrors.js';
-import { overrideOf, type StateOverrides } from '../types/query.js';
+import { overrideOf, type BlockOverrides, type StateOverrides } from '../types/query.js';
 import { callFees } from '../evm/precheck.js';
 import { AccessListTracer } from '../evm/tracing/accesslist.js';
 import { useSyncSteps } from '../evm/syncsteps.js';
@@ -38,8 +38,9 @@ const CALL_STIPEND = 2_300n;
 export type { CallOrigin, CallRequest };
 
 export interface SimulatorPort {
-  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
-  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
+  /** `block`: geth's block overrides (the 4th param of eth_call and eth_estimateGas) */
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<Bytes>;
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<bigint>;
   /** `req.gas` is always set (the handler applies geth's CallDefaults) */
   createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult>;
 }
@@ -162,20 +163,20 @@ export class Simulator {
     };
   }
 
-  private gasCapFor(n: bigint): bigint {
-    const blockGas = this.header(n).gasLimit;
+  private gasCapFor(ctx: BlockContext): bigint {
+    const blockGas = ctx.gasLimit;
     return this.opts.gasCap > 0n && this.opts.gasCap < blockGas ? this.opts.gasCap : blockGas;
   }
 
   /** eth_call; `gate` holds it to its deadline and its scheduler's turns (default: evm-timeout from now) */
-  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<Bytes> {
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, gate: RunGate = this.defaultGate(), block?: BlockOverrides): Promise<Bytes> {
     return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
       let res;
       try {
-        res = await runner.simulateCall(root, this.blockContext(n), this.simCall(req, gas), overrides, gate);
+        res = await runner.simulateCall(root, withBlockOverrides(this.blockContext(n), block), this.simCall(req, gas), overrides, gate);
       } catch (e) {
         throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
@@ -185,11 +186,18 @@ export class Simulator {
     });
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<bigint> {
+  estimateGas(
+    req: CallRequest,
+    n: bigint,
+    overrides: StateOverrides | undefined,
+    gate: RunGate = this.defaultGate(),
+    block?: BlockOverrides,
+  ): Promise<bigint> {
     return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
-      const ctx = this.blockContext(n);
-      let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(n);
+      // geth's estimator runs under the overridden header, its gas limit included
+      const ctx = withBlockOverrides(this.blockContext(n), block);
+      let hi = req.gas !== undefined && req.gas >= 21000n ? req.gas : this.gasCapFor(ctx);
       // geth's estimator: the fee cap of the message (ToMessage); a priced call is capped by what the
       // sender can pay after the value, and a value the sender cannot leave a wei beside fails here
       const feeCap = callFees(req, ctx.baseFee).feeCap;

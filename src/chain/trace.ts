@@ -15,9 +15,9 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { makeCommon } from '../evm/common.js';
-import { EvmRunner, type BlockContext, type RunGate, type StateRef } from '../evm/runner.js';
+import { EvmRunner, withBlockOverrides, type BlockContext, type RunGate, type StateRef } from '../evm/runner.js';
 import type { SimCall } from '../evm/simulate.js';
-import type { StateOverrides } from '../types/query.js';
+import type { BlockOverrides, StateOverrides } from '../types/query.js';
 import { TIMEOUT_MESSAGE, TraceEngine, TraceError, TraceResultTooLarge, TraceTimeout, type TraceOptions, type TxTraceOutcome } from '../evm/tracing/index.js';
 import { decodeTx } from '../evm/tx.js';
 import {
@@ -67,7 +67,7 @@ export interface BlockTraceEntry {
 type Job =
   | { kind: 'tx'; hash: Hash; opts: TraceOptions }
   | { kind: 'block'; height: bigint; opts: TraceOptions }
-  | { kind: 'call'; call: SimCall; height: bigint; overrides: StateOverrides | undefined; opts: TraceOptions }
+  | { kind: 'call'; call: SimCall; height: bigint; overrides: StateOverrides | undefined; block: BlockOverrides | undefined; opts: TraceOptions }
   | { kind: 'replay'; block: ReplayBlock; opts: TraceOptions };
 
 /** A block given by a client (debug_traceBlock): replayed on the state of committed `parent`. */
@@ -154,8 +154,16 @@ export class TraceService {
     return this.submit({ kind: 'block', height, opts }, origin) as Promise<BlockTraceEntry[]>;
   }
 
-  traceCall(call: SimCall, height: bigint, overrides: StateOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown> {
-    return this.submit({ kind: 'call', call, height, overrides, opts }, origin);
+  /** `block`: geth's block overrides, applied to the block's context in the worker */
+  traceCall(
+    call: SimCall,
+    height: bigint,
+    overrides: StateOverrides | undefined,
+    opts: TraceOptions,
+    origin?: CallOrigin,
+    block?: BlockOverrides,
+  ): Promise<unknown> {
+    return this.submit({ kind: 'call', call, height, overrides, block, opts }, origin);
   }
 
   /** debug_traceBlock: a block that need not be committed, on its (committed) parent's state */
@@ -346,7 +354,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
       case 'call': {
         const block = store.evmBlock(job.height);
         if (!block) throw new TraceError(`block #${job.height} not found`);
-        return engine.traceCall(refOf(block.header), contextOf(block.header), job.call, job.overrides, job.opts);
+        return engine.traceCall(refOf(block.header), withBlockOverrides(contextOf(block.header), job.block), job.call, job.overrides, job.opts);
       }
     }
   };

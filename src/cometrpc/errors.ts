@@ -59,6 +59,7 @@ export const COMET_ERRORS: ErrorMap<CometWireError> = {
   executionFailed: internal,
   txRejected: internal,
   timeout: internal,
+  notIncluded: internal,
   cancelled: internal,
   unavailable: internal,
   unsupported: internal,

@@ -8,12 +8,12 @@
  */
 import { createBlock, type Block } from '@ethereumjs/block';
 import type { Common, StateManagerInterface } from '@ethereumjs/common';
-import { Address, setLengthLeft, type Account } from '@ethereumjs/util';
+import { Address, bytesToHex, setLengthLeft, type Account } from '@ethereumjs/util';
 import { createVM, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { Lru } from '../lib/lru.js';
 import type { FlatChange, FlatState } from '../store/flatstate.js';
 import type { TrieDB } from '../store/triedb.js';
-import type { StateOverrides } from '../types/query.js';
+import type { BlockOverrides, StateOverrides } from '../types/query.js';
 import { executeBlock, type ExecutedBlock } from './blockexec.js';
 import { FlatStateManager, genesisState, type GenesisAccount } from './flatstate.js';
 import './jumpdests.js';
@@ -28,6 +28,25 @@ export interface BlockContext {
   gasLimit: bigint;
   baseFee: bigint;
   mixHash: Uint8Array;
+  /** BLOBBASEFEE's answer when a block override sets it (otherwise the header's excess blob gas decides) */
+  blobBaseFee?: bigint;
+}
+
+/**
+ * A block's context under a call's block overrides, field by field as geth's BlockOverrides.Apply
+ * (go-ethereum internal/ethapi/override/override.go); `difficulty` has no effect after the merge.
+ */
+export function withBlockOverrides(ctx: BlockContext, o: BlockOverrides | undefined): BlockContext {
+  if (o === undefined) return ctx;
+  return {
+    number: o.number ?? ctx.number,
+    timestamp: o.time ?? ctx.timestamp,
+    coinbase: o.feeRecipient ?? ctx.coinbase,
+    gasLimit: o.gasLimit ?? ctx.gasLimit,
+    baseFee: o.baseFeePerGas ?? ctx.baseFee,
+    mixHash: o.prevRandao ?? ctx.mixHash,
+    ...(o.blobBaseFee !== undefined ? { blobBaseFee: o.blobBaseFee } : ctx.blobBaseFee !== undefined ? { blobBaseFee: ctx.blobBaseFee } : {}),
+  };
 }
 
 /** A committed state: its height (flat runners) and root (Merkle runners). */
@@ -203,7 +222,8 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
 
   /** the ethereumjs block of a context (blocks, calls and traced replays run in it) */
   ethBlock(ctx: BlockContext): Block {
-    const key = `${ctx.number}:${ctx.timestamp}:${ctx.baseFee}:${ctx.gasLimit}`;
+    // every field is part of the key: a block override may change any one of them at the same height
+    const key = `${ctx.number}:${ctx.timestamp}:${ctx.baseFee}:${ctx.gasLimit}:${bytesToHex(ctx.coinbase)}:${bytesToHex(ctx.mixHash)}:${ctx.blobBaseFee ?? ''}`;
     let b = this.blocks.get(key);
     if (!b) {
       b = this.makeBlock(ctx);
@@ -213,7 +233,7 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
   }
 
   private makeBlock(ctx: BlockContext): Block {
-    return createBlock(
+    const block = createBlock(
       {
         header: {
           number: ctx.number,
@@ -230,6 +250,10 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
       },
       { common: this.common, skipConsensusFormatValidation: true, freeze: false },
     );
+    const blobBaseFee = ctx.blobBaseFee;
+    // BLOBBASEFEE reads the header's blob gas price (ethereumjs evm interpreter getBlobBaseFee)
+    if (blobBaseFee !== undefined) block.header.getBlobGasPrice = () => blobBaseFee;
+    return block;
   }
 
   setRoot(at: At): Promise<void> {

@@ -19,12 +19,15 @@ import { createDebugMethods, type TraceRunner } from './debug.js';
 import { createCheatMethods, type CheatBackend } from './devcheats.js';
 import { createDevMethods } from './devmethods.js';
 import { createExtraEthMethods, type AccessListRunner } from './extra.js';
+import type { EvmFeed } from './feed.js';
 import type { FilterService } from './filters.js';
 import { createEvmMethods } from './methods.js';
 import { createMinerMethods, type MinerBackend } from './miner.js';
 import { createPersonalMethods } from './personal.js';
 import { profileFileMethods, runtimeStatsMethods, type Profiler } from './profiling.js';
 import { createRawDebugMethods, type ReplayRunner } from './rawdebug.js';
+import { createReadMethods } from './reads.js';
+import { createSendingMethods } from './sending.js';
 import type { SubscriptionService } from './subscriptions.js';
 import { createOtsMethods } from './ots.js';
 import { createTraceMethods } from './trace.js';
@@ -44,6 +47,8 @@ export interface EvmApiModules {
   miner: MinerBackend;
   /** the dev operations on the chain thread (src/types/dev.ts; node/chainclient.ts) */
   chain: DevChannel;
+  /** committed blocks as they come (synchronous sends wait on it) */
+  feed: EvmFeed;
   filters: FilterService;
   subscriptions: SubscriptionService;
   /** the runtime reports follow `debug`; its file-writing methods exist only with `json-rpc.enable-profiling` */
@@ -73,6 +78,8 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
   return mergeTables(
     core,
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
+    createReadMethods(modules.reader),
+    createSendingMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }),
     createRawDebugMethods(modules, { common: makeCommon(opts.chainId, opts.hardfork), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
     runtimeStatsMethods(modules.profiler),
     jsonRpc.enableProfiling ? profileFileMethods(modules.profiler) : {},

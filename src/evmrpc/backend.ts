@@ -3,7 +3,7 @@
  * implementation (chain/reader.ts) to this interface. All values are domain values (bigint, bytes).
  */
 import type { Address, Bytes, CallOrigin, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
-import type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
+import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 
 // the port's value types are defined in src/types/ (shared with chain/, evm/ and store/); re-exported
 // here only so code written against the port's old home keeps compiling
@@ -48,9 +48,12 @@ export interface EvmBackend {
 
   /** decodes, checks (CheckTx) and adds to the mempool; resolves to the EVM hash; throws txRejected with geth's texts */
   sendRawTransaction(raw: Bytes): Promise<Hash>;
-  /** throws `reverted` (with the revert output) on revert, executionFailed on other VM errors */
-  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Bytes>;
-  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint>;
+  /**
+   * throws `reverted` (with the revert output) on revert, executionFailed on other VM errors; `block`
+   * is geth's block overrides (the header fields the call runs under)
+   */
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<Bytes>;
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<bigint>;
 
   gasPrice(): bigint;
   maxPriorityFeePerGas(): bigint;

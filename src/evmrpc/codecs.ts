@@ -40,9 +40,9 @@ const HEX_DECODE = { hexDecode: true } as const;
 export const LATEST: BlockSelector = Object.freeze({ kind: 'tag', tag: 'latest' });
 export const PENDING: BlockSelector = Object.freeze({ kind: 'tag', tag: 'pending' });
 
-type JsonObject = Record<string, unknown>;
+export type JsonObject = Record<string, unknown>;
 
-function isObject(v: unknown): v is JsonObject {
+export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -51,7 +51,7 @@ function isTag(v: string): v is BlockTag {
 }
 
 /** A field like Go's encoding/json finds it: exact name first, then case-insensitive; null = absent. */
-function field(obj: JsonObject, name: string): unknown {
+export function field(obj: JsonObject, name: string): unknown {
   let v: unknown;
   if (Object.prototype.hasOwnProperty.call(obj, name)) {
     v = obj[name];
@@ -86,7 +86,7 @@ function inContext<T>(index: number, context: string, decode: () => T): T {
  * Decodes a struct field, naming it in the error as geth's JSON decoder does:
  * `json: cannot unmarshal hex string without 0x prefix into Go struct field TransactionArgs.from of type common.Address`.
  */
-function structField<T>(index: number, struct: string, name: string, goType: string, decode: () => T): T {
+export function structField<T>(index: number, struct: string, name: string, goType: string, decode: () => T): T {
   try {
     return decode();
   } catch (err) {
@@ -99,7 +99,7 @@ function structField<T>(index: number, struct: string, name: string, goType: str
 }
 
 /** Quantity that fits in 64 bits (geth's hexutil.Uint64). */
-function parseUint64(v: unknown, index: number): bigint {
+export function parseUint64(v: unknown, index: number): bigint {
   const n = parseQuantity(v, index);
   if (n > MAX_UINT64) throw argumentError(index, 'hex number > 64 bits');
   return n;

@@ -6,7 +6,7 @@
  * The trace config (geth's TraceConfig) is decoded here: `tracer`, `tracerConfig`, `timeout` (Go
  * duration, default 5s, capped by `json-rpc.trace-timeout-cap`), `disableStack`,
  * `disableStorage`, `enableMemory`, `enableReturnData`, `limit`; for debug_traceCall also
- * `stateOverrides`. The namespace is off unless `--json-rpc.api` names `debug`.
+ * `stateOverrides` and `blockOverrides` (evmrpc/overrides.ts). The namespace is off unless `--json-rpc.api` names `debug`.
  */
 import { parseDuration } from '../config/duration.js';
 import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
@@ -15,9 +15,10 @@ import { invalidRequest, notFound, unsupported } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
 import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { CallOrigin, CallRequest, Hash } from '../types/chain.js';
-import type { BlockSelector, StateOverrides } from '../types/query.js';
+import type { BlockOverrides, BlockSelector, StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
+import { blockOverrides } from './overrides.js';
 import { hexData } from './format.js';
 
 /** One tx of a block trace, as the trace runner answers it. */
@@ -33,7 +34,14 @@ export interface TraceRunner {
   traceTransaction(hash: Hash, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
   traceBlock(n: bigint, opts: TraceOptions, origin?: CallOrigin): Promise<BlockTraceEntry[]>;
   /** `req.gas` is always set */
-  traceCall(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, opts: TraceOptions, origin?: CallOrigin): Promise<unknown>;
+  traceCall(
+    req: CallRequest & { gas: bigint },
+    n: bigint,
+    overrides: StateOverrides | undefined,
+    opts: TraceOptions,
+    origin?: CallOrigin,
+    block?: BlockOverrides,
+  ): Promise<unknown>;
 }
 
 /** The part of Surface A's modules (evmrpc/api.ts) the debug namespace uses. */
@@ -76,6 +84,8 @@ export interface TraceConfigArg {
   opts: Omit<TraceOptions, 'timeoutMs'>;
   timeout: string | undefined;
   stateOverrides?: StateOverrides;
+  /** geth's TraceCallConfig.BlockOverrides (evmrpc/overrides.ts) */
+  blockOverrides?: BlockOverrides;
 }
 
 function decodeTraceConfig(v: unknown, index: number, forCall: boolean): TraceConfigArg {
@@ -111,7 +121,8 @@ function decodeTraceConfig(v: unknown, index: number, forCall: boolean): TraceCo
   if (forCall) {
     const so = field(v, 'stateOverrides');
     if (so !== undefined) out.stateOverrides = stateOverrides.decode(so, index);
-    if (field(v, 'blockOverrides') !== undefined) throw argumentError(index, 'blockOverrides are not supported');
+    const bo = field(v, 'blockOverrides');
+    if (bo !== undefined) out.blockOverrides = blockOverrides.decode(bo, index);
     if (field(v, 'txIndex') !== undefined) throw argumentError(index, 'txIndex is not supported');
   }
   return out;
@@ -194,9 +205,9 @@ export function createDebugMethods({ reader, runs }: DebugModules, info: DebugMe
           throw invalidRequest(`chainId does not match node's (have=${chainId}, want=${reader.chainId})`);
         }
         const n = blockNumber(sel);
-        const cap = info.gasCap > 0n ? info.gasCap : (reader.blockByNumber(n)?.header.gasLimit ?? 0n);
+        const cap = info.gasCap > 0n ? info.gasCap : (c.blockOverrides?.gasLimit ?? reader.blockByNumber(n)?.header.gasLimit ?? 0n);
         const gas = req.gas === undefined || req.gas > cap ? cap : req.gas;
-        return runs.traceCall({ ...req, gas }, n, c.stateOverrides, options(c), ctx);
+        return runs.traceCall({ ...req, gas }, n, c.stateOverrides, options(c), ctx, c.blockOverrides);
       },
     ),
   };

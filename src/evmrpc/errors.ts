@@ -8,6 +8,8 @@
  * - private method without a valid token: -32001 (the auth layer's own code, geth has none)
  * - execution reverted: 3, data = the revert output as 0x-hex (geth's revertError)
  * - answer too large: -32003 (geth's "response too large")
+ * - a synchronous send whose receipt did not come in time: 4, data = the tx hash (EIP-7966; geth's
+ *   txSyncTimeoutError, internal/ethapi/errors.go)
  * - everything else: -32000, geth's catch-all for errors without an ErrorCode()
  */
 import { type DomainError } from '../lib/errors.js';
@@ -21,6 +23,7 @@ const Code = {
   unauthorized: -32001,
   resultTooLarge: -32003,
   reverted: 3,
+  txSyncTimeout: 4,
   server: -32000,
 } as const;
 
@@ -40,6 +43,7 @@ export const evmErrors: JsonRpcErrorMap = {
   executionFailed: as(Code.server),
   txRejected: as(Code.server),
   timeout: as(Code.server),
+  notIncluded: (e) => ({ code: Code.txSyncTimeout, message: e.message, data: toData(e.detail.txHash) }),
   cancelled: as(Code.server),
   unavailable: as(Code.server),
   unsupported: as(Code.server),

@@ -15,10 +15,10 @@ import { randomBytes } from 'node:crypto';
 import { equalBytes } from '../lib/bytes.js';
 import { invalidArgument } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
-import type { Address, EvmBlock, EvmLog, EvmTx, Hash } from '../types/chain.js';
+import type { Address, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { EvmBackend } from './backend.js';
 import type { LogFilter } from './codecs.js';
-import { formatBlock, formatLog, formatTransaction, hexData, type RpcLog, type RpcTransaction } from './format.js';
+import { formatBlock, formatLog, formatReceipt, formatTransaction, hexData, type RpcLog, type RpcReceipt, type RpcTransaction } from './format.js';
 
 /** txs that entered (`added`) or left (`removed`, by hash) the mempool */
 export interface PoolChange {
@@ -92,22 +92,36 @@ class LogForms {
  */
 export class NewBlock {
   private heads: [string | undefined, string | undefined] = [undefined, undefined];
+  private loadedReceipts: readonly EvmReceipt[] | undefined;
   private loaded: readonly EvmLog[] | undefined;
+  private receiptForms: RpcReceipt[] | undefined;
   private readonly forms = new LogForms(() => this.logs, false);
   /** the block hash, wire form */
   readonly hash: string;
 
   constructor(
     readonly block: EvmBlock,
-    private readonly loadLogs: () => readonly EvmLog[],
+    private readonly loadReceipts: () => readonly EvmReceipt[],
   ) {
     this.hash = hexData(block.header.hash);
   }
 
+  /** the block's receipts, in block order (read on first use) */
+  get receipts(): readonly EvmReceipt[] {
+    this.loadedReceipts ??= this.loadReceipts();
+    return this.loadedReceipts;
+  }
+
   /** every log of the block, in block order */
   get logs(): readonly EvmLog[] {
-    this.loaded ??= this.loadLogs();
+    this.loaded ??= this.receipts.flatMap((r) => r.logs);
     return this.loaded;
+  }
+
+  /** receipt i as eth_getTransactionReceipt writes it (made once, shared) */
+  rpcReceipt(i: number): RpcReceipt {
+    this.receiptForms ??= this.receipts.map(formatReceipt);
+    return this.receiptForms[i]!;
   }
 
   get number(): bigint {
@@ -261,8 +275,8 @@ export class EvmFeed {
           return;
         }
         this.last = n;
-        const logs = () => (this.backend.blockReceipts(n) ?? []).flatMap((r) => r.logs);
-        if (this.blockListeners.size > 0) this.emit(this.blockListeners, new NewBlock(block, logs), 'block');
+        const receipts = () => this.backend.blockReceipts(n) ?? [];
+        if (this.blockListeners.size > 0) this.emit(this.blockListeners, new NewBlock(block, receipts), 'block');
       }
     } catch (err) {
       this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'event feed failed on a block');

@@ -16,6 +16,7 @@ import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../j
 import type { CallRequest, EvmBlock, Hash } from '../types/chain.js';
 import type { BlockSelector, StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
+import { blockOverrides } from './overrides.js';
 import {
   LATEST,
   MAX_PROOF_KEYS,
@@ -349,20 +350,21 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
 
     // --- eth: execution and sending --------------------------------------------------------
     eth_sendRawTransaction: method([data], async ([raw]) => hexData(await backend.sendRawTransaction(raw))),
+    // the 4th param: geth's block overrides (evmrpc/overrides.ts)
     eth_call: method(
-      [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides], ctx) => {
+      [callArgs, optionalBlockOrHash, stateOverrides, blockOverrides],
+      async ([args, sel, overrides, block], ctx) => {
         const req = callRequest(args, true);
         const n = stateBlock(sel);
-        return hexData(await withDeadline(backend.call(req, n, overrides, ctx), info.evmTimeoutMs));
+        return hexData(await withDeadline(backend.call(req, n, overrides, ctx, block), info.evmTimeoutMs));
       },
     ),
     eth_estimateGas: method(
-      [callArgs, optionalBlockOrHash, stateOverrides],
-      async ([args, sel, overrides], ctx) => {
+      [callArgs, optionalBlockOrHash, stateOverrides, blockOverrides],
+      async ([args, sel, overrides, block], ctx) => {
         const req = callRequest(args, false);
         const n = stateBlock(sel);
-        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides, ctx), info.evmTimeoutMs));
+        return hexQuantity(await withDeadline(backend.estimateGas(req, n, overrides, ctx, block), info.evmTimeoutMs));
       },
     ),
 

@@ -14,6 +14,10 @@
  * - `newPendingTransactions` (optional `true` for full objects, as geth and Anvil): when a tx ENTERS
  *   the mempool, not when it is committed.
  * - `syncing`: one notification `false` (ferry is never catching up), then nothing.
+ * - `transactionReceipts` (optional `{"transactionHashes": [hash, …]}`, at most MAX_RECEIPT_TX_HASHES,
+ *   geth eth/filters/api.go TransactionReceipts): one notification per committed block that has
+ *   matching txs — an array of their receipts as eth_getTransactionReceipt writes them, in block order;
+ *   no hashes (or an empty list) matches every tx.
  *
  * The subscribe reply always reaches the client before the first notification: a new subscription
  * holds its notifications until the transport has queued the reply (CallContext.afterReply), then
@@ -23,21 +27,25 @@
  * Subscriptions belong to their connection and die with it. A connection holds at most
  * `maxPerConnection`. Over HTTP both methods answer geth's -32601 `notifications not supported`.
  */
-import { DomainError, invalidArgument, limitExceeded } from '../lib/errors.js';
+import { DomainError, invalidArgument, invalidRequest, limitExceeded } from '../lib/errors.js';
 import { argumentError, jsonKind, typeMismatch } from '../lib/hex.js';
 import type { Logger } from '../lib/log.js';
-import { optional, string } from '../jsonrpc/codecs.js';
+import { hash, optional, string } from '../jsonrpc/codecs.js';
 import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import { logFilter } from './codecs.js';
 import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx, type Rewind } from './feed.js';
+import { hexData, type RpcReceipt } from './format.js';
 
-export const SUBSCRIPTION_NAMES = ['newHeads', 'logs', 'newPendingTransactions', 'syncing'] as const;
+export const SUBSCRIPTION_NAMES = ['newHeads', 'logs', 'newPendingTransactions', 'syncing', 'transactionReceipts'] as const;
 export type SubscriptionName = (typeof SUBSCRIPTION_NAMES)[number];
 
 /** Notifications one subscription holds while its subscribe reply is not yet queued. */
 export const HELD_NOTIFICATIONS_MAX = 4_096;
 
 export const NOTIFICATIONS_UNSUPPORTED = 'notifications not supported';
+
+/** geth's maxTxHashes: the hashes one transactionReceipts subscription may name */
+export const MAX_RECEIPT_TX_HASHES = 200;
 
 export interface SubscriptionOptions {
   /** max live subscriptions of one connection */
@@ -57,6 +65,8 @@ interface Subscription {
   /** newHeads: includeTransactions; newPendingTransactions: full objects */
   readonly fullTx: boolean;
   readonly crit: LiveCriteria | undefined;
+  /** transactionReceipts: the tx hashes it follows (hex keys); undefined = every tx */
+  readonly txHashes: Set<string> | undefined;
   /** the notification text up to the result */
   readonly prefix: string;
   /** notifications waiting for the subscribe reply; undefined once active */
@@ -102,6 +112,20 @@ function logsArgs(v: unknown): LiveCriteria {
   return liveCriteria(f);
 }
 
+/** transactionReceipts criteria: absent, `{}` or `{"transactionHashes": [hash, …]}` (geth's TransactionReceiptsQuery). */
+function receiptsArgs(v: unknown): Set<string> | undefined {
+  if (v === undefined) return undefined;
+  if (!isObject(v)) throw typeMismatch(1, jsonKind(v), 'filters.TransactionReceiptsQuery');
+  const hashes = v.transactionHashes;
+  if (hashes === undefined || hashes === null) return undefined;
+  if (!Array.isArray(hashes)) throw typeMismatch(1, jsonKind(hashes), '[]common.Hash');
+  if (hashes.length > MAX_RECEIPT_TX_HASHES) {
+    throw invalidRequest('exceed max number of transaction hashes allowed per transactionReceipts subscription');
+  }
+  if (hashes.length === 0) return undefined;
+  return new Set(hashes.map((h) => hexData(hash.decode(h, 1))));
+}
+
 function pendingArgs(v: unknown): boolean {
   if (v === undefined) return false;
   if (typeof v !== 'boolean') throw typeMismatch(1, jsonKind(v), '*bool');
@@ -115,6 +139,7 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
     logs: new Set(),
     newPendingTransactions: new Set(),
     syncing: new Set(),
+    transactionReceipts: new Set(),
   };
 
   function remove(s: Subscription): boolean {
@@ -139,11 +164,31 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
 
   function onBlock(b: NewBlock): void {
     for (const s of byName.newHeads) deliver(s, b.headJson(s.fullTx));
+    onBlockReceipts(b);
     const subs = byName.logs;
     if (subs.size === 0) return;
     for (let i = 0; i < b.logs.length; i++) {
       const l = b.logs[i]!;
       for (const s of subs) if (matchesLog(s.crit!, l)) deliver(s, b.logJson(i));
+    }
+  }
+
+  /** one array per subscriber of the block's matching receipts (serialized once for those following every tx) */
+  function onBlockReceipts(b: NewBlock): void {
+    const subs = byName.transactionReceipts;
+    if (subs.size === 0 || b.block.transactions.length === 0) return;
+    let all: string | undefined;
+    for (const s of subs) {
+      if (s.txHashes === undefined) {
+        all ??= JSON.stringify(b.receipts.map((_, i) => b.rpcReceipt(i)));
+        deliver(s, all);
+        continue;
+      }
+      const matched: RpcReceipt[] = [];
+      b.receipts.forEach((r, i) => {
+        if (s.txHashes!.has(hexData(r.transactionHash))) matched.push(b.rpcReceipt(i));
+      });
+      if (matched.length > 0) deliver(s, JSON.stringify(matched));
     }
   }
 
@@ -182,6 +227,7 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
     if (ctx.sendText === undefined || ctx.onClose === undefined || ctx.connectionId === undefined) throw notificationsUnsupported('eth_subscribe');
     let fullTx = false;
     let crit: LiveCriteria | undefined;
+    let txHashes: Set<string> | undefined;
     switch (name) {
       case 'newHeads':
         fullTx = headsArgs(arg);
@@ -195,6 +241,9 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
       case 'syncing':
         if (arg !== undefined) throw invalidArgument('too many arguments, want at most 1');
         break;
+      case 'transactionReceipts':
+        txHashes = receiptsArgs(arg);
+        break;
       default:
         throw new DomainError('methodNotFound', `no ${JSON.stringify(name)} subscription in eth namespace`, { method: `eth_subscribe ${name}` });
     }
@@ -207,7 +256,7 @@ export function createSubscriptionMethods(feed: EvmFeed, opts: SubscriptionOptio
     let id = newId();
     while (conn.subs.has(id)) id = newId();
     const prefix = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
-    const s: Subscription = { id, name, conn, fullTx, crit, prefix, held: [] };
+    const s: Subscription = { id, name, conn, fullTx, crit, txHashes, prefix, held: [] };
     conn.subs.set(id, s);
     byName[name].add(s);
     const activate = (): void => {

@@ -25,7 +25,7 @@ export {
   type KeyStoreOptions,
 } from './keystore.js';
 export { readPassphrase } from './passphrase.js';
-export { signTransaction, type TxFields } from './txsign.js';
+export { signTransaction, unsignedTransaction, type TxFields } from './txsign.js';
 export {
   DECRYPT_ERROR,
   KDF_QUEUE_MAX,

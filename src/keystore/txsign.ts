@@ -5,6 +5,7 @@
  */
 import { Hardfork, Mainnet, createCustomCommon, type Common } from '@ethereumjs/common';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 import type { Signature } from './crypto.js';
 
 export interface TxFields {
@@ -54,6 +55,15 @@ function unsigned(f: TxFields): TypedTransaction {
         { common },
       ) as TypedTransaction;
   }
+}
+
+/**
+ * The unsigned envelope (v, r, s empty, as geth's MarshalBinary of an unsigned tx writes zeros) and its
+ * keccak hash: eth_fillTransaction's `raw` and `tx.hash` (go-ethereum internal/ethapi/api.go FillTransaction).
+ */
+export function unsignedTransaction(f: TxFields): { raw: Uint8Array; hash: Uint8Array } {
+  const raw = unsigned(f).serialize();
+  return { raw, hash: keccak_256(raw) };
 }
 
 /** Signs and serializes; resolves to the raw signed envelope and its hash. */

@@ -76,6 +76,8 @@ export interface ErrorDetails {
   txRejected: { reason: TxRejectReason };
   /** A job ran past its time limit. */
   timeout: undefined;
+  /** A transaction entered the pool but was not in a block within the wait its sender allowed (EIP-7966); `txHash` names it. */
+  notIncluded: { txHash: Uint8Array };
   /** A job was abandoned by its client or by shutdown. */
   cancelled: undefined;
   /** The node cannot serve this now (busy, shutting down, no worker). */
@@ -124,6 +126,7 @@ export const txRejected = (reason: TxRejectReason, message: string): DomainError
   new DomainError('txRejected', message, { reason });
 export const reverted = (message: string, data: Uint8Array): DomainError<'reverted'> => new DomainError('reverted', message, { data });
 export const timeout = (message: string): DomainError<'timeout'> => domainError('timeout', message);
+export const notIncluded = (message: string, txHash: Uint8Array): DomainError<'notIncluded'> => new DomainError('notIncluded', message, { txHash });
 export const cancelled = (message: string): DomainError<'cancelled'> => domainError('cancelled', message);
 export const executionFailed = (message: string): DomainError<'executionFailed'> => domainError('executionFailed', message);
 export const resultTooLarge = (message: string): DomainError<'resultTooLarge'> => domainError('resultTooLarge', message);

@@ -9,7 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { CallOrigin, CallRequest, SimulatorOptions, SimulatorPort } from '../chain/simulator.js';
-import type { StateOverrides } from '../types/query.js';
+import type { BlockOverrides, StateOverrides } from '../types/query.js';
 import { cancelled, fromDomainErrorData, limitExceeded, unavailable, type DomainErrorData } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AccessListResult } from '../types/chain.js';
@@ -28,6 +28,8 @@ export interface CallJob {
   req: CallRequest;
   n: bigint;
   overrides: StateOverrides | undefined;
+  /** geth's block overrides (eth_call, eth_estimateGas) */
+  block: BlockOverrides | undefined;
   /** epoch ms after which the call is abandoned (Infinity = none) */
   deadline: number;
   /** the asking client's key (fairness between clients) */
@@ -140,7 +142,14 @@ export class CallPool implements SimulatorPort {
     if (!this.closing) this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'call worker died');
   }
 
-  private submit<T>(op: CallJob['op'], req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<T> {
+  private submit<T>(
+    op: CallJob['op'],
+    req: CallRequest,
+    n: bigint,
+    overrides: StateOverrides | undefined,
+    origin?: CallOrigin,
+    block?: BlockOverrides,
+  ): Promise<T> {
     let best: Slot | undefined;
     for (const s of this.slots) if (!best || s.pending.size < best.pending.size) best = s;
     if (!best) return Promise.reject(unavailable('no call worker available'));
@@ -162,7 +171,7 @@ export class CallPool implements SimulatorPort {
         reject: (e) => (done(), reject(e)),
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      post(slot, { op, id, req, n, overrides, deadline, client: origin?.client ?? '' });
+      post(slot, { op, id, req, n, overrides, block, deadline, client: origin?.client ?? '' });
     });
   }
 
@@ -173,12 +182,12 @@ export class CallPool implements SimulatorPort {
     return n;
   }
 
-  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<Uint8Array> {
-    return this.submit<Uint8Array>('call', req, n, overrides, origin);
+  call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<Uint8Array> {
+    return this.submit<Uint8Array>('call', req, n, overrides, origin, block);
   }
 
-  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<bigint> {
-    return this.submit<bigint>('estimate', req, n, overrides, origin);
+  estimateGas(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin, block?: BlockOverrides): Promise<bigint> {
+    return this.submit<bigint>('estimate', req, n, overrides, origin, block);
   }
 
   createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult> {

@@ -59,9 +59,9 @@ async function run(r: Running): Promise<void> {
     if (r.cancelled) return;
     const gate = { deadline: job.deadline, pass: () => task.pass() };
     const value = await (job.op === 'call'
-      ? sim.call(job.req, job.n, job.overrides, gate)
+      ? sim.call(job.req, job.n, job.overrides, gate, job.block)
       : job.op === 'estimate'
-        ? sim.estimateGas(job.req, job.n, job.overrides, gate)
+        ? sim.estimateGas(job.req, job.n, job.overrides, gate, job.block)
         : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides, gate));
     if (!r.cancelled) send({ id: job.id, value });
   } catch (e) {

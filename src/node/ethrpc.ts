@@ -85,6 +85,7 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     signer: d.signer,
     miner: d.miner,
     chain: d.chain,
+    feed,
     filters,
     subscriptions,
     profiler,

@@ -28,8 +28,8 @@ export class EvmRuns implements AccessListRunner, TraceRunner, ReplayRunner {
   createAccessList: AccessListRunner['createAccessList'] = (req, n, overrides, origin) =>
     this.calls.createAccessList(req, n, this.cheats.callOverrides(n, overrides), origin);
 
-  traceCall: TraceRunner['traceCall'] = (req, n, overrides, opts, origin) =>
-    this.traces.traceCall(req, n, this.cheats.callOverrides(n, overrides), opts, origin);
+  traceCall: TraceRunner['traceCall'] = (req, n, overrides, opts, origin, block) =>
+    this.traces.traceCall(req, n, this.cheats.callOverrides(n, overrides), opts, origin, block);
 
   traceTransaction: TraceRunner['traceTransaction'] = (hash, opts, origin) => this.traces.traceTransaction(hash, opts, origin);
 

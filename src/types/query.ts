@@ -37,6 +37,22 @@ export interface AccountOverride {
 /** geth's state override set (override.StateOverride): at most one entry per address, each slot once. */
 export type StateOverrides = AccountOverride[];
 
+/**
+ * geth's block override (override.BlockOverrides): the block fields a call runs under instead of its
+ * block's. `difficulty` is taken and has no effect after the merge (geth: "No-op if we're simulating
+ * post-merge calls"); `beaconRoot` and `withdrawals` are refused for calls, as geth's Apply refuses them.
+ */
+export interface BlockOverrides {
+  number?: bigint;
+  difficulty?: bigint;
+  time?: bigint;
+  gasLimit?: bigint;
+  feeRecipient?: Address;
+  prevRandao?: Hash;
+  baseFeePerGas?: bigint;
+  blobBaseFee?: bigint;
+}
+
 /** The override of `address` in a set, if it has one. */
 export function overrideOf(overrides: StateOverrides | undefined, address: Address): AccountOverride | undefined {
   return overrides?.find((o) => equalBytes(o.address, address));

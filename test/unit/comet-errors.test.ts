@@ -34,6 +34,7 @@ const SAMPLE_DETAILS: { [K in ErrorKind]: ErrorDetails[K] } = {
   executionFailed: undefined,
   txRejected: { reason: 'underpriced' },
   timeout: undefined,
+  notIncluded: { txHash: new Uint8Array(32) },
   cancelled: undefined,
   unavailable: undefined,
   unsupported: undefined,

@@ -48,6 +48,7 @@ const SAMPLES: { [K in ErrorKind]: DomainError<K> } = {
   executionFailed: new DomainError('executionFailed', 'out of gas', undefined),
   txRejected: txRejected('known', 'already known'),
   timeout: new DomainError('timeout', 'execution aborted (timeout = 5s)', undefined),
+  notIncluded: new DomainError('notIncluded', "The transaction was added to the transaction pool but wasn't processed in 1s", { txHash: new Uint8Array(32).fill(0xab) }),
   cancelled: new DomainError('cancelled', 'gone', undefined),
   unavailable: new DomainError('unavailable', 'node is shutting down', undefined),
   unsupported: new DomainError('unsupported', 'not supported', undefined),
@@ -70,6 +71,7 @@ describe('Surface A error map (geth)', () => {
       executionFailed: -32000,
       txRejected: -32000,
       timeout: -32000,
+      notIncluded: 4,
       cancelled: -32000,
       unavailable: -32000,
       unsupported: -32000,
@@ -78,14 +80,21 @@ describe('Surface A error map (geth)', () => {
     });
     for (const e of Object.values(SAMPLES)) assert.equal(mapDomainError(evmErrors, e).message, e.message);
   });
-  it('a revert carries its output as 0x-hex data (empty output: "0x"); no other kind has data', () => {
+  it('a revert carries its output as 0x-hex data (empty output: "0x"); no other kind but notIncluded has data', () => {
     assert.deepEqual(toJsonRpcError(SAMPLES.reverted, undefined, evmErrors), { code: 3, message: 'execution reverted: no', data: '0x08c379a0' });
     assert.deepEqual(toJsonRpcError(reverted('execution reverted', new Uint8Array()), undefined, evmErrors), {
       code: 3,
       message: 'execution reverted',
       data: '0x',
     });
-    for (const [k, e] of Object.entries(SAMPLES)) if (k !== 'reverted') assert.equal('data' in mapDomainError(evmErrors, e), false, k);
+    for (const [k, e] of Object.entries(SAMPLES)) if (k !== 'reverted' && k !== 'notIncluded') assert.equal('data' in mapDomainError(evmErrors, e), false, k);
+  });
+  it('a synchronous send that timed out is code 4 with the tx hash as data (EIP-7966, geth txSyncTimeoutError)', () => {
+    assert.deepEqual(toJsonRpcError(SAMPLES.notIncluded, undefined, evmErrors), {
+      code: 4,
+      message: "The transaction was added to the transaction pool but wasn't processed in 1s",
+      data: '0x' + 'ab'.repeat(32),
+    });
   });
   it('a DomainError crosses a worker boundary as data and comes back the same', () => {
     for (const e of Object.values(SAMPLES)) {

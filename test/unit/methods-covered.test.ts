@@ -21,6 +21,8 @@ import * as ots from '../../src/evmrpc/ots.js';
 import * as personal from '../../src/evmrpc/personal.js';
 import * as profiling from '../../src/evmrpc/profiling.js';
 import * as rawdebug from '../../src/evmrpc/rawdebug.js';
+import * as reads from '../../src/evmrpc/reads.js';
+import * as sending from '../../src/evmrpc/sending.js';
 import * as subscriptions from '../../src/evmrpc/subscriptions.js';
 import * as trace from '../../src/evmrpc/trace.js';
 import * as txpool from '../../src/evmrpc/txpool.js';
@@ -48,6 +50,8 @@ const SURFACE_A_MODULES: Record<string, Record<string, unknown>> = {
   personal,
   profiling,
   rawdebug,
+  reads,
+  sending,
   subscriptions,
   trace,
   txpool,
@@ -59,6 +63,8 @@ function surfaceA(): MethodTable {
     core,
     extra.createExtraEthMethods(stub, stub, core),
     rawdebug.createRawDebugMethods(stub, stub),
+    reads.createReadMethods(stub),
+    sending.createSendingMethods(stub, stub),
     profiling.createProfilingMethods(stub),
     filters.createFilterMethods(stub, stub, { filterCap: 1, timeoutMs: 0, blockRangeCap: 0, logsCap: 0 }, stub).table,
     subscriptions.createSubscriptionMethods(stub, { maxPerConnection: 1 }, stub).table,
@@ -78,6 +84,8 @@ const SURFACE_A_FACTORIES = [
   'createEvmMethods',
   'createExtraEthMethods',
   'createRawDebugMethods',
+  'createReadMethods',
+  'createSendingMethods',
   'createProfilingMethods',
   'createFilterMethods',
   'createSubscriptionMethods',
