@@ -21,6 +21,7 @@ import type { DevState } from './devstate.js';
 import { nativeHash, unwrapEthereumTx, wrapEthereumTx } from './nativetx.js';
 import { DecodedTxCache } from './txdecode.js';
 import { hexKey, type PoolChange, type TxPool } from './txpool.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** A CheckTx verdict: the ABCI answer, and the typed refusal behind a non-zero code. */
 export interface Checked {
@@ -138,7 +139,7 @@ export class Admission {
   private async admit(d: DecodedTx, native: Uint8Array, dryRun = false, hash?: Uint8Array): Promise<CheckTxResult> {
     const { pool, dev } = this.d;
     const tx = d.evm;
-    if (native.length > this.d.mempool.maxTxBytes) throw txRejected('decode', 'oversized data');
+    if (native.length > this.d.mempool.maxTxBytes) throw txRejected('decode', GethText.oversizedData);
     if (pool.has(tx.hash)) throw txRejected('known', 'already known');
     if (isImpersonated(tx) && !dev.mayImpersonate(tx.from)) {
       throw txRejected('decode', `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(tx.from)}, which is not impersonated`);

@@ -18,6 +18,7 @@ import { blockEvents, executedTxResult, failedTxResult } from './abcievents.js';
 import { ExecCode } from './checkcodes.js';
 import { nativeHash } from './nativetx.js';
 import { hexKey } from './txpool.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** What FinalizeBlock computed, kept until Commit writes it (or the block is abandoned). */
 export interface PendingBlock {
@@ -97,7 +98,7 @@ function receiptsOf(req: FinalizeBlockRequest, exec: ExecutedBlock, baseFee: big
       logs,
       logsBloom: t.logsBloom,
       vmError: t.vmError,
-      revertData: t.status === 0 && t.vmError === 'execution reverted' ? t.returnValue : undefined,
+      revertData: t.status === 0 && t.vmError === GethText.executionReverted ? t.returnValue : undefined,
     };
   });
 }

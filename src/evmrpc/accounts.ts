@@ -41,6 +41,7 @@ import { impersonationSignature } from '../evm/tx.js';
 import type { EvmBackend } from './backend.js';
 import { callArgs, type CallArgs } from './codecs.js';
 import { hexData, hexKey } from './format.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** eth_sendTransaction's default gas (docs/compatibility.md: 90000 where geth estimates) */
 export const DEFAULT_SEND_GAS = 90_000n;
@@ -166,12 +167,12 @@ export class AccountSigner {
     }
     const hasLegacyPrice = args.gasPrice !== undefined;
     const hasDynamicFee = args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined;
-    if (hasLegacyPrice && hasDynamicFee) throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    if (hasLegacyPrice && hasDynamicFee) throw invalidRequest(GethText.mixedFeeFields);
     const input = args.data ?? new Uint8Array();
     if (args.to === undefined && input.length === 0) throw invalidRequest('contract creation without any data provided');
     let type: 0 | 1 | 2;
     if (args.type !== undefined) {
-      if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw invalidRequest('transaction type not supported');
+      if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw invalidRequest(GethText.txTypeNotSupported);
       type = args.type;
       if (type !== 2 && hasDynamicFee) throw invalidRequest('maxFeePerGas and maxPriorityFeePerGas need a type-2 transaction');
       if (type === 2 && hasLegacyPrice) throw invalidRequest('gasPrice cannot be used with a type-2 transaction');

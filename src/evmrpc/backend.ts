@@ -10,10 +10,6 @@ import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery,
 export type { CallRequest } from '../types/chain.js';
 export type { AccountProof, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
 
-export interface PendingTxView {
-  tx: EvmTx;
-}
-
 export interface EvmBackend {
   readonly chainId: bigint;
   /** net_version */

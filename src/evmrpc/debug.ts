@@ -20,6 +20,7 @@ import type { EvmBackend } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
 import { blockOverrides } from './overrides.js';
 import { hexData } from './format.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** One tx of a block trace, as the trace runner answers it. */
 export interface BlockTraceEntry {
@@ -199,7 +200,7 @@ export function createDebugMethods({ reader, runs }: DebugModules, info: DebugMe
         if (sel.kind === 'tag' && sel.tag === 'pending') throw unsupported('tracing on top of pending is not supported');
         const { chainId, ...req } = args;
         if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-          throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+          throw invalidRequest(GethText.mixedFeeFields);
         }
         if (chainId !== undefined && chainId !== reader.chainId) {
           throw invalidRequest(`chainId does not match node's (have=${chainId}, want=${reader.chainId})`);

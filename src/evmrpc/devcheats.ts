@@ -145,7 +145,7 @@ interface LoadedAccount {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Decodes a state file (plain JSON, or gzipped JSON as anvil_dumpState writes it); only `accounts` is read. */
-export function decodeState(input: Uint8Array): LoadedAccount[] {
+function decodeState(input: Uint8Array): LoadedAccount[] {
   let json: Buffer;
   if (input.length >= 2 && input[0] === 0x1f && input[1] === 0x8b) {
     try {

@@ -18,6 +18,7 @@ import type { EvmBackend } from './backend.js';
 import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
 import { formatAccessListResult, formatHeader, hexQuantity, type RpcAccessListResult, type RpcHeader } from './format.js';
 import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** Where eth_createAccessList runs (node/: the call workers, at `n` over the pending dev cheats). */
 export interface AccessListRunner {
@@ -48,7 +49,7 @@ export const LOWER_CASE_ALIAS = { alias: 'eth_getTransactionbyBlockNumberAndInde
 function feeDefaults(req: CallRequest, baseFee: bigint, suggestedTip: () => bigint): CallRequest {
   const hex = hexQuantity;
   if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-    throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    throw invalidRequest(GethText.mixedFeeFields);
   }
   if (req.gasPrice !== undefined) {
     if (req.gasPrice === 0n) throw invalidRequest('gasPrice must be non-zero after london fork');

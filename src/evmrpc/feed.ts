@@ -19,6 +19,7 @@ import type { Address, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../type
 import type { EvmBackend } from './backend.js';
 import type { LogFilter } from './codecs.js';
 import { formatBlock, formatLog, formatReceipt, formatTransaction, hexData, type RpcLog, type RpcReceipt, type RpcTransaction } from './format.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** txs that entered (`added`) or left (`removed`, by hash) the mempool */
 export interface PoolChange {
@@ -332,7 +333,7 @@ export function liveCriteria(f: LogFilter): LiveCriteria {
   const from = bound(f.fromBlock);
   const to = bound(f.toBlock);
   const ok = (from === 'latest' && to === 'latest') || (from !== 'latest' && (to === 'latest' || to >= from));
-  if (!ok) throw invalidArgument('invalid block range params');
+  if (!ok) throw invalidArgument(GethText.invalidBlockRange);
   return {
     addresses: f.addresses,
     topics: f.topics,

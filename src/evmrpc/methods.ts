@@ -50,6 +50,7 @@ import {
   type RpcReceipt,
   type RpcTransaction,
 } from './format.js';
+import { GethText } from '../lib/gethtexts.js';
 
 export interface EvmMethodsInfo {
   /** web3_clientVersion, `<client>/<version>/<os>/<runtime>` */
@@ -69,7 +70,7 @@ export interface EvmMethodsInfo {
 /** eth/65, what Evmos answers */
 export const PROTOCOL_VERSION = '0x41';
 
-const HEADER_NOT_FOUND = 'header not found';
+const HEADER_NOT_FOUND = GethText.headerNotFound;
 const HASH_HEADER_NOT_FOUND = 'header for hash not found';
 
 /** Settles like `p`, or rejects with geth's timeout error after `ms` (0 = no deadline). */
@@ -131,7 +132,7 @@ function logRange(backend: EvmBackend, blockRangeCap: number, f: LogFilter): { f
     sel?.kind === 'number' ? sel.number : (backend.resolveBlock(sel ?? LATEST) ?? latest);
   const from = resolve(f.fromBlock);
   let to = resolve(f.toBlock);
-  if (from > to) throw invalidArgument('invalid block range params');
+  if (from > to) throw invalidArgument(GethText.invalidBlockRange);
   if (to > latest) to = latest;
   // the whole range lies beyond the head: nothing to find
   if (from > to) return undefined;
@@ -169,7 +170,7 @@ export function stateBlockNumber(backend: Pick<EvmBackend, 'resolveBlock'>, sel:
 export function callDefaults(args: CallArgs, chainId: bigint, gasCap: bigint, defaultToCap: boolean): CallRequest {
   const { chainId: argChainId, ...req } = args;
   if (req.gasPrice !== undefined && (req.maxFeePerGas !== undefined || req.maxPriorityFeePerGas !== undefined)) {
-    throw invalidRequest('both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified');
+    throw invalidRequest(GethText.mixedFeeFields);
   }
   if (argChainId !== undefined && argChainId !== chainId) {
     throw invalidRequest(`chainId does not match node's (have=${argChainId}, want=${chainId})`);

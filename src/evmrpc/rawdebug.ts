@@ -22,6 +22,7 @@ import type { BlockSelector, EvmBackend } from './backend.js';
 import { blockNumberOrTagOrHash } from './codecs.js';
 import { blockTraceJson, traceConfig, traceOptions, type BlockTraceEntry } from './debug.js';
 import { hexData } from './format.js';
+import { GethText } from '../lib/gethtexts.js';
 
 /** A client's block to replay: the committed parent, the block's context, its txs. */
 export interface ReplayRequest {
@@ -110,7 +111,7 @@ export function createRawDebugMethods({ reader, runs }: RawDebugModules, info: R
       } catch (e) {
         throw invalidRequest(`could not decode block: ${e instanceof Error ? e.message : String(e)}`);
       }
-      if (b.number === 0n) throw invalidRequest('genesis is not traceable');
+      if (b.number === 0n) throw invalidRequest(GethText.genesisNotTraceable);
       const parent = reader.blockByHash(b.parentHash);
       if (parent === undefined) throw notFound(`block ${hexData(b.parentHash)} not found`);
       const opts = traceOptions(c, info.traceTimeoutCapMs);

@@ -85,7 +85,7 @@ const NOTIFICATION_SUFFIX = '}}';
 const SYNCING_FALSE = 'false';
 
 /** -32601 like geth's notificationsUnsupportedError (HTTP has no way to push). */
-export function notificationsUnsupported(method: string): DomainError<'methodNotFound'> {
+function notificationsUnsupported(method: string): DomainError<'methodNotFound'> {
   return new DomainError('methodNotFound', NOTIFICATIONS_UNSUPPORTED, { method });
 }
 

@@ -46,7 +46,7 @@ function byNonce<T>(txs: readonly EvmTx[], render: (tx: EvmTx) => T): Record<str
 const pendingTx = (tx: EvmTx): RpcTransaction => formatTransaction(tx, undefined);
 
 /** geth's txpool_inspect line. */
-export function inspectLine(tx: EvmTx): string {
+function inspectLine(tx: EvmTx): string {
   const price = tx.type === 2 ? tx.maxFeePerGas! : tx.gasPrice!;
   const what = tx.to === undefined ? 'contract creation' : checksumAddress(tx.to);
   return `${what}: ${tx.value} wei + ${tx.gasLimit} gas × ${price} wei`;
