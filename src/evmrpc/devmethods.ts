@@ -255,6 +255,11 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     hardhat_dropTransaction: dropTransaction,
     anvil_dropAllTransactions: dropAllTransactions,
     hardhat_dropAllTransactions: dropAllTransactions,
+    // every pool tx of one sender (foundry crates/anvil/src/eth/api.rs anvil_remove_pool_transactions: `()`)
+    anvil_removePoolTransactions: method([address], async ([from]) => {
+      await chain.dev({ op: 'dropTxs', from });
+      return null;
+    }, PRIVATE),
     anvil_setNextBlockBaseFeePerGas: setNextBaseFee,
     hardhat_setNextBlockBaseFeePerGas: setNextBaseFee,
     anvil_setCoinbase: setCoinbase,

@@ -1,7 +1,7 @@
 /**
  * The dev methods Anvil serves under a second name or answers from its miner state
  * (docs/dev-mode.md "Methods"): anvil_increaseTime, hardhat_dropAllTransactions,
- * anvil_getIntervalMining, and anvil_setRpcUrl (refused: Ferry does not fork). Each call goes to a
+ * anvil_getIntervalMining, anvil_removePoolTransactions, and anvil_setRpcUrl (refused: Ferry does not fork). Each call goes to a
  * `ferry start --dev` and to the pinned Anvil 1.7.1 binary, and the answers are compared; viem's
  * test client drives the methods viem has an action for.
  */
@@ -65,6 +65,26 @@ describe('anvil aliases and interval state: ferry start --dev against Anvil', ()
       }
       assert.deepEqual(await both('hardhat_dropAllTransactions'), [null, null]);
       for (const url of [node.url, anvil.url]) assert.equal((await call<{ pending: string }>(url, 'txpool_status')).pending, '0x0');
+    } finally {
+      await both('evm_setAutomine', [true]);
+    }
+  });
+
+  it('anvil_removePoolTransactions drops every pool tx of one sender and keeps the others', async () => {
+    await both('evm_setAutomine', [false]);
+    try {
+      for (const url of [node.url, anvil.url]) {
+        for (const from of [devAddress(5), devAddress(5), devAddress(6)]) {
+          await call(url, 'eth_sendTransaction', [{ from, to: devAddress(4), value: '0x1' }]);
+        }
+        assert.equal((await call<{ pending: string }>(url, 'txpool_status')).pending, '0x3');
+      }
+      assert.deepEqual(await both('anvil_removePoolTransactions', [devAddress(5)]), [null, null]);
+      for (const url of [node.url, anvil.url]) {
+        const content = await call<{ pending: Record<string, unknown> }>(url, 'txpool_content');
+        assert.deepEqual(Object.keys(content.pending).map((a) => a.toLowerCase()), [devAddress(6).toLowerCase()], url);
+      }
+      await both('anvil_dropAllTransactions');
     } finally {
       await both('evm_setAutomine', [true]);
     }
