@@ -200,12 +200,16 @@ export class EvmApp implements Application {
     this.dev.setAutoImpersonate(on);
   }
 
-  /** anvil_dropTransaction / anvil_dropAllTransactions: removes pool txs (all when `hashes` is undefined); returns the hashes removed. */
-  dropTxs(hashes: Uint8Array[] | undefined): Uint8Array[] {
+  /**
+   * anvil_dropTransaction / anvil_dropAllTransactions / anvil_removePoolTransactions: removes pool txs
+   * (all when `hashes` is undefined; only `from`'s when given); returns the hashes removed.
+   */
+  dropTxs(hashes: Uint8Array[] | undefined, from?: Uint8Array): Uint8Array[] {
     const { pending, queued } = this.pool.content();
     const all = [...pending, ...queued].map((e) => e.decoded.evm);
     const want = hashes === undefined ? undefined : new Set(hashes.map((h) => hexKey(h)));
-    const victims = want === undefined ? all : all.filter((t) => want.has(hexKey(t.hash)));
+    const sender = from === undefined ? undefined : hexKey(from);
+    const victims = all.filter((t) => (want === undefined || want.has(hexKey(t.hash))) && (sender === undefined || hexKey(t.from) === sender));
     this.pool.drop(victims);
     const removed = victims.map((t) => t.hash);
     if (removed.length > 0) this.events.onPoolChange({ added: [], removed });

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { invalidArgument } from '../lib/errors.js';
-import { address, bool, hash } from '../jsonrpc/codecs.js';
+import { address, bool, hash, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
 import type { DevChannel } from '../types/dev.js';
@@ -200,6 +200,11 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     await chain.dev({ op: 'reset' });
     return null;
   }, PRIVATE);
+  const increaseTime = method([seconds], async ([s]) => Number(await chain.dev({ op: 'increaseTime', seconds: s })), PRIVATE);
+  const dropAllTransactions = method([], async () => {
+    await chain.dev({ op: 'dropTxs' });
+    return null;
+  }, PRIVATE);
   const metadata = method([], async () => {
     const s = await chain.dev({ op: 'status' });
     const { n, header } = latest();
@@ -224,7 +229,8 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     }, PRIVATE),
     anvil_mine: mine,
     hardhat_mine: mine,
-    evm_increaseTime: method([seconds], async ([s]) => Number(await chain.dev({ op: 'increaseTime', seconds: s })), PRIVATE),
+    evm_increaseTime: increaseTime,
+    anvil_increaseTime: increaseTime,
     evm_setNextBlockTimestamp: method([seconds], async ([s]) => {
       await chain.dev({ op: 'setNextTimestamp', seconds: s });
       return null;
@@ -236,13 +242,22 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     evm_setAutomine: setAutomine,
     anvil_setAutomine: setAutomine,
     anvil_getAutomine: getAutomine,
+    // the interval in seconds, or null when interval mining is off (foundry crates/anvil/src/eth/api.rs
+    // anvil_get_interval_mining: Option<u64>)
+    anvil_getIntervalMining: method([], async () => {
+      const { intervalMs } = await chain.dev({ op: 'status' });
+      return intervalMs === 0 ? null : Math.floor(intervalMs / 1000);
+    }, PRIVATE),
     hardhat_getAutomine: getAutomine,
     evm_setIntervalMining: setIntervalMining,
     anvil_setIntervalMining: setIntervalMining,
     anvil_dropTransaction: dropTransaction,
     hardhat_dropTransaction: dropTransaction,
-    anvil_dropAllTransactions: method([], async () => {
-      await chain.dev({ op: 'dropTxs' });
+    anvil_dropAllTransactions: dropAllTransactions,
+    hardhat_dropAllTransactions: dropAllTransactions,
+    // every pool tx of one sender (foundry crates/anvil/src/eth/api.rs anvil_remove_pool_transactions: `()`)
+    anvil_removePoolTransactions: method([address], async ([from]) => {
+      await chain.dev({ op: 'dropTxs', from });
       return null;
     }, PRIVATE),
     anvil_setNextBlockBaseFeePerGas: setNextBaseFee,
@@ -282,6 +297,10 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     evm_revert: revert,
     anvil_revert: revert,
     anvil_reset: reset,
+    // Anvil points its fork at a new upstream; Ferry does not fork (docs/dev-mode.md)
+    anvil_setRpcUrl: method([string], () => {
+      throw invalidArgument('anvil_setRpcUrl is not supported: ferry has no fork mode');
+    }, PRIVATE),
     hardhat_reset: reset,
   };
   return Object.freeze(table);

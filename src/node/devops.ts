@@ -75,7 +75,7 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
     setInterval: (op) => eng.setMiningMode({ automine: false, intervalMs: op.seconds === 0n ? null : Number(op.seconds) * 1000 }),
     setBlockGasLimit: (op) => app.setBlockGasLimit(op.gas),
     setNextBaseFee: (op) => app.setNextBaseFee(op.fee),
-    dropTxs: (op) => app.dropTxs(op.hashes),
+    dropTxs: (op) => app.dropTxs(op.hashes, op.from),
     impersonate: (op) => app.setImpersonated(op.address, op.on),
     autoImpersonate: (op) => app.setAutoImpersonate(op.enabled),
     // the mirror on the RPC thread learns them before the devReply

@@ -23,8 +23,8 @@ export type DevOp =
   | { op: 'setInterval'; seconds: bigint }
   | { op: 'setBlockGasLimit'; gas: bigint }
   | { op: 'setNextBaseFee'; fee: bigint }
-  /** no hashes: every pool tx */
-  | { op: 'dropTxs'; hashes?: Uint8Array[] }
+  /** no hashes: every pool tx; `from`: only that sender's (anvil_removePoolTransactions) */
+  | { op: 'dropTxs'; hashes?: Uint8Array[]; from?: Uint8Array }
   /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off) */
   | { op: 'impersonate'; address: Uint8Array; on: boolean }
   | { op: 'autoImpersonate'; enabled: boolean }
