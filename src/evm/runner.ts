@@ -8,7 +8,7 @@
  */
 import { createBlock, type Block } from '@ethereumjs/block';
 import type { Common, StateManagerInterface } from '@ethereumjs/common';
-import { Address, bytesToHex, setLengthLeft, type Account } from '@ethereumjs/util';
+import { Address, setLengthLeft, type Account } from '@ethereumjs/util';
 import { createVM, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { Lru } from '../lib/lru.js';
 import type { FlatChange, FlatState } from '../store/flatstate.js';
@@ -30,6 +30,8 @@ export interface BlockContext {
   mixHash: Uint8Array;
   /** BLOBBASEFEE's answer when a block override sets it (otherwise the header's excess blob gas decides) */
   blobBaseFee?: bigint;
+  /** made by withBlockOverrides: a one-off context, not kept in the runner's block cache */
+  overridden?: true;
 }
 
 /**
@@ -45,6 +47,7 @@ export function withBlockOverrides(ctx: BlockContext, o: BlockOverrides | undefi
     gasLimit: o.gasLimit ?? ctx.gasLimit,
     baseFee: o.baseFeePerGas ?? ctx.baseFee,
     mixHash: o.prevRandao ?? ctx.mixHash,
+    overridden: true,
     ...(o.blobBaseFee !== undefined ? { blobBaseFee: o.blobBaseFee } : ctx.blobBaseFee !== undefined ? { blobBaseFee: ctx.blobBaseFee } : {}),
   };
 }
@@ -222,8 +225,10 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
 
   /** the ethereumjs block of a context (blocks, calls and traced replays run in it) */
   ethBlock(ctx: BlockContext): Block {
-    // every field is part of the key: a block override may change any one of them at the same height
-    const key = `${ctx.number}:${ctx.timestamp}:${ctx.baseFee}:${ctx.gasLimit}:${bytesToHex(ctx.coinbase)}:${bytesToHex(ctx.mixHash)}:${ctx.blobBaseFee ?? ''}`;
+    // a block override may change any field at the same height: such a context is built for its call alone,
+    // so the cache key of the chain's own contexts stays cheap on every eth_call
+    if (ctx.overridden) return this.makeBlock(ctx);
+    const key = `${ctx.number}:${ctx.timestamp}:${ctx.baseFee}:${ctx.gasLimit}`;
     let b = this.blocks.get(key);
     if (!b) {
       b = this.makeBlock(ctx);

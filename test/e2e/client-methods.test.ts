@@ -108,6 +108,22 @@ describe('client methods of issue 22 on ferry --dev (viem), compared with Anvil'
     assert.equal(got[5], BigInt(RANDAO));
   });
 
+  it("an override of only the fee recipient and prevRandao is not served the height's cached block, nor leaks into it", async () => {
+    const head = await call<any>(node.url, 'eth_getBlockByNumber', ['latest', false]);
+    const only = { feeRecipient: RECIPIENT, prevRandao: RANDAO };
+    // plain calls first, so every call worker holds the latest block's own context
+    for (let i = 0; i < 4; i++) await call<string>(node.url, 'eth_call', probeCall(undefined, true));
+    for (let i = 0; i < 4; i++) {
+      const [num, , coinbase, , , randao] = words(await call<string>(node.url, 'eth_call', probeCall(only, true)));
+      assert.equal(num, BigInt(head.number));
+      assert.equal(coinbase, BigInt(RECIPIENT));
+      assert.equal(randao, BigInt(RANDAO));
+      const plain = words(await call<string>(node.url, 'eth_call', probeCall(undefined, true)));
+      assert.equal(plain[2], BigInt(head.miner));
+      assert.equal(plain[5], BigInt(head.mixHash));
+    }
+  });
+
   it('block overrides: the same answers as Anvil (with and without a gas price)', async () => {
     for (const withPrice of [true, false]) {
       // Anvil 1.7.1 ignores `blobBaseFee` (BLOBBASEFEE stays 1); geth's Apply sets it, as ferry does
