@@ -1,10 +1,13 @@
 /**
- * Real CometBFT v0.38 networks for end-to-end tests: `ferry testnet` writes the homes (a real ferry
+ * Real CometBFT networks for end-to-end tests: `ferry testnet` writes the homes (a real ferry
  * process run once), then each node runs as two real processes on loopback — `ferry start` (the
  * application, --with-cometbft=false) and `cometbft start`. Output goes to `<dir>/<node>-<proc>.log`.
  *
- * The cometbft binary: $FERRY_COMETBFT_BIN, then $(go env GOPATH)/bin/cometbft, then PATH. Without
- * one, `cometbftOrSkip` skips loudly — except under CI=true, where it fails.
+ * The suite runs two CometBFT lines (docs/abci.md "CometBFT versions"): v0.38 and v0.39. A line's binary
+ * is, in order: $FERRY_COMETBFT_BIN (v0.38) or $FERRY_COMETBFT_039_BIN (v0.39); the cache `.ci/run`
+ * fills, $(go env GOPATH)/cometbft-<version>/cometbft; and for v0.38 also $(go env GOPATH)/bin/cometbft
+ * and PATH. Every candidate's `cometbft version` must be of the wanted line, so a v0.39 binary on PATH
+ * never stands in for v0.38. Without one, `cometbftOrSkip` skips loudly — except under CI=true, where it fails.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -30,33 +33,56 @@ const DEFAULT_EPHEMERAL_LOW = 32_768;
 const POLL_MS = 100;
 const LOG_TAIL = 40;
 
-export function findCometbft(): string | undefined {
-  const env = process.env.FERRY_COMETBFT_BIN;
-  if (env) return existsSync(env) ? env : undefined;
+/** The CometBFT lines the suite runs, each with the release `.ci/run` installs. */
+export const COMETBFT_LINES = {
+  '0.38': { version: 'v0.38.26', env: 'FERRY_COMETBFT_BIN' },
+  '0.39': { version: 'v0.39.4', env: 'FERRY_COMETBFT_039_BIN' },
+} as const;
+export type CometLine = keyof typeof COMETBFT_LINES;
+
+/** `cometbft version` of a binary, e.g. "0.38.26", or undefined when it does not run. */
+export function cometbftVersion(bin: string): string | undefined {
   try {
-    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const p = join(gopath, 'bin', 'cometbft');
-    if (gopath && existsSync(p)) return p;
+    return execFileSync(bin, ['version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().replace(/^v/, '');
   } catch {
-    // no go toolchain: try PATH
+    return undefined;
   }
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const p = join(dir, 'cometbft');
-    if (dir && existsSync(p)) return p;
+}
+
+function goPath(): string | undefined {
+  try {
+    return execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+  } catch {
+    return undefined; // no go toolchain
   }
-  return undefined;
+}
+
+/** The cometbft binary of a line (see the file's comment for the order), or undefined. */
+export function findCometbft(line: CometLine = '0.38'): string | undefined {
+  const { version, env } = COMETBFT_LINES[line];
+  const gopath = goPath();
+  const candidates: string[] = [];
+  const fromEnv = process.env[env];
+  if (fromEnv) candidates.push(fromEnv);
+  if (gopath) candidates.push(join(gopath, `cometbft-${version}`, 'cometbft'));
+  if (line === '0.38') {
+    if (gopath) candidates.push(join(gopath, 'bin', 'cometbft'));
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir) candidates.push(join(dir, 'cometbft'));
+  }
+  return candidates.find((p) => existsSync(p) && cometbftVersion(p)?.startsWith(`${line}.`) === true);
 }
 
 /**
- * The cometbft binary, or a skip reason (printed loudly) when there is none outside CI. Under
+ * The cometbft binary of a line, or a skip reason (printed loudly) when there is none outside CI. Under
  * CI=true a missing binary throws: the suite must not pass without running these tests.
  */
-export function cometbftOrSkip(): { bin: string; skip: false } | { bin: undefined; skip: string } {
-  const bin = findCometbft();
+export function cometbftOrSkip(line: CometLine = '0.38'): { bin: string; skip: false } | { bin: undefined; skip: string } {
+  const bin = findCometbft(line);
   if (bin) return { bin, skip: false };
-  const msg = 'no cometbft binary (FERRY_COMETBFT_BIN, $(go env GOPATH)/bin/cometbft, PATH): install it with `go install github.com/cometbft/cometbft/cmd/cometbft@v0.38.26`';
+  const { version, env } = COMETBFT_LINES[line];
+  const msg = `no cometbft v${line} binary ($${env}, $(go env GOPATH)/cometbft-${version}/cometbft${line === '0.38' ? ', $(go env GOPATH)/bin/cometbft, PATH' : ''}): install it with \`GOBIN=$(go env GOPATH)/cometbft-${version} go install github.com/cometbft/cometbft/cmd/cometbft@${version}\``;
   if (process.env.CI === 'true') throw new Error(`${msg} — required under CI`);
-  process.stderr.write(`\n!!!!!!!!!! SKIPPING the CometBFT network tests: ${msg} !!!!!!!!!!\n\n`);
+  process.stderr.write(`\n!!!!!!!!!! SKIPPING the CometBFT v${line} network tests: ${msg} !!!!!!!!!!\n\n`);
   return { bin: undefined, skip: msg };
 }
 
