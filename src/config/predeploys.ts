@@ -5,10 +5,13 @@
  * "Predeploys" says which homes get them.
  *
  * Runtime bytecode is public chain data, kept here and nowhere else. Each contract names where its code
- * comes from, its licence and its code hash (keccak-256 of the runtime, the `codeHash` its account has on
- * Ethereum mainnet). test/unit/predeploys.test.ts checks every entry two ways: keccak(code) against the
- * hash, and the code against what the contract's own published deployment transaction creates when it
- * runs in the EVM (so neither the bytes nor the hash is only taken on trust from this file).
+ * comes from, its licence and its code hash: keccak-256 of the runtime, the `codeHash` its account has
+ * on Ethereum mainnet and in Anvil 1.7.1's chain (`cast codehash <address>`; Anvil has the CREATE2
+ * deployer and, from Prague, the EIP-2935 contract in its genesis, and Multicall3 once its published
+ * pre-signed transaction is sent). test/unit/predeploys.test.ts checks every entry two ways: keccak(code)
+ * against the hash, and the code against what the contract's own published deployment transaction (the
+ * project's README, or the EIP text) creates when it runs in the EVM, so neither the bytes nor the hash
+ * is taken on trust from this file; test/e2e/predeploys.test.ts compares eth_getCode with Anvil's.
  */
 
 export interface Predeploy {
