@@ -259,7 +259,7 @@ function buildProgram(): Command {
 
   program
     .command('init')
-    .description('create a home directory: config files, validator and node keys, a dev genesis')
+    .description('create a home directory: config files, validator and node keys, a dev genesis (funded dev accounts, the CREATE2 deployer, Multicall3, the EIP-2935 contract)')
     .addOption(homeOption())
     .option('--chain-id <id>', `chain id, {name}_{evm chain id}-{epoch} (default: ${DEFAULT_CHAIN_ID})`)
     .option('--overwrite', 'replace an existing home, deleting its chain data')

@@ -6,6 +6,7 @@ import { badConfig } from '../lib/errors.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { DEV_ACCOUNT_BALANCE, DEV_ACCOUNT_COUNT, devAccounts } from './devaccounts.js';
+import { PREDEPLOYS, predeployAccount } from './predeploys.js';
 
 export interface GenesisValidator {
   /** 20 bytes: first 20 bytes of sha256(pubKey) */
@@ -117,13 +118,14 @@ export function coinbaseOf(pubKey: Uint8Array): Uint8Array {
   return keccak_256(pubKey).subarray(12);
 }
 
-/** A dev genesis: one validator, the dev accounts funded with 10000 ETH each. */
+/** A dev genesis: one validator, the dev accounts funded with 10000 ETH each, the predeploys (config/predeploys.ts). */
 export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array; genesisTime?: string }): Genesis {
   const chainId = args.chainId ?? DEFAULT_CHAIN_ID;
   const alloc = new Map<string, GenesisAccount>();
   for (const a of devAccounts(DEV_ACCOUNT_COUNT)) {
     alloc.set(hex(a.address), { balance: DEV_ACCOUNT_BALANCE, nonce: 0n });
   }
+  for (const p of PREDEPLOYS) alloc.set(p.address.toLowerCase(), predeployAccount(p));
   return {
     genesisTime: args.genesisTime ?? new Date().toISOString(),
     chainId,

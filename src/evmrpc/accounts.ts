@@ -6,7 +6,10 @@
  *
  * eth_sendTransaction fills what the transaction object leaves out, then signs and submits through
  * the same path as eth_sendRawTransaction (EvmBackend.sendRawTransaction → CheckTx):
- * - `gas` defaults to 90000, not geth's estimate; `gasLimit` is accepted as an alias (docs/compatibility.md);
+ * - a missing `gas` is estimated as geth's setDefaults does (go-ethereum internal/ethapi/transaction_args.go):
+ *   eth_estimateGas of the tx's own fields on the latest block, capped by the gas cap; an estimate that
+ *   reverts answers eth_estimateGas's error (code 3, `execution reverted`, the revert data) and sends
+ *   nothing. `gasLimit` is accepted as an alias of `gas` (docs/compatibility.md);
  * - fees: `gasPrice` makes a legacy tx (type 1 with an `accessList`), otherwise EIP-1559 with
  *   maxPriorityFeePerGas = the node's suggestion and maxFeePerGas = 2 × next base fee + tip (geth);
  * - `nonce` defaults to the account's pending nonce; giving an own pending nonce replaces that
@@ -36,15 +39,14 @@ import {
   type TxFields,
   type TypedData,
 } from '../keystore/index.js';
-import type { Address } from '../types/chain.js';
+import type { Address, CallOrigin } from '../types/chain.js';
 import { impersonationSignature } from '../evm/tx.js';
 import type { EvmBackend } from './backend.js';
-import { callArgs, type CallArgs } from './codecs.js';
+import { LATEST, callArgs, type CallArgs } from './codecs.js';
 import { hexData, hexKey } from './format.js';
+import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';
 import { GethText } from '../lib/gethtexts.js';
 
-/** eth_sendTransaction's default gas (docs/compatibility.md: 90000 where geth estimates) */
-export const DEFAULT_SEND_GAS = 90_000n;
 /** geth's fee cap headroom: maxFeePerGas = BASE_FEE_MULTIPLIER × next base fee + tip */
 export const BASE_FEE_MULTIPLIER = 2n;
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -97,6 +99,14 @@ class KeyedLock {
   }
 }
 
+/** What the gas estimate of a send without `gas` runs under (json-rpc options, as eth_estimateGas). */
+export interface SendEstimateLimits {
+  /** eth_call gas cap (0 = none) */
+  gasCap: bigint;
+  /** answer deadline of a simulation, ms (0 = none) */
+  evmTimeoutMs: number;
+}
+
 /** Signing and sending with node-held keys; shared by the eth_* and personal_* tables. */
 export class AccountSigner {
   private readonly sendLock = new KeyedLock();
@@ -109,7 +119,8 @@ export class AccountSigner {
   constructor(
     private readonly backend: EvmBackend,
     readonly keystore: KeyStore,
-    memoryKeys: readonly { address: Address; privateKey: Uint8Array }[] = [],
+    memoryKeys: readonly { address: Address; privateKey: Uint8Array }[],
+    private readonly limits: SendEstimateLimits,
   ) {
     this.memoryKeys = new Map(memoryKeys.map((k) => [hexKey(k.address), k]));
   }
@@ -159,8 +170,20 @@ export class AccountSigner {
     return args.from;
   }
 
-  /** geth's setDefaults, with DEFAULT_SEND_GAS for a missing gas. */
-  async fill(args: CallArgs): Promise<TxFields> {
+  /**
+   * geth's setDefaults for a missing gas: eth_estimateGas of the tx's fields (its nonce aside, its fees
+   * filled) on the latest block, capped by the gas cap, within evm-timeout; its error (a revert: code 3
+   * with the data) is the send's.
+   */
+  private estimateGas(args: CallArgs, origin: CallOrigin | undefined): Promise<bigint> {
+    const { nonce: _nonce, ...call } = args;
+    const req = callDefaults(call, this.backend.chainId, this.limits.gasCap, false);
+    const n = stateBlockNumber(this.backend, LATEST);
+    return withDeadline(this.backend.estimateGas(req, n, undefined, origin), this.limits.evmTimeoutMs);
+  }
+
+  /** geth's setDefaults: chain id, type, nonce, gas (estimated when absent), fees. */
+  async fill(args: CallArgs, origin?: CallOrigin): Promise<TxFields> {
     const b = this.backend;
     if (args.chainId !== undefined && args.chainId !== b.chainId) {
       throw invalidRequest(`chainId does not match node's (have=${args.chainId}, want=${b.chainId})`);
@@ -181,46 +204,51 @@ export class AccountSigner {
     } else {
       type = 2;
     }
-    const fields: TxFields = {
-      type,
-      chainId: b.chainId,
-      nonce: args.nonce ?? (await b.pendingNonce(this.fromOf(args))),
-      gasLimit: args.gas ?? DEFAULT_SEND_GAS,
-      to: args.to,
-      value: args.value ?? 0n,
-      data: input,
-      accessList: args.accessList,
-    };
+    const nonce = args.nonce ?? (await b.pendingNonce(this.fromOf(args)));
+    const fees: Pick<TxFields, 'gasPrice' | 'maxFeePerGas' | 'maxPriorityFeePerGas'> = {};
     if (type === 2) {
       const tip = args.maxPriorityFeePerGas ?? b.maxPriorityFeePerGas();
       const cap = args.maxFeePerGas ?? BASE_FEE_MULTIPLIER * b.nextBaseFee() + tip;
       if (cap < tip) throw invalidRequest(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
-      fields.maxFeePerGas = cap;
-      fields.maxPriorityFeePerGas = tip;
+      fees.maxFeePerGas = cap;
+      fees.maxPriorityFeePerGas = tip;
     } else {
-      fields.gasPrice = args.gasPrice ?? b.gasPrice();
+      fees.gasPrice = args.gasPrice ?? b.gasPrice();
     }
+    // geth's setDefaults fills the fees first and estimates with them
+    const gasLimit = args.gas ?? (await this.estimateGas({ ...args, ...fees }, origin));
+    const fields: TxFields = {
+      type,
+      chainId: b.chainId,
+      nonce,
+      gasLimit,
+      to: args.to,
+      value: args.value ?? 0n,
+      data: input,
+      accessList: args.accessList,
+      ...fees,
+    };
     return fields;
   }
 
   /** Fills and signs; resolves to the raw signed transaction. */
-  async signTransaction(args: CallArgs, passphrase?: string): Promise<Uint8Array> {
+  async signTransaction(args: CallArgs, passphrase?: string, origin?: CallOrigin): Promise<Uint8Array> {
     const from = this.fromOf(args);
     this.checkSigner(from, passphrase);
-    const fields = await this.fill(args);
+    const fields = await this.fill(args, origin);
     const { raw } = await signTransaction(fields, async (h) => this.sign(from, h, passphrase));
     return raw;
   }
 
   /** Fills, signs and submits like eth_sendRawTransaction; resolves to the transaction hash. */
-  sendTransaction(args: CallArgs, passphrase?: string): Promise<string> {
+  sendTransaction(args: CallArgs, passphrase?: string, origin?: CallOrigin): Promise<string> {
     const from = this.fromOf(args);
     const impersonated = this.impersonates(from, passphrase);
     if (!impersonated) this.checkSigner(from, passphrase);
     return this.sendLock.run(hexKey(from), async () => {
       const raw = impersonated
-        ? (await signTransaction(await this.fill(args), async () => impersonationSignature(from))).raw
-        : await this.signTransaction(args, passphrase);
+        ? (await signTransaction(await this.fill(args, origin), async () => impersonationSignature(from))).raw
+        : await this.signTransaction(args, passphrase, origin);
       return hexData(await this.backend.sendRawTransaction(raw));
     });
   }
@@ -237,8 +265,8 @@ export function createAccountMethods(signer: AccountSigner): MethodTable {
   const table: Record<string, MethodSpec> = {
     eth_accounts: method([], () => signer.accounts()),
     eth_sign: method([address, data], ([from, message]) => signer.signMessage(from, message)),
-    eth_sendTransaction: method([sendArgs], ([args]) => signer.sendTransaction(args)),
-    eth_signTransaction: method([sendArgs], async ([args]) => hexData(await signer.signTransaction(args))),
+    eth_sendTransaction: method([sendArgs], ([args], ctx) => signer.sendTransaction(args, undefined, ctx)),
+    eth_signTransaction: method([sendArgs], async ([args], ctx) => hexData(await signer.signTransaction(args, undefined, ctx))),
     eth_signTypedData_v4: method([address, typedData], ([from, td]) => signer.signTypedData(from, td)),
     eth_signTypedData: method([address, typedData], ([from, td]) => signer.signTypedData(from, td)),
   };

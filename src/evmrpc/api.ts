@@ -79,7 +79,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     core,
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
     createReadMethods(modules.reader),
-    createSendingMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }),
+    createSendingMethods(modules),
     createRawDebugMethods(modules, { common: makeCommon(opts.chainId, opts.hardfork), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
     runtimeStatsMethods(modules.profiler),
     jsonRpc.enableProfiling ? profileFileMethods(modules.profiler) : {},

@@ -103,8 +103,8 @@ export function createPersonalMethods(signer: AccountSigner): MethodTable {
       ks.lock(addr);
       return true;
     }, PRIVATE),
-    personal_sendTransaction: method([sendArgs, string], ([args, passphrase]) =>
-      signer.sendTransaction(args, passphrase), PRIVATE,
+    personal_sendTransaction: method([sendArgs, string], ([args, passphrase], ctx) =>
+      signer.sendTransaction(args, passphrase, ctx), PRIVATE,
     ),
     personal_sign: method(
       [data, address, optional(string)],

@@ -10,8 +10,8 @@
  *   eth/ethconfig/config.go). When the wait ends first: code 4, geth's message, `data` the tx hash.
  *   At most MAX_TX_SYNC_WAITERS sends wait at once; more are refused before anything is sent.
  * - eth_fillTransaction (geth's TransactionAPI.FillTransaction): eth_sendTransaction's defaults
- *   (nonce, fees, chain id, type; AccountSigner.fill) with the gas estimated on the latest block when
- *   absent, as geth's setDefaults; answers `{raw, tx}`: the unsigned envelope (v, r, s empty, as geth's
+ *   (nonce, fees, chain id, type, and the gas estimated on the latest block when absent, as geth's
+ *   setDefaults: AccountSigner.fill); answers `{raw, tx}`: the unsigned envelope (v, r, s empty, as geth's
  *   MarshalBinary) and the unsigned transaction as execution-apis' FilledTransaction. `from` may be
  *   absent (the zero address, as geth's args.from()).
  */
@@ -24,10 +24,8 @@ import { unsignedTransaction, type TxFields } from '../keystore/index.js';
 import type { EvmReceipt, Hash } from '../types/chain.js';
 import { sendArgs, type AccountSigner } from './accounts.js';
 import type { EvmBackend } from './backend.js';
-import { LATEST } from './codecs.js';
 import type { EvmFeed, NewBlock } from './feed.js';
 import { formatReceipt, hexData, hexKey, hexQuantity, type RpcReceipt } from './format.js';
-import { callDefaults, stateBlockNumber, withDeadline } from './methods.js';
 
 /** geth's TxSyncDefaultTimeout: the wait when the request names none, ms */
 export const DEFAULT_TX_SYNC_TIMEOUT_MS = 20_000;
@@ -38,16 +36,9 @@ export const MAX_TX_SYNC_WAITERS = 1_024;
 
 /** The part of Surface A's modules (evmrpc/api.ts) these methods use. */
 export interface SendingModules {
-  reader: Pick<EvmBackend, 'chainId' | 'sendRawTransaction' | 'receipt' | 'estimateGas' | 'resolveBlock'>;
+  reader: Pick<EvmBackend, 'sendRawTransaction' | 'receipt'>;
   signer: Pick<AccountSigner, 'fill' | 'sendTransaction'>;
   feed: Pick<EvmFeed, 'onBlock'>;
-}
-
-export interface SendingInfo {
-  /** eth_call gas cap (0 = none): the estimate's cap */
-  gasCap: bigint;
-  /** answer deadline of a simulation, ms (0 = none) */
-  evmTimeoutMs: number;
 }
 
 /** The wait of a synchronous send, ms: a JSON number or a hex quantity; absent or 0 → the default. */
@@ -158,7 +149,7 @@ function filledTxJson(f: TxFields, hash: Uint8Array): Record<string, unknown> {
   return out;
 }
 
-export function createSendingMethods({ reader, signer, feed }: SendingModules, info: SendingInfo): MethodTable {
+export function createSendingMethods({ reader, signer, feed }: SendingModules): MethodTable {
   const waiters = new ReceiptWaiters(reader, feed);
 
   const receiptOf = async (hash: Hash, ms: number): Promise<RpcReceipt> => formatReceipt(await waiters.wait(hash, ms));
@@ -168,22 +159,14 @@ export function createSendingMethods({ reader, signer, feed }: SendingModules, i
       waiters.checkRoom();
       return receiptOf(await reader.sendRawTransaction(raw), ms);
     }),
-    eth_sendTransactionSync: method([sendArgs, syncTimeout], async ([args, ms]) => {
+    eth_sendTransactionSync: method([sendArgs, syncTimeout], async ([args, ms], ctx) => {
       waiters.checkRoom();
-      const hash = await signer.sendTransaction(args);
+      const hash = await signer.sendTransaction(args, undefined, ctx);
       return receiptOf(hexToBytes(hash), ms);
     }),
     eth_fillTransaction: method([sendArgs], async ([args], ctx) => {
-      const from = args.from ?? new Uint8Array(20);
-      let gas = args.gas;
-      if (gas === undefined) {
-        // geth's setDefaults: estimated on the latest block with the call's own fields, capped by the gas cap
-        const { nonce: _nonce, ...call } = args;
-        const req = callDefaults({ ...call, from }, reader.chainId, info.gasCap, false);
-        const n = stateBlockNumber(reader, LATEST);
-        gas = await withDeadline(reader.estimateGas(req, n, undefined, ctx), info.evmTimeoutMs);
-      }
-      const fields = await signer.fill({ ...args, from, gas });
+      // a missing gas is estimated by the fill, as for eth_sendTransaction
+      const fields = await signer.fill({ ...args, from: args.from ?? new Uint8Array(20) }, ctx);
       const { raw, hash } = unsignedTransaction(fields);
       return { raw: hexData(raw), tx: filledTxJson(fields, hash) };
     }),

@@ -97,7 +97,7 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, 
   /** the reader, now that it exists (`reader` stays optional for the chain thread's callbacks above) */
   const chainReader = reader;
   // the dev preset: the dev accounts sign without a passphrase and are listed first by eth_accounts
-  const signer = new AccountSigner(reader, keystore, opts.dev ? devAccounts() : []);
+  const signer = new AccountSigner(reader, keystore, opts.dev ? devAccounts() : [], { gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs });
   const miner = createMinerBackend({ chain, reader, home: opts.home, minimumGasPriceFromFlag: opts.minimumGasPriceFromFlag, log });
   if (opts.stateFile !== undefined) await loadStateFile(opts.stateFile, { reader, chain }, log);
   onRewound.push((h) => calls.rewound(h));

@@ -45,8 +45,12 @@ describe('ABCI start flags and ferry testnet', () => {
     const r = ferry('testnet', '--validators', '3', '--full-nodes', '1', '--output', out, '--base-port', '41000');
     assert.equal(r.code, 0, r.err);
     const genesis = readFileSync(join(out, 'node0', 'cometbft', 'config', 'genesis.json'), 'utf8');
-    const doc = JSON.parse(genesis) as { chain_id: string; validators: { address: string }[] };
+    const doc = JSON.parse(genesis) as { chain_id: string; validators: { address: string }[]; app_state: { evm: { alloc: Record<string, { code?: string }> } } };
     assert.equal(doc.chain_id, 'ferry_9000-1');
+    // the predeploys (docs/configuration.md "Predeploys"): the CREATE2 deployer, EIP-2935, Multicall3
+    for (const a of ['0x4e59b44847b379578588920ca78fbf26c0b4956c', '0xca11bde05977b3631167028862be2a173976ca11', '0x0000f90827f1c53a10cb7a02335b175320002935']) {
+      assert.match(doc.app_state.evm.alloc[a]?.code ?? '', /^0x[0-9a-f]{2,}$/, a);
+    }
     assert.equal(doc.validators.length, 3);
     const ports = new Set<string>();
     for (let i = 0; i < 4; i++) {

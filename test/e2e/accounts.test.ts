@@ -36,6 +36,10 @@ const BAD_PASSWORD = 'could not decrypt key with given password';
 const GWEI = 10n ** 9n;
 /** init code whose deployed runtime code is the single byte 0x01 */
 const INIT_CODE = '0x60016000526001601ff3';
+/** INIT_CODE after SSTORE(i, 1) for slots 0..4: a creation needing more than 90,000 gas */
+const STORING_INIT_CODE = '0x' + [0, 1, 2, 3, 4].map((i) => `600160${i.toString(16).padStart(2, '0')}55`).join('') + INIT_CODE.slice(2);
+/** init code that reverts with the 4 bytes 0xdeadbeef */
+const REVERTING_INIT_CODE = '0x63deadbeef6000526004601cfd';
 
 let node: FerryNode;
 
@@ -151,15 +155,34 @@ describe('eth_sendTransaction defaults', () => {
     assert.equal(await priv('personal_unlockAccount', [from, 'pw2', 0]), true);
   });
 
-  it('creates a contract without `to`, with the default gas of 90000', async () => {
-    const hash = await call<string>(node.url, 'eth_sendTransaction', [{ from, data: INIT_CODE }]);
+  it('creates a contract without `to` or `gas`: the gas is eth_estimateGas of the same request', async () => {
+    const estimate = await call<string>(node.url, 'eth_estimateGas', [{ from, data: STORING_INIT_CODE }]);
+    assert.ok(BigInt(estimate) > 90_000n, estimate);
+    const hash = await call<string>(node.url, 'eth_sendTransaction', [{ from, data: STORING_INIT_CODE }]);
     const receipt = await waitForReceipt(node.url, hash);
     assert.equal(receipt.status, '0x1');
     assert.equal(await call(node.url, 'eth_getCode', [receipt.contractAddress, 'latest']), '0x01');
+    assert.equal(BigInt(await call(node.url, 'eth_getStorageAt', [receipt.contractAddress, '0x4', 'latest'])), 1n);
     const tx = await call(node.url, 'eth_getTransactionByHash', [hash]);
-    assert.equal(tx.gas, '0x15f90');
+    assert.equal(tx.gas, estimate);
     assert.equal(tx.to, null);
     assert.equal(tx.type, '0x2');
+  });
+
+  it('personal_sendTransaction without `gas` estimates it too', async () => {
+    const estimate = await call<string>(node.url, 'eth_estimateGas', [{ from, data: STORING_INIT_CODE }]);
+    const hash = await priv<string>('personal_sendTransaction', [{ from, data: STORING_INIT_CODE }, 'pw2']);
+    assert.equal((await waitForReceipt(node.url, hash)).status, '0x1');
+    assert.equal((await call(node.url, 'eth_getTransactionByHash', [hash])).gas, estimate);
+  });
+
+  it('an estimate that reverts answers eth_estimateGas\'s error (code 3, the revert data) and sends nothing', async () => {
+    const nonce = await call<string>(node.url, 'eth_getTransactionCount', [from, 'pending']);
+    const estimated = await rpc(node.url, 'eth_estimateGas', [{ from, data: REVERTING_INIT_CODE }]);
+    const sent = await rpc(node.url, 'eth_sendTransaction', [{ from, data: REVERTING_INIT_CODE }]);
+    assert.deepEqual(sent.error, { code: 3, message: 'execution reverted', data: '0xdeadbeef' });
+    assert.deepEqual(sent.error, estimated.error);
+    assert.equal(await call(node.url, 'eth_getTransactionCount', [from, 'pending']), nonce);
   });
 
   it('accepts `gasLimit` as an alias of `gas`, and refuses the two disagreeing', async () => {

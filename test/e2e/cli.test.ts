@@ -79,8 +79,12 @@ describe('ferry CLI', () => {
     const genesis = parseGenesis(readFileSync(join(home, 'config/genesis.json'), 'utf8'));
     assert.equal(genesis.chainId, 'devnet_4242-1');
     assert.equal(genesis.evmChainId, 4242n);
-    assert.equal(genesis.evm.alloc.size, 10);
+    // the 10 dev accounts and the 3 predeploys (docs/configuration.md "Predeploys")
+    assert.equal(genesis.evm.alloc.size, 13);
     assert.ok(genesis.evm.alloc.has('0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'));
+    for (const a of ['0x4e59b44847b379578588920ca78fbf26c0b4956c', '0xca11bde05977b3631167028862be2a173976ca11', '0x0000f90827f1c53a10cb7a02335b175320002935']) {
+      assert.ok((genesis.evm.alloc.get(a)?.code?.length ?? 0) > 0, a);
+    }
     const validatorKey = JSON.parse(readFileSync(join(home, 'config/priv_validator_key.json'), 'utf8'));
     assert.equal(validatorKey.address, Buffer.from(genesis.validators[0]!.address).toString('hex').toUpperCase());
     assert.equal(validatorKey.pub_key.value, Buffer.from(genesis.validators[0]!.pubKey).toString('base64'));

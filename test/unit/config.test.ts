@@ -26,6 +26,7 @@ import { CONFIG_KEYS, parseMinimumGasPrices } from '../../src/config/keys.js';
 import { defaultOptions, loadOptions } from '../../src/config/load.js';
 import { DomainError } from '../../src/lib/errors.js';
 import { DEFAULT_JSON_RPC, DEFAULT_RPC, type NodeOptions } from '../../src/config/options.js';
+import { PREDEPLOYS } from '../../src/config/predeploys.js';
 import { renderAppToml, renderConfigToml } from '../../src/config/templates.js';
 import { clientVersion } from '../../src/config/version.js';
 import { createLogger } from '../../src/lib/log.js';
@@ -314,11 +315,17 @@ describe('genesis', () => {
     return g;
   }
 
-  it('the dev genesis: 10 funded accounts, one validator, derived coinbase', () => {
+  it('the dev genesis: 10 funded accounts, the predeploys, one validator, derived coinbase', () => {
     const g = devGenesis({ validatorPubKey: pubKey });
     assert.equal(g.chainId, 'ferry_9000-1');
     assert.equal(g.evmChainId, 9000n);
-    assert.equal(g.evm.alloc.size, 10);
+    assert.equal(g.evm.alloc.size, 10 + PREDEPLOYS.length);
+    for (const p of PREDEPLOYS) {
+      const a = g.evm.alloc.get(p.address.toLowerCase());
+      assert.equal(Buffer.from(a?.code ?? []).toString('hex'), p.code, p.name);
+      assert.equal(a?.balance, 0n);
+      assert.equal(a?.nonce, p.nonce);
+    }
     assert.equal(g.evm.alloc.get('0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266')?.balance, DEV_ACCOUNT_BALANCE);
     assert.equal(DEV_ACCOUNT_BALANCE, 10_000n * 10n ** 18n);
     assert.equal(g.validators.length, 1);

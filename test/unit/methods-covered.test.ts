@@ -64,7 +64,7 @@ function surfaceA(): MethodTable {
     extra.createExtraEthMethods(stub, stub, core),
     rawdebug.createRawDebugMethods(stub, stub),
     reads.createReadMethods(stub),
-    sending.createSendingMethods(stub, stub),
+    sending.createSendingMethods(stub),
     profiling.createProfilingMethods(stub),
     filters.createFilterMethods(stub, stub, { filterCap: 1, timeoutMs: 0, blockRangeCap: 0, logsCap: 0 }, stub).table,
     subscriptions.createSubscriptionMethods(stub, { maxPerConnection: 1 }, stub).table,
