@@ -11,10 +11,11 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import type { NetnsNetwork } from './netns.js';
 import { FERRY_BIN } from './paths.js';
 
 /** Extra Node options for the ferry processes (bench: `FERRY_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR'`). */
@@ -153,7 +154,14 @@ class Proc {
     private readonly cmd: string,
     private readonly args: string[],
     private readonly registry: Set<ChildProcess>,
+    /** a command the process runs under, e.g. `ip netns exec NS` (which execs it: the pid is the process's) */
+    private readonly prefix: string[] = [],
   ) {}
+
+  /** Sends a signal without waiting (SIGSTOP/SIGCONT pause and resume); false when not running. */
+  signal(sig: NodeJS.Signals): boolean {
+    return this.child?.kill(sig) ?? false;
+  }
 
   get running(): boolean {
     return this.child !== undefined;
@@ -163,7 +171,8 @@ class Proc {
   start(env: Record<string, string> = {}, extraArgs: string[] = []): void {
     if (this.child) throw new Error(`${this.label} already running`);
     const fd = openSync(this.logFile, 'a');
-    const child = spawn(this.cmd, [...this.args, ...extraArgs], { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
+    const argv = [...this.prefix, this.cmd, ...this.args, ...extraArgs];
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
     closeSync(fd);
     this.child = child;
     this.registry.add(child);
@@ -219,9 +228,10 @@ export class NetNode {
     dir: string,
     cometBin: string,
     registry: Set<ChildProcess>,
+    prefix: string[] = [],
   ) {
-    this.ferry = new Proc(`${name} ferry`, join(dir, `${name}-ferry.log`), process.execPath, [...ferryNodeArgs(), FERRY_BIN, 'start', '--home', ferryHome], registry);
-    this.comet = new Proc(`${name} cometbft`, join(dir, `${name}-cometbft.log`), cometBin, ['start', '--home', cometHome], registry);
+    this.ferry = new Proc(`${name} ferry`, join(dir, `${name}-ferry.log`), process.execPath, [...ferryNodeArgs(), FERRY_BIN, 'start', '--home', ferryHome], registry, prefix);
+    this.comet = new Proc(`${name} cometbft`, join(dir, `${name}-cometbft.log`), cometBin, ['start', '--home', cometHome], registry, prefix);
   }
 
   /**
@@ -319,14 +329,38 @@ process.on('exit', () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/**
+ * Rewrites the homes `ferry testnet` wrote for loopback so node i runs in its namespace: CometBFT's P2P
+ * and RPC and ferry's JSON-RPC listen on every address, and each peer is dialled at its namespace's
+ * address (the ports stay as `ferry testnet` gave them; the ABCI socket stays on the namespace's loopback).
+ */
+function placeInNamespaces(out: string, total: number, base: number, netns: NetnsNetwork): void {
+  const peerAddress = (port: number) => netns.address(Math.floor((port - base) / PORTS_PER_NODE));
+  for (let i = 0; i < total; i++) {
+    const comet = join(out, `node${i}`, 'cometbft', 'config', 'config.toml');
+    writeFileSync(
+      comet,
+      readFileSync(comet, 'utf8')
+        .replace(/^laddr = "tcp:\/\/127\.0\.0\.1:/gm, 'laddr = "tcp://0.0.0.0:')
+        .replace(/@127\.0\.0\.1:(\d+)/g, (_m, port: string) => `@${peerAddress(Number(port))}:${port}`),
+    );
+    const app = join(out, `node${i}`, 'ferry', 'config', 'app.toml');
+    writeFileSync(app, readFileSync(app, 'utf8').replace(/^address = "127\.0\.0\.1:/m, 'address = "0.0.0.0:'));
+  }
+}
+
 export class CometNet {
   private constructor(
     readonly dir: string,
     readonly nodes: NetNode[],
   ) {}
 
-  /** Writes a network with `ferry testnet` (not started). */
-  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string }): Promise<CometNet> {
+  /**
+   * Writes a network with `ferry testnet` (not started). With `netns` (test/helpers/netns.ts) node i
+   * runs in namespace i at its own address: the homes' listen addresses become 0.0.0.0 and the peers'
+   * addresses the namespaces' (`placeInNamespaces`).
+   */
+  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string; netns?: NetnsNetwork }): Promise<CometNet> {
     return (async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ferry-cometnet-'));
       dirs.add(dir);
@@ -342,9 +376,12 @@ export class CometNet {
         '--timeout-commit', o.timeoutCommit ?? '300ms',
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
       const nodes: NetNode[] = [];
+      if (o.netns) placeInNamespaces(out, total, base, o.netns);
       for (let i = 0; i < total; i++) {
         const b = base + i * PORTS_PER_NODE;
-        nodes.push(new NetNode(`node${i}`, i < o.validators, `http://127.0.0.1:${b + 3}`, `http://127.0.0.1:${b + 1}`, join(out, `node${i}`, 'ferry'), join(out, `node${i}`, 'cometbft'), dir, o.cometBin, registry));
+        const host = o.netns ? o.netns.address(i) : '127.0.0.1';
+        const prefix = o.netns ? o.netns.exec(i) : [];
+        nodes.push(new NetNode(`node${i}`, i < o.validators, `http://${host}:${b + 3}`, `http://${host}:${b + 1}`, join(out, `node${i}`, 'ferry'), join(out, `node${i}`, 'cometbft'), dir, o.cometBin, registry, prefix));
       }
       return new CometNet(dir, nodes);
     })();
