@@ -62,6 +62,21 @@ function notApplied(e: unknown, gas: bigint): never {
 
 type Precompiles = Map<string, never>;
 
+/**
+ * A block's precompiles after its overrides (geth's overridden map answers calls), whose `entries`
+ * stay the chain rules' list: runTx warms those, as geth's access list takes ActivePrecompiles(rules).
+ */
+class BlockPrecompiles extends Map<string, never> {
+  private rules: Precompiles | undefined;
+  constructor(rules: Precompiles) {
+    super(rules);
+    this.rules = rules;
+  }
+  override entries(): MapIterator<[string, never]> {
+    return (this.rules ?? this).entries();
+  }
+}
+
 /** geth StateOverride.Apply with the block's precompiles: moves first checked, an overridden precompile is no longer one */
 async function applyOverrides(sm: FlatStateManager, overrides: StateOverrides, precompiles: Precompiles): Promise<void> {
   const sorted = [...overrides].sort((a, b) => Buffer.compare(a.address, b.address));
@@ -167,7 +182,7 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
         overridden: true,
         ...(o?.blobBaseFee !== undefined ? { blobBaseFee: o.blobBaseFee } : {}),
       };
-      const precompiles = new Map(ownPrecompiles);
+      const precompiles = new BlockPrecompiles(ownPrecompiles);
       evm._precompiles = precompiles;
       if (planned.input.state) await applyOverrides(sm, planned.input.state, precompiles);
       const txs: EvmTx[] = [];
@@ -176,7 +191,8 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
       const bloom = new Bloom(undefined, runner.common);
       const logs: EvmLog[][] = [];
       let gasUsed = 0n;
-      let logIndex = 0;
+      // geth's log tracer numbers every log it sees in the block, those of failed frames too
+      const counter = { next: 0 };
       for (const [i, call] of planned.input.calls.entries()) {
         const from = call.from ?? new Uint8Array(20);
         const fromAddr = new Address(from);
@@ -213,7 +229,8 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
           throw simulateRejected('initCodeSize', `err: max initcode size exceeded: code size ${call.data!.length} limit ${MAX_INIT_CODE_SIZE} (supplied gas ${gas})`);
         }
         const txData: Record<string, unknown> = {
-          nonce,
+          // the nonce was checked above (runTx skips it): a nonce of 2^64 - 1 must still run, as in geth
+          nonce: 0n,
           gasLimit: gas,
           to: call.to ? new Address(call.to) : undefined,
           value: call.value ?? 0n,
@@ -238,7 +255,7 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
         (ejsTx as { getSenderAddress: () => Address }).getSenderAddress = () => fromAddr;
         // geth's NoBaseFee outside validation: a call without fees runs as if the base fee were 0
         const block = runner.ethBlock(fees.free && !req.validation ? { ...ctx, baseFee: 0n } : ctx);
-        const tracer = req.traceTransfers ? new TransferTracer(evm) : undefined;
+        const tracer = req.traceTransfers ? new TransferTracer(evm, counter) : undefined;
         tracer?.attach();
         const restoreSender = skipSenderCodeCheck(sm, from);
         let res;
@@ -265,16 +282,19 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
         const failure = res.execResult.exceptionError;
         const at = { blockNumber: planned.number, blockHash: new Uint8Array(32), transactionHash: tx.hash, transactionIndex: i };
         const receiptLogs = (failure ? [] : res.receipt.logs).map(([address, topics, data]) => ({ address, topics, data }));
-        const ordered = tracer
-          ? (() => {
-              let next = 0;
-              return tracer.logs(failure !== undefined).map((l) => (l.kind === 'log' ? receiptLogs[next++]! : l));
-            })()
-          : receiptLogs;
-        const callLogs = ordered.filter((l) => l !== undefined).map((l) => ({ ...at, ...l, logIndex: logIndex++, blockTimestamp: planned.time }));
+        let ordered: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; index: number }[];
+        if (tracer) {
+          let next = 0;
+          const traced = tracer.logs(failure !== undefined).map((l) => (l.kind === 'log' ? { ...receiptLogs[next++]!, index: l.index } : l));
+          ordered = traced.filter((l) => l.address !== undefined);
+        } else {
+          ordered = receiptLogs.map((l) => ({ ...l, index: counter.next++ }));
+        }
+        const callLogs = ordered.map(({ address, topics, data, index }) => ({ ...at, address, topics, data, logIndex: index, blockTimestamp: planned.time }));
         logs.push(callLogs);
         const result: SimCallResult = {
-          returnData: res.execResult.returnValue,
+          // geth ExecutionResult.Return: nothing for a failed call (a revert's data is in its error)
+          returnData: failure ? new Uint8Array() : res.execResult.returnValue,
           logs: callLogs,
           gasUsed: used,
           maxUsedGas: used + (res.gasRefund ?? 0n),

@@ -17,7 +17,7 @@ const TRANSFER_TOPIC = hexToBytes('0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c
 export const TRANSFER_LOG_ADDRESS = hexToBytes('0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee');
 
 /** a log in a call's order: a transfer made here, or the next of the receipt's logs */
-export type TracedLog = { kind: 'transfer'; address: Uint8Array; topics: Uint8Array[]; data: Uint8Array } | { kind: 'log' };
+export type TracedLog = ({ kind: 'transfer'; address: Uint8Array; topics: Uint8Array[]; data: Uint8Array } | { kind: 'log' }) & { index: number };
 
 interface Frame {
   logs: TracedLog[];
@@ -27,8 +27,8 @@ interface Frame {
 
 const word = (addr: Uint8Array): Uint8Array => setLengthLeft(addr, 32);
 
-function transfer(from: Uint8Array, to: Uint8Array, value: bigint): TracedLog & { kind: 'transfer' } {
-  return { kind: 'transfer', address: TRANSFER_LOG_ADDRESS, topics: [TRANSFER_TOPIC, word(from), word(to)], data: setLengthLeft(bigIntToBytes(value), 32) };
+function transfer(index: number, from: Uint8Array, to: Uint8Array, value: bigint): TracedLog & { kind: 'transfer' } {
+  return { kind: 'transfer', index, address: TRANSFER_LOG_ADDRESS, topics: [TRANSFER_TOPIC, word(from), word(to)], data: setLengthLeft(bigIntToBytes(value), 32) };
 }
 
 /** The transfer tracer of one call: attach before the run, `logs()` after it, then detach. */
@@ -36,7 +36,11 @@ export class TransferTracer {
   private frames: Frame[] = [];
   private result: TracedLog[] = [];
 
-  constructor(private readonly evm: EVM) {}
+  /** `counter`: the block's log numbering (geth's tracer counts every log it captures in the block) */
+  constructor(
+    private readonly evm: EVM,
+    private readonly counter: { next: number },
+  ) {}
 
   private readonly before = (msg: {
     caller: Address;
@@ -52,12 +56,12 @@ export class TransferTracer {
     // DELEGATECALL and CALLCODE move no value to another account (logtracer.go onEnter)
     if (msg.delegatecall || msg.value <= 0n) return;
     if (msg.to === undefined) {
-      const t = transfer(msg.caller.bytes, new Uint8Array(20), msg.value);
+      const t = transfer(this.counter.next++, msg.caller.bytes, new Uint8Array(20), msg.value);
       frame.logs.push(t);
       frame.pendingCreate = t;
       return;
     }
-    frame.logs.push(transfer(msg.caller.bytes, msg.to.bytes, msg.value));
+    frame.logs.push(transfer(this.counter.next++, msg.caller.bytes, msg.to.bytes, msg.value));
   };
 
   private readonly after = (res: { execResult: { exceptionError?: unknown }; createdAddress?: Address }): void => {
@@ -74,10 +78,10 @@ export class TransferTracer {
     const frame = this.frames[this.frames.length - 1];
     if (frame === undefined) return;
     const name = s.opcode.name;
-    if (name.startsWith('LOG')) frame.logs.push({ kind: 'log' });
+    if (name.startsWith('LOG')) frame.logs.push({ kind: 'log', index: this.counter.next++ });
     else if (name === 'SELFDESTRUCT' && s.account.balance > 0n) {
       const beneficiary = setLengthLeft(bigIntToBytes(s.stack[s.stack.length - 1]!), 20);
-      frame.logs.push(transfer(s.address.bytes, beneficiary.subarray(beneficiary.length - 20), s.account.balance));
+      frame.logs.push(transfer(this.counter.next++, s.address.bytes, beneficiary.subarray(beneficiary.length - 20), s.account.balance));
     }
   };
 
