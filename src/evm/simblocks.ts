@@ -198,7 +198,8 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
         const fromAddr = new Address(from);
         const acct = await sm.getAccount(fromAddr);
         const stateNonce = acct?.nonce ?? 0n;
-        const nonce = call.nonce ?? stateNonce;
+        // geth's nonces are uint64: one bumped past 2^64 - 1 (no validation) reads back as 0
+        const nonce = call.nonce ?? stateNonce % (U64_MAX + 1n);
         const remaining = gasLimit - gasUsed;
         let gas = call.gas ?? remaining;
         if (remaining < gas) throw simulateRejected('blockGasLimit', `block gas limit reached: remaining: ${remaining}, required: ${gas}`);
