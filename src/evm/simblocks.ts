@@ -10,7 +10,7 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, KECCAK256_NULL, bytesToUnprefixedHex, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, encodeReceipt, runTx } from '@ethereumjs/vm';
 import { checksumAddress } from '../lib/address.js';
-import { DomainError, simulateRejected, type SimulateRejectReason } from '../lib/errors.js';
+import { DomainError, invalidRequest, simulateRejected, type SimulateRejectReason } from '../lib/errors.js';
 import { GethText } from '../lib/gethtexts.js';
 import type { EvmHeader, EvmLog, EvmTx } from '../types/chain.js';
 import type { StateOverrides } from '../types/query.js';
@@ -84,12 +84,12 @@ async function applyOverrides(sm: FlatStateManager, overrides: StateOverrides, p
   const given = new Set(sorted.map((o) => bytesToUnprefixedHex(o.address)));
   for (const o of sorted) {
     const key = bytesToUnprefixedHex(o.address);
-    if (moved.has(key)) throw simulateRejected('internal', `account ${checksumAddress(o.address)} has already been overridden by a precompile`);
+    if (moved.has(key)) throw gethError(`account ${checksumAddress(o.address)} has already been overridden by a precompile`);
     const p = precompiles.get(key);
     if (o.movePrecompileTo !== undefined) {
-      if (p === undefined) throw DomainErrorText(`account ${checksumAddress(o.address)} is not a precompile`);
+      if (p === undefined) throw gethError(`account ${checksumAddress(o.address)} is not a precompile`);
       const dest = bytesToUnprefixedHex(o.movePrecompileTo);
-      if (given.has(dest)) throw DomainErrorText(`account ${checksumAddress(o.movePrecompileTo)} is already overridden`);
+      if (given.has(dest)) throw gethError(`account ${checksumAddress(o.movePrecompileTo)} is already overridden`);
       precompiles.set(dest, p);
       moved.add(dest);
     }
@@ -111,8 +111,8 @@ async function applyOverrides(sm: FlatStateManager, overrides: StateOverrides, p
 }
 
 /** geth's errors without a code of their own (-32000) */
-function DomainErrorText(message: string): DomainError {
-  return new DomainError('invalidRequest', message, undefined);
+function gethError(message: string): DomainError<'invalidRequest'> {
+  return invalidRequest(message);
 }
 
 /**
@@ -275,7 +275,7 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
           tracer?.detach();
         }
         const used = res.totalGasSpent;
-        if (used > budget) throw DomainErrorText(`RPC gas cap exhausted: need ${used}, remaining ${budget}`);
+        if (used > budget) throw gethError(`RPC gas cap exhausted: need ${used}, remaining ${budget}`);
         budget -= used;
         gasUsed += used;
         bloom.or(res.bloom);
