@@ -18,6 +18,7 @@ import type { SimBlockResult, SimCallResult, SimulateRequest } from '../types/si
 import type { FlatStateManager } from './flatstate.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import { MAX_INIT_CODE_SIZE, callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
+import { applyAccountOverride } from './simulate.js';
 import type { BlockContext, EvmRunner, RunGate, StateRef } from './runner.js';
 import { carriedFields, nextBaseFee, planBlocks, sealHeader, unsignedTx } from './simchain.js';
 import { TransferTracer } from './simtransfers.js';
@@ -94,19 +95,7 @@ async function applyOverrides(sm: FlatStateManager, overrides: StateOverrides, p
       moved.add(dest);
     }
     if (p !== undefined) precompiles.delete(key);
-    const addr = new Address(o.address);
-    const acct = (await sm.getAccount(addr)) ?? new Account();
-    if (o.nonce !== undefined) acct.nonce = o.nonce;
-    if (o.balance !== undefined) acct.balance = o.balance;
-    await sm.putAccount(addr, acct);
-    if (o.code !== undefined) await sm.putCode(addr, o.code);
-    if (o.state !== undefined) {
-      await sm.clearStorage(addr);
-      for (const { slot, value } of o.state) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
-    }
-    if (o.stateDiff !== undefined) {
-      for (const { slot, value } of o.stateDiff) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
-    }
+    await applyAccountOverride(sm, o);
   }
 }
 
