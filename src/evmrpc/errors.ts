@@ -44,6 +44,9 @@ const SIMULATE_CODES: { [R in SimulateRejectReason]: number } = {
   internal: -32603,
 };
 
+/** eth_simulateV1's per-call `error` (a field of its answer, not a thrown error): a revert, another VM error (geth errCodeVMError) */
+export const SIMULATE_CALL_CODES = { reverted: Code.reverted, vm: -32015 } as const;
+
 const as =
   (code: number) =>
   (e: DomainError): JsonRpcError => ({ code, message: e.message });

@@ -14,6 +14,7 @@ import type { CallOrigin } from '../types/chain.js';
 import type { SimBlockInput, SimBlockResult, SimCallResult, SimulateRequest } from '../types/simulate.js';
 import type { EvmBackend } from './backend.js';
 import { blockNumberOrTagOrHash, blockOrDefault, callArgs, decodeStateOverrides, field, isObject, structField } from './codecs.js';
+import { SIMULATE_CALL_CODES } from './errors.js';
 import { formatBlock, formatLog } from './format.js';
 import { stateBlockNumber, withDeadline } from './methods.js';
 import { decodeBlockOverrides } from './overrides.js';
@@ -83,10 +84,6 @@ function decodeOpts(v: unknown, index: number): SimOpts {
 
 const simOpts: ParamCodec<SimOpts> = { name: 'simulation options', decode: decodeOpts };
 
-/** geth errCodeVMError: a call's VM error other than a revert */
-const VM_ERROR_CODE = -32015;
-/** geth revertError's code */
-const REVERT_CODE = 3;
 const ZERO_HASH = toData(new Uint8Array(32));
 
 function formatCall(c: SimCallResult): Record<string, unknown> {
@@ -97,8 +94,8 @@ function formatCall(c: SimCallResult): Record<string, unknown> {
     maxUsedGas: toQuantity(c.maxUsedGas),
     status: toQuantity(c.status),
   };
-  if (c.error?.kind === 'reverted') out.error = { message: c.error.message, code: REVERT_CODE, data: toData(c.error.data) };
-  else if (c.error) out.error = { message: c.error.message, code: VM_ERROR_CODE };
+  if (c.error?.kind === 'reverted') out.error = { message: c.error.message, code: SIMULATE_CALL_CODES.reverted, data: toData(c.error.data) };
+  else if (c.error) out.error = { message: c.error.message, code: SIMULATE_CALL_CODES.vm };
   return out;
 }
 
