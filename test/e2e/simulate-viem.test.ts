@@ -9,6 +9,7 @@ import { createPublicClient, http, parseEther, type Hex } from 'viem';
 import { devAddress } from '../helpers/accounts.js';
 import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
+import { assertConforms } from '../helpers/schema.js';
 import { startAnvil, type AnvilNode } from './debug-fixtures.js';
 
 /** returns 42 as a word: PUSH1 42 PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN */
@@ -141,6 +142,8 @@ describe('eth_simulateV1 with viem, and beside Anvil', () => {
       );
     for (const req of requests) {
       const [ours, theirs] = await Promise.all([call(node.url, 'eth_simulateV1', [req, 'latest']), call(anvil.url, 'eth_simulateV1', [req, 'latest'])]);
+      // ferry's answer also validates against the execution-apis result schema (src/eth/execute.yaml)
+      assertConforms('eth_simulateV1', ours);
       assert.deepEqual(norm(ours), norm(theirs), JSON.stringify(req));
     }
   });
