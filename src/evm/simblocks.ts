@@ -8,7 +8,7 @@
 import type { EVM } from '@ethereumjs/evm';
 import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, KECCAK256_NULL, bytesToUnprefixedHex, equalsBytes, setLengthLeft } from '@ethereumjs/util';
-import { Bloom, encodeReceipt, runTx } from '@ethereumjs/vm';
+import { Bloom, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
 import { checksumAddress } from '../lib/address.js';
 import { DomainError, invalidRequest, simulateRejected, type SimulateRejectReason } from '../lib/errors.js';
 import { GethText } from '../lib/gethtexts.js';
@@ -17,7 +17,7 @@ import type { StateOverrides } from '../types/query.js';
 import type { SimBlockResult, SimCallResult, SimulateRequest } from '../types/simulate.js';
 import type { FlatStateManager } from './flatstate.js';
 import { orderedTrieRoot } from './orderedtrie.js';
-import { MAX_INIT_CODE_SIZE, callFees, checkFeesAndFunds, checkGasAndCode } from './precheck.js';
+import { MAX_INIT_CODE_SIZE, callFees, checkFeesAndFunds, checkGasAndCode, type CallFees } from './precheck.js';
 import { applyAccountOverride } from './simulate.js';
 import type { BlockContext, EvmRunner, RunGate, StateRef } from './runner.js';
 import { carriedFields, nextBaseFee, planBlocks, sealHeader, unsignedTx } from './simchain.js';
@@ -133,6 +133,80 @@ function skipSenderCodeCheck(sm: FlatStateManager, from: Uint8Array): () => void
   return restore;
 }
 
+/** A call's checks before it runs, in geth's order and words (preCheck, buyGas); `err: … (supplied gas N)` as applyMessage wraps them. */
+function checkCall(c: {
+  from: Uint8Array;
+  nonce: bigint;
+  stateNonce: bigint;
+  gas: bigint;
+  fees: CallFees;
+  baseFee: bigint;
+  validation: boolean;
+  value: bigint;
+  balance: bigint;
+}): void {
+  const who = (): string => checksumAddress(c.from);
+  try {
+    if (c.fees.feeCap < c.fees.tip) {
+      throw simulateRejected('invalidParams', `max priority fee per gas higher than max fee per gas: address ${who()}, maxPriorityFeePerGas: ${c.fees.tip}, maxFeePerGas: ${c.fees.feeCap}`);
+    }
+    if (c.validation) {
+      if (c.nonce < c.stateNonce) throw simulateRejected('nonceTooLow', `nonce too low: address ${who()}, tx: ${c.nonce} state: ${c.stateNonce}`);
+      if (c.nonce > c.stateNonce) throw simulateRejected('nonceTooHigh', `nonce too high: address ${who()}, tx: ${c.nonce} state: ${c.stateNonce}`);
+      if (c.stateNonce === U64_MAX) throw simulateRejected('internal', `nonce has max value: address ${who()}, nonce: ${c.stateNonce}`);
+      // with validation a call without fees is held to the base fee too (no NoBaseFee)
+      if (c.fees.free && c.fees.feeCap < c.baseFee) {
+        throw simulateRejected('baseFeeTooLow', `max fee per gas less than block base fee: address ${who()}, maxFeePerGas: ${c.fees.feeCap}, baseFee: ${c.baseFee}`);
+      }
+    }
+    // the EoA check is skipped, even in validation mode (geth processBlock)
+    checkFeesAndFunds({ from: c.from, gas: c.gas, value: c.value, fees: c.fees, baseFee: c.baseFee, balance: c.balance, code: new Uint8Array() });
+  } catch (e) {
+    if (e instanceof DomainError && e.is('simulateRejected')) throw simulateRejected(e.detail.reason, `err: ${e.message} (supplied gas ${c.gas})`);
+    notApplied(e, c.gas);
+  }
+}
+
+type SimLog = SimCallResult['logs'][number];
+
+/** What a run shows (geth simCallResult): its logs in order, gas, status and error. */
+function callOutcome(
+  res: RunTxResult,
+  at: Omit<SimLog, 'address' | 'topics' | 'data' | 'logIndex'>,
+  tracer: TransferTracer | undefined,
+  counter: { next: number },
+  capped: boolean,
+): SimCallResult {
+  const failure = res.execResult.exceptionError;
+  const receiptLogs = (failure ? [] : res.receipt.logs).map(([address, topics, data]) => ({ address, topics, data }));
+  let ordered: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; index: number }[];
+  if (tracer) {
+    let next = 0;
+    const traced = tracer.logs(failure !== undefined).map((l) => (l.kind === 'log' ? { ...receiptLogs[next++]!, index: l.index } : l));
+    ordered = traced.filter((l) => l.address !== undefined);
+  } else {
+    ordered = receiptLogs.map((l) => ({ ...l, index: counter.next++ }));
+  }
+  const used = res.totalGasSpent;
+  const result: SimCallResult = {
+    // geth ExecutionResult.Return: nothing for a failed call (a revert's data is in its error)
+    returnData: failure ? new Uint8Array() : res.execResult.returnValue,
+    logs: ordered.map(({ address, topics, data, index }) => ({ ...at, address, topics, data, logIndex: index })),
+    gasUsed: used,
+    maxUsedGas: used + (res.gasRefund ?? 0n),
+    status: failure ? 0 : 1,
+  };
+  if (failure?.error === 'revert') {
+    const data = res.execResult.returnValue;
+    const reason = revertReason(data);
+    result.error = { kind: 'reverted', message: reason !== undefined ? `${GethText.executionReverted}: ${reason}` : GethText.executionReverted, data };
+  } else if (failure) {
+    const text = vmErrorText(failure.error);
+    result.error = { kind: 'vm', message: capped ? `${text} (gas limit was capped by the RPC server's global gas cap)` : text };
+  }
+  return result;
+}
+
 /** Runs a simulation; every state change is reverted afterwards. */
 export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: SimulationRun): Promise<SimBlockResult[]> {
   const { base, req } = run;
@@ -197,24 +271,7 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
         const tx = unsignedTx({ ...call, gas, nonce }, from, run.chainId);
         txs.push(tx);
         const fees = callFees(call, baseFee);
-        try {
-          if (fees.feeCap < fees.tip) {
-            throw simulateRejected('invalidParams', `max priority fee per gas higher than max fee per gas: address ${checksumAddress(from)}, maxPriorityFeePerGas: ${fees.tip}, maxFeePerGas: ${fees.feeCap}`);
-          }
-          if (req.validation) {
-            if (nonce < stateNonce) throw simulateRejected('nonceTooLow', `nonce too low: address ${checksumAddress(from)}, tx: ${nonce} state: ${stateNonce}`);
-            if (nonce > stateNonce) throw simulateRejected('nonceTooHigh', `nonce too high: address ${checksumAddress(from)}, tx: ${nonce} state: ${stateNonce}`);
-            if (stateNonce === U64_MAX) throw simulateRejected('internal', `nonce has max value: address ${checksumAddress(from)}, nonce: ${stateNonce}`);
-            if (fees.free && fees.feeCap < baseFee) {
-              throw simulateRejected('baseFeeTooLow', `max fee per gas less than block base fee: address ${checksumAddress(from)}, maxFeePerGas: ${fees.feeCap}, baseFee: ${baseFee}`);
-            }
-          }
-          // EoA check skipped, even in validation mode (geth processBlock)
-          checkFeesAndFunds({ from, gas, value: call.value ?? 0n, fees, baseFee, balance: acct?.balance ?? 0n, code: new Uint8Array() });
-        } catch (e) {
-          if (e instanceof DomainError && e.is('simulateRejected')) throw simulateRejected(e.detail.reason, `err: ${e.message} (supplied gas ${gas})`);
-          notApplied(e, gas);
-        }
+        checkCall({ from, nonce, stateNonce, gas, fees, baseFee, validation: req.validation, value: call.value ?? 0n, balance: acct?.balance ?? 0n });
         if (call.to === undefined && (call.data?.length ?? 0) > MAX_INIT_CODE_SIZE) {
           throw simulateRejected('initCodeSize', `err: max initcode size exceeded: code size ${call.data!.length} limit ${MAX_INIT_CODE_SIZE} (supplied gas ${gas})`);
         }
@@ -269,37 +326,9 @@ export async function simulateBlocks(runner: EvmRunner<FlatStateManager>, run: S
         gasUsed += used;
         bloom.or(res.bloom);
         receipts.push(encodeReceipt(res.receipt, tx.type));
-        const failure = res.execResult.exceptionError;
-        const at = { blockNumber: planned.number, blockHash: new Uint8Array(32), transactionHash: tx.hash, transactionIndex: i };
-        const receiptLogs = (failure ? [] : res.receipt.logs).map(([address, topics, data]) => ({ address, topics, data }));
-        let ordered: { address: Uint8Array; topics: Uint8Array[]; data: Uint8Array; index: number }[];
-        if (tracer) {
-          let next = 0;
-          const traced = tracer.logs(failure !== undefined).map((l) => (l.kind === 'log' ? { ...receiptLogs[next++]!, index: l.index } : l));
-          ordered = traced.filter((l) => l.address !== undefined);
-        } else {
-          ordered = receiptLogs.map((l) => ({ ...l, index: counter.next++ }));
-        }
-        const callLogs = ordered.map(({ address, topics, data, index }) => ({ ...at, address, topics, data, logIndex: index, blockTimestamp: planned.time }));
-        logs.push(callLogs);
-        const result: SimCallResult = {
-          // geth ExecutionResult.Return: nothing for a failed call (a revert's data is in its error)
-          returnData: failure ? new Uint8Array() : res.execResult.returnValue,
-          logs: callLogs,
-          gasUsed: used,
-          maxUsedGas: used + (res.gasRefund ?? 0n),
-          status: failure ? 0 : 1,
-        };
-        if (failure) {
-          if (failure.error === 'revert') {
-            const data = res.execResult.returnValue;
-            const reason = revertReason(data);
-            result.error = { kind: 'reverted', message: reason !== undefined ? `${GethText.executionReverted}: ${reason}` : GethText.executionReverted, data };
-          } else {
-            const text = vmErrorText(failure.error);
-            result.error = { kind: 'vm', message: capped ? `${text} (gas limit was capped by the RPC server's global gas cap)` : text };
-          }
-        }
+        const at = { blockNumber: planned.number, blockHash: new Uint8Array(32), transactionHash: tx.hash, transactionIndex: i, blockTimestamp: planned.time };
+        const result = callOutcome(res, at, tracer, counter, capped);
+        logs.push(result.logs);
         calls.push(result);
       }
       const header = sealHeader(
