@@ -12,6 +12,8 @@ import { checksumAddress } from '../lib/address.js';
 import { formatDuration } from '../config/duration.js';
 import { keccak256, makeCommon } from '../evm/common.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
+import { simulateBlocks } from '../evm/simblocks.js';
+import type { SimBlockResult, SimulateRequest } from '../types/simulate.js';
 import { EvmRunner, withBlockOverrides, type BlockContext, type RunGate } from '../evm/runner.js';
 import type { SimCall } from '../evm/simulate.js';
 import { EvmTimeoutError, simulationError, vmErrorText } from '../evm/vmerrors.js';
@@ -252,6 +254,21 @@ export class Simulator {
         else lo = mid;
       }
       return hi;
+    });
+  }
+
+  /**
+   * eth_simulateV1 on the state of block `n` (evm/simblocks.ts); `pre`: state put under the first
+   * block's overrides (the pending dev cheats). All calls together get the RPC gas cap.
+   */
+  simulateV1(req: SimulateRequest, n: bigint, pre: StateOverrides | undefined, gate: RunGate = this.defaultGate()): Promise<SimBlockResult[]> {
+    return this.withRunner(async (runner) => {
+      const base = { at: this.stateRef(n), header: this.header(n) };
+      try {
+        return await simulateBlocks(runner, { base, req, chainId: this.opts.chainId, gasCap: this.opts.gasCap, preOverrides: pre, gate });
+      } catch (e) {
+        throw simulationFailure(e, this.opts.evmTimeoutMs);
+      }
     });
   }
 

@@ -65,6 +65,7 @@ export const COMET_ERRORS: ErrorMap<CometWireError> = {
   unsupported: internal,
   corrupt: internal,
   badConfig: internal,
+  simulateRejected: internal,
 };
 
 /** What a bug (a thrown value that is not a DomainError) is answered with: no library text. */

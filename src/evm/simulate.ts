@@ -236,19 +236,22 @@ async function leanCall<S extends StateManagerInterface>(
 }
 
 async function applyOverrides(sm: StateManagerInterface, overrides: StateOverrides): Promise<void> {
-  for (const o of overrides) {
-    const addr = new Address(o.address);
-    const acct = (await sm.getAccount(addr)) ?? new Account();
-    if (o.balance !== undefined) acct.balance = o.balance;
-    if (o.nonce !== undefined) acct.nonce = o.nonce;
-    await sm.putAccount(addr, acct);
-    if (o.code !== undefined) await sm.putCode(addr, o.code);
-    if (o.state !== undefined) {
-      await sm.clearStorage(addr);
-      for (const { slot, value } of o.state) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
-    }
-    if (o.stateDiff !== undefined) {
-      for (const { slot, value } of o.stateDiff) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
-    }
+  for (const o of overrides) await applyAccountOverride(sm, o);
+}
+
+/** One account's override (geth OverrideAccount): nonce, balance, code, then its whole storage or single slots. */
+export async function applyAccountOverride(sm: StateManagerInterface, o: StateOverrides[number]): Promise<void> {
+  const addr = new Address(o.address);
+  const acct = (await sm.getAccount(addr)) ?? new Account();
+  if (o.balance !== undefined) acct.balance = o.balance;
+  if (o.nonce !== undefined) acct.nonce = o.nonce;
+  await sm.putAccount(addr, acct);
+  if (o.code !== undefined) await sm.putCode(addr, o.code);
+  if (o.state !== undefined) {
+    await sm.clearStorage(addr);
+    for (const { slot, value } of o.state) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
+  }
+  if (o.stateDiff !== undefined) {
+    for (const { slot, value } of o.stateDiff) await sm.putStorage(addr, setLengthLeft(slot, 32), value);
   }
 }

@@ -28,6 +28,7 @@ import { profileFileMethods, runtimeStatsMethods, type Profiler } from './profil
 import { createRawDebugMethods, type ReplayRunner } from './rawdebug.js';
 import { createReadMethods } from './reads.js';
 import { createSendingMethods } from './sending.js';
+import { createSimulateMethods, type SimulateRunner } from './simulate.js';
 import type { SubscriptionService } from './subscriptions.js';
 import { createOtsMethods } from './ots.js';
 import { createTraceMethods } from './trace.js';
@@ -39,8 +40,8 @@ export type EvmReader = EvmBackend & CheatBackend & TxPoolBackend;
 /** The node's modules Surface A is made of. */
 export interface EvmApiModules {
   reader: EvmReader;
-  /** the EVM runs off this thread: access lists on the call workers, traces on the trace worker (node/evmruns.ts) */
-  runs: AccessListRunner & TraceRunner & ReplayRunner;
+  /** the EVM runs off this thread: access lists and eth_simulateV1 on the call workers, traces on the trace worker (node/evmruns.ts) */
+  runs: AccessListRunner & TraceRunner & ReplayRunner & SimulateRunner;
   /** eth_accounts, eth_sign*, eth_sendTransaction, personal_*; impersonation */
   signer: AccountSigner;
   /** what miner_* change (node/miner.ts) */
@@ -80,6 +81,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
     createReadMethods(modules.reader),
     createSendingMethods(modules),
+    createSimulateMethods(modules, { evmTimeoutMs: jsonRpc.evmTimeoutMs }),
     createRawDebugMethods(modules, { common: makeCommon(opts.chainId, opts.hardfork), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
     runtimeStatsMethods(modules.profiler),
     jsonRpc.enableProfiling ? profileFileMethods(modules.profiler) : {},

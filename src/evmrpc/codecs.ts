@@ -267,8 +267,11 @@ function decodeStorageMap(v: unknown, index: number, name: string): SlotOverride
   return [...out.values()];
 }
 
-/** A state override set; an address given twice (in any hex case) keeps its last entry, as in Go's map. */
-function decodeStateOverrides(v: unknown, index: number): StateOverrides {
+/**
+ * A state override set; an address given twice (in any hex case) keeps its last entry, as in Go's map.
+ * `movePrecompileToAddress` is taken only where `moves` (eth_simulateV1) and refused elsewhere.
+ */
+export function decodeStateOverrides(v: unknown, index: number, moves = false): StateOverrides {
   if (!isObject(v)) throw typeMismatch(index, jsonKind(v), 'override.StateOverride');
   const out = new Map<string, AccountOverride>();
   for (const [key, account] of Object.entries(v)) {
@@ -284,9 +287,8 @@ function decodeStateOverrides(v: unknown, index: number): StateOverrides {
     const code = f('code', 'hexutil.Bytes', (x) => parseData(x, index));
     const stateRaw = field(account, 'state');
     const stateDiffRaw = field(account, 'stateDiff');
-    if (field(account, 'movePrecompileToAddress') !== undefined) {
-      throw argumentError(index, 'movePrecompileToAddress is not supported');
-    }
+    const moveRaw = field(account, 'movePrecompileToAddress');
+    if (moveRaw !== undefined && !moves) throw argumentError(index, 'movePrecompileToAddress is not supported');
     if (stateRaw !== undefined && stateDiffRaw !== undefined) {
       throw argumentError(index, `account ${checksumAddress(addr)} has both 'state' and 'stateDiff'`);
     }
@@ -296,6 +298,7 @@ function decodeStateOverrides(v: unknown, index: number): StateOverrides {
     if (code !== undefined) entry.code = code;
     if (stateRaw !== undefined) entry.state = decodeStorageMap(stateRaw, index, 'state');
     if (stateDiffRaw !== undefined) entry.stateDiff = decodeStorageMap(stateDiffRaw, index, 'stateDiff');
+    if (moveRaw !== undefined) entry.movePrecompileTo = structField(index, OVERRIDE_ACCOUNT, 'movePrecompileToAddress', '*common.Address', () => parseData(moveRaw, index, ADDRESS_LENGTH));
     out.set(hexKey(addr), entry);
   }
   return [...out.values()];

@@ -10,9 +10,10 @@
  * - answer too large: -32003 (geth's "response too large")
  * - a synchronous send whose receipt did not come in time: 4, data = the tx hash (EIP-7966; geth's
  *   txSyncTimeoutError, internal/ethapi/errors.go)
+ * - eth_simulateV1's refusals: geth's -380xx codes per reason (SIMULATE_CODES)
  * - everything else: -32000, geth's catch-all for errors without an ErrorCode()
  */
-import { type DomainError } from '../lib/errors.js';
+import { type DomainError, type SimulateRejectReason } from '../lib/errors.js';
 import { toData } from '../lib/hex.js';
 import type { JsonRpcError, JsonRpcErrorMap } from '../jsonrpc/errors.js';
 
@@ -26,6 +27,25 @@ const Code = {
   txSyncTimeout: 4,
   server: -32000,
 } as const;
+
+/** eth_simulateV1's codes per reason (go-ethereum internal/ethapi/errors.go, errCode*) */
+const SIMULATE_CODES: { [R in SimulateRejectReason]: number } = {
+  nonceTooLow: -38010,
+  nonceTooHigh: -38011,
+  baseFeeTooLow: -38012,
+  intrinsicGas: -38013,
+  insufficientFunds: -38014,
+  blockGasLimit: -38015,
+  blockNumberOrder: -38020,
+  blockTimestampOrder: -38021,
+  initCodeSize: -38025,
+  clientLimit: -38026,
+  invalidParams: Code.invalidParams,
+  internal: -32603,
+};
+
+/** eth_simulateV1's per-call `error` (a field of its answer, not a thrown error): a revert, another VM error (geth errCodeVMError) */
+export const SIMULATE_CALL_CODES = { reverted: Code.reverted, vm: -32015 } as const;
 
 const as =
   (code: number) =>
@@ -49,4 +69,5 @@ export const evmErrors: JsonRpcErrorMap = {
   unsupported: as(Code.server),
   corrupt: as(Code.server),
   badConfig: as(Code.server),
+  simulateRejected: (e) => ({ code: SIMULATE_CODES[e.detail.reason], message: e.message }),
 };

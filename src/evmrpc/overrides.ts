@@ -33,14 +33,15 @@ const FIELDS: readonly { name: keyof BlockOverrides; goType: string; parse: (x: 
   { name: 'blobBaseFee', goType: '*hexutil.Big', parse: big },
 ];
 
-function decodeBlockOverrides(v: unknown, index: number): BlockOverrides {
+/** `blockFields`: eth_simulateV1, whose blocks may set `beaconRoot` and `withdrawals` (taken, then not applied) */
+export function decodeBlockOverrides(v: unknown, index: number, blockFields = false): BlockOverrides {
   if (!isObject(v)) throw typeMismatch(index, jsonKind(v), `override.${STRUCT}`);
   const out: Record<string, bigint | Uint8Array> = {};
   for (const { name, goType, parse } of FIELDS) {
     const raw = field(v, name);
     if (raw !== undefined) out[name] = structField(index, STRUCT, name, goType, () => parse(raw, index));
   }
-  for (const name of REFUSED) {
+  for (const name of blockFields ? [] : REFUSED) {
     if (field(v, name) !== undefined) throw invalidRequest(`block override "${name}" is not supported for this RPC method`);
   }
   return out as BlockOverrides;

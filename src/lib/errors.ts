@@ -88,7 +88,28 @@ export interface ErrorDetails {
   corrupt: undefined;
   /** A configuration value (flag, config file, genesis, home) is wrong; `key` names it. */
   badConfig: { key: string };
+  /** eth_simulateV1 refused its input or one of its calls (types/simulate.ts names each reason). */
+  simulateRejected: { reason: SimulateRejectReason };
 }
+
+/**
+ * Why eth_simulateV1 stopped (geth internal/ethapi/errors.go gives each its own code): a call's
+ * pre-check (nonce, base fee, intrinsic gas, funds, block gas, init code), the blocks' order, a
+ * client limit, a malformed input, or anything else a call could not be applied for.
+ */
+export type SimulateRejectReason =
+  | 'nonceTooLow'
+  | 'nonceTooHigh'
+  | 'baseFeeTooLow'
+  | 'intrinsicGas'
+  | 'insufficientFunds'
+  | 'blockGasLimit'
+  | 'blockNumberOrder'
+  | 'blockTimestampOrder'
+  | 'initCodeSize'
+  | 'clientLimit'
+  | 'invalidParams'
+  | 'internal';
 
 export type ErrorKind = keyof ErrorDetails;
 
@@ -131,6 +152,8 @@ export const cancelled = (message: string): DomainError<'cancelled'> => domainEr
 export const executionFailed = (message: string): DomainError<'executionFailed'> => domainError('executionFailed', message);
 export const resultTooLarge = (message: string): DomainError<'resultTooLarge'> => domainError('resultTooLarge', message);
 export const corrupt = (message: string): DomainError<'corrupt'> => domainError('corrupt', message);
+export const simulateRejected = (reason: SimulateRejectReason, message: string): DomainError<'simulateRejected'> =>
+  new DomainError('simulateRejected', message, { reason });
 export const badConfig = (key: string, message: string): DomainError<'badConfig'> => new DomainError('badConfig', message, { key });
 
 /** A DomainError as plain data, for a worker thread's reply (structured clone keeps the detail). */

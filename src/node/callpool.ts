@@ -1,5 +1,5 @@
 /**
- * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call, eth_estimateGas and eth_createAccessList run
+ * A pool of call workers (node/callworker.ts) behind the SimulatorPort: eth_call, eth_estimateGas, eth_createAccessList and eth_simulateV1 run
  * off the RPC thread, on the least busy worker, so a long call never stalls other clients. Inside a
  * worker the calls are time-sliced (lib/slices.ts), so a long call never holds up a short one either.
  *
@@ -13,6 +13,7 @@ import type { BlockOverrides, StateOverrides } from '../types/query.js';
 import { cancelled, fromDomainErrorData, limitExceeded, unavailable, type DomainErrorData } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { AccessListResult } from '../types/chain.js';
+import type { SimBlockResult, SimulateRequest } from '../types/simulate.js';
 import { TurnBatch } from '../lib/turnbatch.js';
 
 /** Simulations waiting or running per worker before new ones are refused. */
@@ -23,13 +24,15 @@ export const CALLS_BUSY_MESSAGE = 'too many concurrent calls, try again later';
 export const CALL_CANCELLED_MESSAGE = 'call cancelled: the client went away';
 
 export interface CallJob {
-  op: 'call' | 'estimate' | 'accessList';
+  op: 'call' | 'estimate' | 'accessList' | 'simulate';
   id: number;
   req: CallRequest;
   n: bigint;
   overrides: StateOverrides | undefined;
   /** geth's block overrides (eth_call, eth_estimateGas) */
   block: BlockOverrides | undefined;
+  /** eth_simulateV1's request (op `simulate`; `overrides` then go under its first block) */
+  simulate?: SimulateRequest;
   /** epoch ms after which the call is abandoned (Infinity = none) */
   deadline: number;
   /** the asking client's key (fairness between clients) */
@@ -149,6 +152,7 @@ export class CallPool implements SimulatorPort {
     overrides: StateOverrides | undefined,
     origin?: CallOrigin,
     block?: BlockOverrides,
+    simulate?: SimulateRequest,
   ): Promise<T> {
     let best: Slot | undefined;
     for (const s of this.slots) if (!best || s.pending.size < best.pending.size) best = s;
@@ -171,7 +175,7 @@ export class CallPool implements SimulatorPort {
         reject: (e) => (done(), reject(e)),
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      post(slot, { op, id, req, n, overrides, block, deadline, client: origin?.client ?? '' });
+      post(slot, { op, id, req, n, overrides, block, deadline, client: origin?.client ?? '', ...(simulate ? { simulate } : {}) });
     });
   }
 
@@ -192,6 +196,11 @@ export class CallPool implements SimulatorPort {
 
   createAccessList(req: CallRequest & { gas: bigint }, n: bigint, overrides: StateOverrides | undefined, origin?: CallOrigin): Promise<AccessListResult> {
     return this.submit<AccessListResult>('accessList', req, n, overrides, origin);
+  }
+
+  /** eth_simulateV1 on the workers, scheduled and timed as eth_call; `pre` goes under the first block */
+  simulateV1(req: SimulateRequest, n: bigint, pre: StateOverrides | undefined, origin?: CallOrigin): Promise<SimBlockResult[]> {
+    return this.submit<SimBlockResult[]>('simulate', {}, n, pre, origin, undefined, req);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * A call worker: a reader connection to the store and a Simulator, answering eth_call/eth_estimateGas/
- * eth_createAccessList for the RPC thread (node/callpool.ts).
+ * eth_createAccessList/eth_simulateV1 for the RPC thread (node/callpool.ts).
  *
  * Scheduling: up to CALL_ACTIVE_PER_WORKER calls run at once, each on its own EVM, time-sliced on
  * this thread (lib/slices.ts: a run gives way at a JUMP/JUMPI after SLICE_MS, and the next turn goes
@@ -62,7 +62,9 @@ async function run(r: Running): Promise<void> {
       ? sim.call(job.req, job.n, job.overrides, gate, job.block)
       : job.op === 'estimate'
         ? sim.estimateGas(job.req, job.n, job.overrides, gate, job.block)
-        : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides, gate));
+        : job.op === 'simulate'
+          ? sim.simulateV1(job.simulate!, job.n, job.overrides, gate)
+          : sim.createAccessList({ ...job.req, gas: job.req.gas ?? 0n }, job.n, job.overrides, gate));
     if (!r.cancelled) send({ id: job.id, value });
   } catch (e) {
     if (!r.cancelled) reply(job.id, e);

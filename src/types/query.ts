@@ -32,6 +32,8 @@ export interface AccountOverride {
   state?: SlotOverride[];
   /** patches single slots */
   stateDiff?: SlotOverride[];
+  /** eth_simulateV1 only: the precompile at `address` moves here (geth's movePrecompileToAddress) */
+  movePrecompileTo?: Address;
 }
 
 /** geth's state override set (override.StateOverride): at most one entry per address, each slot once. */

@@ -40,6 +40,7 @@ const SAMPLE_DETAILS: { [K in ErrorKind]: ErrorDetails[K] } = {
   unsupported: undefined,
   corrupt: undefined,
   badConfig: { key: 'rpc.laddr' },
+  simulateRejected: { reason: 'blockGasLimit' },
 };
 
 /** the kind a call throws, or 'none' */

@@ -11,6 +11,7 @@ import { toJsonRpcError, type JsonRpcError } from '../../src/jsonrpc/errors.js';
 import {
   DomainError,
   badConfig,
+  simulateRejected,
   domainErrorData,
   fromDomainErrorData,
   invalidArgument,
@@ -54,6 +55,7 @@ const SAMPLES: { [K in ErrorKind]: DomainError<K> } = {
   unsupported: new DomainError('unsupported', 'not supported', undefined),
   corrupt: new DomainError('corrupt', 'bad key file', undefined),
   badConfig: badConfig('json-rpc.api', 'unknown namespace'),
+  simulateRejected: simulateRejected('blockNumberOrder', 'block numbers must be in order: 1 <= 2'),
 };
 
 describe('Surface A error map (geth)', () => {
@@ -77,6 +79,7 @@ describe('Surface A error map (geth)', () => {
       unsupported: -32000,
       corrupt: -32000,
       badConfig: -32000,
+      simulateRejected: -38020,
     });
     for (const e of Object.values(SAMPLES)) assert.equal(mapDomainError(evmErrors, e).message, e.message);
   });

@@ -23,6 +23,7 @@ import * as profiling from '../../src/evmrpc/profiling.js';
 import * as rawdebug from '../../src/evmrpc/rawdebug.js';
 import * as reads from '../../src/evmrpc/reads.js';
 import * as sending from '../../src/evmrpc/sending.js';
+import * as simulate from '../../src/evmrpc/simulate.js';
 import * as subscriptions from '../../src/evmrpc/subscriptions.js';
 import * as trace from '../../src/evmrpc/trace.js';
 import * as txpool from '../../src/evmrpc/txpool.js';
@@ -52,6 +53,7 @@ const SURFACE_A_MODULES: Record<string, Record<string, unknown>> = {
   rawdebug,
   reads,
   sending,
+  simulate,
   subscriptions,
   trace,
   txpool,
@@ -65,6 +67,7 @@ function surfaceA(): MethodTable {
     rawdebug.createRawDebugMethods(stub, stub),
     reads.createReadMethods(stub),
     sending.createSendingMethods(stub),
+    simulate.createSimulateMethods(stub, stub),
     profiling.createProfilingMethods(stub),
     filters.createFilterMethods(stub, stub, { filterCap: 1, timeoutMs: 0, blockRangeCap: 0, logsCap: 0 }, stub).table,
     subscriptions.createSubscriptionMethods(stub, { maxPerConnection: 1 }, stub).table,
@@ -86,6 +89,7 @@ const SURFACE_A_FACTORIES = [
   'createRawDebugMethods',
   'createReadMethods',
   'createSendingMethods',
+  'createSimulateMethods',
   'createProfilingMethods',
   'createFilterMethods',
   'createSubscriptionMethods',
