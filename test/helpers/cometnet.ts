@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -344,17 +344,9 @@ export class CometNet {
         '--output', out,
         '--base-port', String(base),
         '--timeout-commit', o.timeoutCommit ?? '300ms',
+        ...(o.transport ? ['--abci-transport', o.transport] : []),
+        ...(o.mempool ? ['--mempool', o.mempool] : []),
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
-      for (let i = 0; i < total; i++) {
-        const comet = join(out, `node${i}`, 'cometbft', 'config', 'config.toml');
-        const app = join(out, `node${i}`, 'ferry', 'config', 'app.toml');
-        if (o.transport === 'grpc') {
-          // CometBFT's gRPC client resolves proxy_app as a gRPC target: `host:port`, without `tcp://`
-          writeFileSync(comet, readFileSync(comet, 'utf8').replace(/^proxy_app = "tcp:\/\/(.*)"$/m, 'proxy_app = "$1"\nabci = "grpc"'));
-          writeFileSync(app, readFileSync(app, 'utf8').replace(/^transport = "socket"$/m, 'transport = "grpc"'));
-        }
-        if (o.mempool === 'app') appendFileSync(comet, '\n[mempool]\ntype = "app"\n');
-      }
       const nodes: NetNode[] = [];
       for (let i = 0; i < total; i++) {
         const b = base + i * PORTS_PER_NODE;
