@@ -1,9 +1,9 @@
 /**
  * `node dist/bench/abci.js [--transfers N] [--timeout-commit 300ms]` — transfer throughput and block
- * time of ferry's embedded engine beside ferry under real CometBFT v0.38 (one node, and a network of
- * four validators). Each setup gets the same pre-signed transfers from 8 senders, all sent to node 0;
+ * time of ferry's embedded engine beside ferry under real CometBFT (v0.38 and v0.39; one node, and a
+ * network of four validators; v0.39 also over gRPC with its flood and its application-side mempool). Each setup gets the same pre-signed transfers from 8 senders, all sent to node 0;
  * tx/s = transfers / (first send → last receipt); block time = wall time / heights made meanwhile.
- * Needs a cometbft binary (FERRY_COMETBFT_BIN, $(go env GOPATH)/bin/cometbft or PATH).
+ * Needs the cometbft binaries (test/helpers/cometnet.ts findCometbft; docs/abci.md "Tests").
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Wallet } from 'ethers';
-import { CometNet, ferryNodeArgs, findCometbft, rpc } from '../test/helpers/cometnet.js';
+import { CometNet, ferryNodeArgs, findCometbft, rpc, type CometLine } from '../test/helpers/cometnet.js';
 import { devKeys } from '../test/helpers/accounts.js';
 import { FERRY_BIN } from '../test/helpers/paths.js';
 import { freePort } from '../test/helpers/node.js';
@@ -77,29 +77,49 @@ async function embedded(timeoutCommit: string, txs: string[]): Promise<Row> {
   }
 }
 
-async function network(cometBin: string, validators: number, timeoutCommit: string, txs: string[]): Promise<Row> {
-  const net = await CometNet.create({ cometBin, validators, timeoutCommit });
+interface NetSetup {
+  line: CometLine;
+  validators: number;
+  transport: 'socket' | 'grpc';
+  mempool: 'flood' | 'app';
+}
+
+async function network(cometBin: string, o: NetSetup, timeoutCommit: string, txs: string[]): Promise<Row> {
+  const net = await CometNet.create({ cometBin, validators: o.validators, timeoutCommit, transport: o.transport, mempool: o.mempool });
+  const name = `CometBFT v${o.line}, ${o.validators} validator${o.validators === 1 ? '' : 's'}, ABCI ${o.transport}, ${o.mempool} mempool`;
   try {
     await net.start();
     await net.waitHeight(2n);
-    return await measure(validators === 1 ? 'CometBFT, 1 validator' : `CometBFT, ${validators} validators`, net.nodes[0]!.ethUrl, txs);
+    return await measure(name, net.nodes[0]!.ethUrl, txs);
   } finally {
     await net.stop();
     rmSync(net.dir, { recursive: true, force: true });
   }
 }
 
+/**
+ * The setups measured under CometBFT: each line with its default (flood) mempool over the socket, and
+ * v0.39's application-side mempool (which needs gRPC) beside v0.39's flood mempool over gRPC, so the
+ * mempool's effect is seen apart from the transport's (docs/abci.md "CometBFT versions").
+ */
+const NET_SETUPS: NetSetup[] = [1, 4].flatMap((validators) => [
+  { line: '0.38', validators, transport: 'socket', mempool: 'flood' },
+  { line: '0.39', validators, transport: 'socket', mempool: 'flood' },
+  { line: '0.39', validators, transport: 'grpc', mempool: 'flood' },
+  { line: '0.39', validators, transport: 'grpc', mempool: 'app' },
+] satisfies NetSetup[]);
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { transfers: { type: 'string' }, 'timeout-commit': { type: 'string' } } });
   const n = Number(values.transfers ?? 1000);
   const tc = values['timeout-commit'] ?? '300ms';
-  const bin = findCometbft();
   const txs = await signAll(n);
   const rows: Row[] = [await embedded(tc, txs)];
-  if (bin) {
-    rows.push(await network(bin, 1, tc, txs));
-    rows.push(await network(bin, 4, tc, txs));
-  } else process.stderr.write('no cometbft binary: only the embedded engine was measured\n');
+  for (const setup of NET_SETUPS) {
+    const bin = findCometbft(setup.line);
+    if (bin) rows.push(await network(bin, setup, tc, txs));
+    else process.stderr.write(`no cometbft v${setup.line} binary: that setup was not measured\n`);
+  }
   const lines = [`${n} transfers from ${SENDERS} senders, timeout_commit ${tc}`, '', '| setup | transfers/s | ms per block | blocks |', '|---|---|---|---|'];
   for (const r of rows) lines.push(`| ${r.setup} | ${r.txPerSec.toFixed(0)} | ${r.blockMs.toFixed(0)} | ${r.blocks} |`);
   process.stdout.write(lines.join('\n') + '\n');

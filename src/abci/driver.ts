@@ -29,6 +29,19 @@ export class AbciDriver {
 
   private readonly fault: TestFault | undefined;
 
+  /**
+   * Whether CometBFT runs v0.39's application-side mempool (`[mempool] type = "app"`): known from its
+   * first InsertTx or ReapTxs (it reaps every `reap_interval` from start-up). Its PrepareProposal then
+   * carries no txs and the block comes from ferry's own pool, as the embedded engine's does (docs/abci.md).
+   */
+  private appMempool = false;
+
+  private noteAppMempool(): void {
+    if (this.appMempool) return;
+    this.appMempool = true;
+    this.host.log.info('CometBFT runs an application-side mempool (InsertTx/ReapTxs): proposals come from ferry\'s pool');
+  }
+
   constructor(private readonly host: AbciDriverHost) {
     this.fault = 'fault' in host ? host.fault : testFaultFromEnv(process.env);
   }
@@ -62,9 +75,20 @@ export class AbciDriver {
         const r = req.recheck ? await app.recheckTx(req.tx) : await app.checkTx(req.tx);
         return { kind: 'checkTx', ...r };
       }
+      case 'insertTx': {
+        // a tx from a peer's gossip: CheckTx's checks and pool (ResponseInsertTx carries only the code)
+        this.noteAppMempool();
+        return { kind: 'insertTx', code: (await app.checkTx(req.tx)).code };
+      }
+      case 'reapTxs':
+        this.noteAppMempool();
+        return { kind: 'reapTxs', txs: app.reapTxs(req.maxBytes, req.maxGas) };
       case 'prepareProposal': {
         const max = Number(req.maxTxBytes);
-        const txs = await app.orderProposal({ height: req.height, timeMs: req.timeMs, txs: req.txs, maxTxBytes: max });
+        const txs =
+          this.appMempool && req.txs.length === 0
+            ? app.prepareProposal({ height: req.height, timeMs: req.timeMs, maxTxBytes: max })
+            : await app.orderProposal({ height: req.height, timeMs: req.timeMs, txs: req.txs, maxTxBytes: max });
         // CometBFT counts each tx's protobuf framing against max_tx_bytes: trim to fit
         while (txs.length > 0 && protoSizeOfTxs(txs) > max) txs.pop();
         return { kind: 'prepareProposal', txs };

@@ -24,7 +24,10 @@ export type AbciRequest =
   | { kind: 'processProposal'; txs: Uint8Array[]; hash: Uint8Array; height: bigint; timeMs: number }
   | { kind: 'extendVote'; height: bigint }
   | { kind: 'verifyVoteExtension'; height: bigint }
-  | { kind: 'finalizeBlock'; txs: Uint8Array[]; hash: Uint8Array; height: bigint; timeMs: number; proposerAddress: Uint8Array };
+  | { kind: 'finalizeBlock'; txs: Uint8Array[]; hash: Uint8Array; height: bigint; timeMs: number; proposerAddress: Uint8Array }
+  // CometBFT v0.39's application-side mempool (`[mempool] type = "app"`)
+  | { kind: 'insertTx'; tx: Uint8Array }
+  | { kind: 'reapTxs'; maxBytes: bigint; maxGas: bigint };
 
 export type AbciResponse =
   | { kind: 'exception'; error: string }
@@ -43,7 +46,9 @@ export type AbciResponse =
   | { kind: 'processProposal'; accept: boolean }
   | { kind: 'extendVote' }
   | { kind: 'verifyVoteExtension'; accept: boolean }
-  | { kind: 'finalizeBlock'; events: AbciEvent[]; txResults: ExecTxResult[]; validatorUpdates: ValidatorUpdate[]; appHash: Uint8Array };
+  | { kind: 'finalizeBlock'; events: AbciEvent[]; txResults: ExecTxResult[]; validatorUpdates: ValidatorUpdate[]; appHash: Uint8Array }
+  | { kind: 'insertTx'; code: number }
+  | { kind: 'reapTxs'; txs: Uint8Array[] };
 
 /** `ResponseOfferSnapshot.Result` REJECT and `ResponseApplySnapshotChunk.Result` ABORT: ferry keeps no snapshots. */
 export const OFFER_SNAPSHOT_REJECT = 3;
@@ -53,16 +58,19 @@ const PROPOSAL_REJECT = 2;
 
 export class AbciDecodeError extends Error {}
 
-const REQUEST_KINDS: Readonly<Record<number, AbciRequest['kind']>> = {
+export const REQUEST_KINDS: Readonly<Record<number, AbciRequest['kind']>> = {
   1: 'echo', 2: 'flush', 3: 'info', 5: 'initChain', 6: 'query', 8: 'checkTx', 11: 'commit',
   12: 'listSnapshots', 13: 'offerSnapshot', 14: 'loadSnapshotChunk', 15: 'applySnapshotChunk',
   16: 'prepareProposal', 17: 'processProposal', 18: 'extendVote', 19: 'verifyVoteExtension', 20: 'finalizeBlock',
+  // v0.39 (cometbft proto/tendermint/abci/types.proto)
+  21: 'insertTx', 22: 'reapTxs',
 };
 
 const RESPONSE_FIELDS: Readonly<Record<AbciResponse['kind'], number>> = {
   exception: 1, echo: 2, flush: 3, info: 4, initChain: 6, query: 7, checkTx: 9, commit: 12,
   listSnapshots: 13, offerSnapshot: 14, loadSnapshotChunk: 15, applySnapshotChunk: 16,
   prepareProposal: 17, processProposal: 18, extendVote: 19, verifyVoteExtension: 20, finalizeBlock: 21,
+  insertTx: 22, reapTxs: 23,
 };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -144,6 +152,10 @@ export function decodeRequest(buf: Uint8Array): AbciRequest {
       return { kind, height: i64(3) };
     case 'finalizeBlock':
       return { kind, txs: all(1), hash: b(4), height: i64(5), timeMs: time(6), proposerAddress: b(8) };
+    case 'insertTx':
+      return { kind, tx: b(1) };
+    case 'reapTxs':
+      return { kind, maxBytes: BigInt.asUintN(64, get(1)?.int ?? 0n), maxGas: BigInt.asUintN(64, get(2)?.int ?? 0n) };
     default:
       return { kind } as AbciRequest;
   }
@@ -167,7 +179,8 @@ function execTxResultBytes(r: ExecTxResult): Uint8Array {
   return w.string(8, r.codespace).finish();
 }
 
-function bodyOf(r: AbciResponse): Uint8Array {
+/** The body of a `Response` (the message inside its oneof): what gRPC transport sends. */
+export function responseBody(r: AbciResponse): Uint8Array {
   const w = new ProtoWriter();
   switch (r.kind) {
     case 'exception':
@@ -208,6 +221,11 @@ function bodyOf(r: AbciResponse): Uint8Array {
       for (const t of r.txResults) w.lengthDelimited(2, execTxResultBytes(t));
       for (const v of r.validatorUpdates) w.lengthDelimited(3, validatorUpdateBytes(v));
       return w.bytes(5, r.appHash).finish();
+    case 'insertTx':
+      return w.uint(1, r.code).finish();
+    case 'reapTxs':
+      for (const tx of r.txs) w.lengthDelimited(1, tx);
+      return w.finish();
     default:
       return w.finish();
   }
@@ -215,7 +233,7 @@ function bodyOf(r: AbciResponse): Uint8Array {
 
 /** Encodes one `Response` message (without its length prefix). */
 export function encodeResponse(r: AbciResponse): Uint8Array {
-  return new ProtoWriter().lengthDelimited(RESPONSE_FIELDS[r.kind], bodyOf(r)).finish();
+  return new ProtoWriter().lengthDelimited(RESPONSE_FIELDS[r.kind], responseBody(r)).finish();
 }
 
 /** Bytes the txs take inside a block's `Data` message (CometBFT's `ComputeProtoSizeForTxs`). */

@@ -225,7 +225,11 @@ function authToken(cmd: Command): void {
 }
 
 async function testnet(cmd: Command): Promise<void> {
-  const o = cmd.opts<{ validators: string; fullNodes: string; output?: string; chainId?: string; basePort?: string; timeoutCommit?: string }>();
+  const o = cmd.opts<{ validators: string; fullNodes: string; output?: string; chainId?: string; basePort?: string; timeoutCommit?: string; abciTransport?: string; mempool?: string }>();
+  const oneOf = <T extends string>(v: string | undefined, flag: string, allowed: readonly T[]): T | undefined => {
+    if (v === undefined || (allowed as readonly string[]).includes(v)) return v as T | undefined;
+    throw badConfig(flag, `--${flag}: one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+  };
   if (!o.output) throw badConfig('output', '--output <dir> is required');
   const count = (v: string | undefined, flag: string): number | undefined => {
     if (v === undefined) return undefined;
@@ -240,6 +244,8 @@ async function testnet(cmd: Command): Promise<void> {
     chainId: o.chainId,
     basePort: count(o.basePort, 'base-port'),
     timeoutCommit: o.timeoutCommit,
+    transport: oneOf(o.abciTransport, 'abci-transport', ['socket', 'grpc'] as const),
+    mempool: oneOf(o.mempool, 'mempool', ['flood', 'app'] as const),
   });
   const dir = resolve(o.output);
   const lines = [`wrote a network of ${nodes.length} nodes to ${dir}`];
@@ -277,13 +283,15 @@ function buildProgram(): Command {
 
   program
     .command('testnet')
-    .description('write a local network run by real CometBFT v0.38: per node a CometBFT home and a ferry home (--with-cometbft=false), start.sh/stop.sh')
+    .description('write a local network run by real CometBFT (v0.38 or v0.39): per node a CometBFT home and a ferry home (--with-cometbft=false), start.sh/stop.sh')
     .option('--validators <n>', 'number of validators', '4')
     .option('--full-nodes <n>', 'number of non-validator full nodes', '0')
     .option('--output <dir>', 'directory to write (must be empty or absent)')
     .option('--chain-id <id>', `chain id (default: ${DEFAULT_CHAIN_ID})`)
     .option('--base-port <port>', 'first port; node i uses base + 10 i + {0 p2p, 1 CometBFT RPC, 2 ABCI, 3 JSON-RPC, 4 WebSocket} (default: 26600)')
     .option('--timeout-commit <duration>', "CometBFT's consensus.timeout_commit (default: 500ms)")
+    .option('--abci-transport <socket|grpc>', 'ABCI between each ferry and its CometBFT (default: socket; grpc with --mempool app)')
+    .option('--mempool <flood|app>', "CometBFT's mempool: flood (CheckTx gossip, default) or app (v0.39's application-side mempool: InsertTx/ReapTxs, needs CometBFT v0.39 and gRPC)")
     .action((_opts, cmd: Command) => testnet(cmd));
 
   const devCmd = program

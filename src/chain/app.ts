@@ -369,6 +369,16 @@ export class EvmApp implements Application {
     return this.proposals.prepare(req);
   }
 
+  /** arrival number of the last tx handed to CometBFT by reapTxs (each tx is gossiped from here once) */
+  private reapedUpTo = 0;
+
+  reapTxs(maxBytes: bigint, maxGas: bigint): Uint8Array[] {
+    const entries = this.pool.arrivedAfter(this.reapedUpTo, maxBytes, maxGas);
+    const last = entries.at(-1);
+    if (last) this.reapedUpTo = last.seq;
+    return entries.map((e) => e.native);
+  }
+
   async finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse> {
     // a block finalized but never committed (the driver went away before Commit) is dropped: it comes again
     if (this.pending) await this.abortBlock();

@@ -164,6 +164,26 @@ export class TxPool {
   }
 
   /**
+   * Entries (pending and queued) that arrived after `seq`, in arrival order, within `maxBytes` of native
+   * bytes and `maxGas` (0: no bound) — what an application-side mempool hands CometBFT to gossip.
+   */
+  arrivedAfter(seq: number, maxBytes: bigint, maxGas: bigint): PoolEntry[] {
+    const fresh: PoolEntry[] = [];
+    for (const acct of this.accounts.values()) for (const e of acct.txs.values()) if (e.seq > seq) fresh.push(e);
+    fresh.sort((a, b) => a.seq - b.seq);
+    const out: PoolEntry[] = [];
+    let bytes = 0n;
+    let gas = 0n;
+    for (const e of fresh) {
+      bytes += BigInt(e.native.length);
+      gas += e.decoded.evm.gasLimit;
+      if ((maxBytes > 0n && bytes > maxBytes) || (maxGas > 0n && gas > maxGas)) break;
+      out.push(e);
+    }
+    return out;
+  }
+
+  /**
    * Picks executable txs for a block: across senders, the head with the highest effective tip first
    * (ties: arrival order), nonces in order per sender, until gas or bytes run out.
    */

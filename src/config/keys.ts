@@ -148,8 +148,7 @@ function readAbciAddress(raw: unknown, name: string): string {
 
 function readTransport(raw: unknown, name: string): string {
   const text = readString(raw, name);
-  if (text === 'grpc') throw new Invalid(`${name}: "grpc" is not supported: ferry serves ABCI over a socket only (--${name} socket)`);
-  if (!(ABCI_TRANSPORTS as readonly string[]).includes(text)) throw new Invalid(`${name}: unknown transport ${JSON.stringify(text)}, want socket`);
+  if (!(ABCI_TRANSPORTS as readonly string[]).includes(text)) throw new Invalid(`${name}: unknown transport ${JSON.stringify(text)}, want ${ABCI_TRANSPORTS.join(' or ')}`);
   return text;
 }
 
@@ -253,7 +252,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, '', 'address', readAbciAddress, (o, v) => (o.abci.address = v), (o) => tomlString(o.abci.address),
     'ABCI listen address with --with-cometbft=false (tcp://host:port or unix:///path; CometBFT\'s proxy_app)'),
   def(APP, '', 'transport', readTransport, (o, v) => (o.abci.transport = v), (o) => tomlString(o.abci.transport),
-    'ABCI transport with --with-cometbft=false: socket (grpc is not supported)'),
+    'ABCI transport with --with-cometbft=false: socket or grpc (CometBFT\'s `abci` setting must match)'),
   def(APP, '', 'cometbft-rpc', readLaddr, (o, v) => (o.abci.cometbftRpc = v), (o) => tomlString(o.abci.cometbftRpc),
     'with --with-cometbft=false: the local CometBFT RPC (tcp://host:port) that eth_sendRawTransaction submits to'),
 

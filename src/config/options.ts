@@ -232,7 +232,7 @@ export const DEFAULT_MEMPOOL: MempoolOptions = {
   accountQueue: 64,
 };
 
-export const ABCI_TRANSPORTS = ['socket'] as const;
+export const ABCI_TRANSPORTS = ['socket', 'grpc'] as const;
 
 export const DEFAULT_ABCI: AbciOptions = {
   withCometbft: true,

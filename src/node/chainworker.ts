@@ -5,6 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import { AbciDriver } from '../abci/driver.js';
 import { broadcastTxSync, CometRpcError, rpcUrl } from '../abci/cometclient.js';
+import { startAbciGrpcServer } from '../abci/grpc.js';
 import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
 import { APP_VERSION, EvmApp } from '../chain/app.js';
 import { nativeHash, wrapEthereumTx } from '../chain/nativetx.js';
@@ -236,7 +237,8 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     },
     log,
   });
-  const server: AbciServerHandle = await startAbciServer({ address: parseAbciAddress(opts.abci.address)!, handle: driver.handle, log: log.child({ module: 'abci' }) });
+  const serve = opts.abci.transport === 'grpc' ? startAbciGrpcServer : startAbciServer;
+  const server: AbciServerHandle = await serve({ address: parseAbciAddress(opts.abci.address)!, handle: driver.handle, log: log.child({ module: 'abci' }) });
   log.info({ address: server.address, transport: opts.abci.transport }, 'ABCI server listening: waiting for CometBFT');
   const cometRpc = rpcUrl(opts.abci.cometbftRpc);
   send({ type: 'ready', height: store.latestHeight() ?? 0n });

@@ -41,6 +41,10 @@ export interface TestnetOptions {
   basePort?: number;
   /** CometBFT's consensus.timeout_commit, a Go duration ("500ms") */
   timeoutCommit?: string;
+  /** ABCI between each ferry and its CometBFT (default socket; `app` mempool implies grpc) */
+  transport?: 'socket' | 'grpc';
+  /** CometBFT's mempool: `flood` (its default, CheckTx gossip) or v0.39's application-side `app` */
+  mempool?: 'flood' | 'app';
 }
 
 export interface TestnetNode {
@@ -62,12 +66,15 @@ function portsOf(basePort: number, i: number): TestnetNode['ports'] {
 }
 
 /** CometBFT's config.toml: only what differs from CometBFT's defaults (it fills in the rest). */
-function cometConfigToml(node: TestnetNode, peers: string, timeoutCommit: string): string {
+function cometConfigToml(node: TestnetNode, peers: string, timeoutCommit: string, transport: 'socket' | 'grpc', mempool: 'flood' | 'app'): string {
   return [
-    '# CometBFT v0.38 config written by `ferry testnet`; keys not listed take CometBFT\'s defaults.',
+    '# CometBFT config written by `ferry testnet`; keys not listed take CometBFT\'s defaults.',
     `moniker = ${JSON.stringify(node.name)}`,
-    `proxy_app = "tcp://127.0.0.1:${node.ports.abci}"`,
+    // CometBFT's gRPC client resolves proxy_app as a gRPC target: host:port, without tcp://
+    transport === 'grpc' ? `proxy_app = "127.0.0.1:${node.ports.abci}"` : `proxy_app = "tcp://127.0.0.1:${node.ports.abci}"`,
+    ...(transport === 'grpc' ? ['abci = "grpc"'] : []),
     '',
+    ...(mempool === 'app' ? ['[mempool]', 'type = "app"', ''] : []),
     '[rpc]',
     `laddr = "tcp://127.0.0.1:${node.ports.rpc}"`,
     '',
@@ -107,6 +114,10 @@ export function writeTestnet(o: TestnetOptions): TestnetNode[] {
   const out = resolve(o.output);
   if (existsSync(out) && readdirSync(out).length > 0) throw badConfig('output', `${out} is not empty`);
   const timeoutCommit = o.timeoutCommit ?? TESTNET_TIMEOUTS.commit;
+  const mempool = o.mempool ?? 'flood';
+  // v0.39.4's socket client does not accept InsertTx/ReapTxs responses: the app mempool needs gRPC
+  if (mempool === 'app' && o.transport === 'socket') throw badConfig('mempool', '--mempool app needs --abci-transport grpc (CometBFT\'s socket client does not carry InsertTx/ReapTxs)');
+  const transport = o.transport ?? (mempool === 'app' ? 'grpc' : 'socket');
 
   const keys: ValidatorKey[] = [];
   const nodes: TestnetNode[] = [];
@@ -136,7 +147,7 @@ export function writeTestnet(o: TestnetOptions): TestnetNode[] {
     const data = join(node.cometHome, 'data');
     mkdirSync(cfg, { recursive: true, mode: 0o700 });
     mkdirSync(data, { recursive: true, mode: 0o700 });
-    writeFileAtomic(join(cfg, 'config.toml'), cometConfigToml(node, peers, timeoutCommit), FILE_MODE);
+    writeFileAtomic(join(cfg, 'config.toml'), cometConfigToml(node, peers, timeoutCommit, transport, mempool), FILE_MODE);
     writeFileAtomic(join(cfg, 'genesis.json'), genesisText, FILE_MODE);
     writeFileAtomic(join(cfg, 'node_key.json'), nodeKeyJson(nodeKeys[i]!) + '\n', KEY_MODE);
     writeFileAtomic(join(cfg, 'priv_validator_key.json'), validatorKeyJson(keys[i]!) + '\n', KEY_MODE);
@@ -146,7 +157,7 @@ export function writeTestnet(o: TestnetOptions): TestnetNode[] {
     mkdirSync(fp.configDir, { recursive: true, mode: 0o700 });
     mkdirSync(fp.dataDir, { recursive: true, mode: 0o700 });
     const opts = defaultOptions(node.ferryHome);
-    opts.abci = { withCometbft: false, address: `tcp://127.0.0.1:${node.ports.abci}`, transport: 'socket', cometbftRpc: `tcp://127.0.0.1:${node.ports.rpc}` };
+    opts.abci = { withCometbft: false, address: `tcp://127.0.0.1:${node.ports.abci}`, transport, cometbftRpc: `tcp://127.0.0.1:${node.ports.rpc}` };
     opts.jsonRpc.address = `127.0.0.1:${node.ports.jsonRpc}`;
     opts.jsonRpc.wsAddress = `127.0.0.1:${node.ports.ws}`;
     writeFileAtomic(fp.appToml, renderAppToml(opts), FILE_MODE);

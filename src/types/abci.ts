@@ -64,6 +64,11 @@ export interface Application {
   orderProposal(req: ProposalRequest): Promise<Uint8Array[]>;
   /** a proposal from another validator: false rejects it (deterministic: block + state only) */
   processProposal(req: ProposalRequest): Promise<boolean>;
+  /**
+   * CometBFT v0.39's application-side mempool (`[mempool] type = "app"`, ABCI ReapTxs): the pool's txs
+   * not handed out before, in arrival order, within the bounds (0: none), for CometBFT to gossip.
+   */
+  reapTxs(maxBytes: bigint, maxGas: bigint): Uint8Array[];
   finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse>;
   /** synchronous; runs inside the driver's block transaction — persists what FinalizeBlock computed */
   commit(): void;

@@ -20,10 +20,10 @@ function ferry(...args: string[]) {
 }
 
 describe('ABCI start flags and ferry testnet', () => {
-  it('--transport grpc is refused, naming the flag', () => {
-    const r = ferry('start', '--home', join(dir, 'a'), '--with-cometbft=false', '--transport', 'grpc');
+  it('an unknown --transport is refused, naming the flag and the transports', () => {
+    const r = ferry('start', '--home', join(dir, 'a'), '--with-cometbft=false', '--transport', 'quic');
     assert.equal(r.code, 1);
-    assert.match(r.err, /error: .*transport: "grpc" is not supported/);
+    assert.match(r.err, /error: .*transport: unknown transport "quic", want socket or grpc/);
   });
 
   it('--address / --transport / --cometbft-rpc with the embedded engine are refused, naming the flag', () => {

@@ -80,9 +80,11 @@ async function assertSameChain(nodes: NetNode[], upTo: bigint): Promise<void> {
 }
 
 /** The network scenario on one CometBFT line (a test file per line: abci-network*.test.ts). */
-export function describeNetwork(line: CometLine): void {
+export function describeNetwork(line: CometLine, o: { transport?: 'socket' | 'grpc'; mempool?: 'flood' | 'app' } = {}): void {
   const comet = cometbftOrSkip(line);
-  describe(`a 4-validator CometBFT v${line} network of ferry nodes, plus a full node`, () => {
+  const mempool = o.mempool ?? 'flood';
+  const transport = o.transport ?? 'socket';
+  describe(`a 4-validator CometBFT v${line} network of ferry nodes (ABCI over ${transport}, ${mempool} mempool), plus a full node`, () => {
     let net: CometNet;
     let nodes: NetNode[];
     const keys = devKeys();
@@ -90,7 +92,7 @@ export function describeNetwork(line: CometLine): void {
 
     before(async () => {
       if (comet.skip) return;
-      net = await CometNet.create({ cometBin: comet.bin!, validators: 4, fullNodes: 1, timeoutCommit: '300ms' });
+      net = await CometNet.create({ cometBin: comet.bin!, validators: 4, fullNodes: 1, timeoutCommit: '300ms', transport, mempool });
       nodes = net.nodes;
       await net.start();
       await net.waitHeight(2n);
@@ -123,6 +125,15 @@ export function describeNetwork(line: CometLine): void {
       assert.equal(full.validator, false);
       for (const r of receipts) assert.deepEqual(await receipt(full, r.transactionHash as string), r);
       assert.equal(BigInt(await rpc<string>(full.ethUrl, 'eth_getBalance', [to, 'latest'])), BigInt(await rpc<string>(nodes[0]!.ethUrl, 'eth_getBalance', [to, 'latest'])));
+    });
+
+    it('txs sent to the full node (never a proposer) are mined: the mempool gossips them to the validators', { skip: comet.skip }, async () => {
+      const full = nodes[4]!;
+      const to = Wallet.createRandom().address;
+      const hashes: string[] = [];
+      for (const s of senders.slice(0, 2)) hashes.push(await rpc<string>(full.ethUrl, 'eth_sendRawTransaction', [await s.next(to)]));
+      for (const h of hashes) assert.equal((await receipt(full, h)).status, '0x1');
+      for (const h of hashes) assert.ok(await receipt(nodes[0]!, h), 'node 0 has the receipt');
     });
 
     it('kill -9 of one validator (both processes): blocks go on; after restart it catches up to the same app hash', { skip: comet.skip }, async () => {
@@ -164,8 +175,13 @@ export function describeNetwork(line: CometLine): void {
         given.push(await receipt(victim, h));
       }
       await victim.ferry.kill('SIGKILL');
-      // docs/abci.md: if ferry dies, CometBFT stops too (its ABCI connections fail)
-      assert.ok(await victim.comet.exited(COMET_EXIT_MS), `${victim.name}'s CometBFT exits when its ferry dies\n${victim.comet.logTail()}`);
+      if (transport === 'socket') {
+        // docs/abci.md: if ferry dies, CometBFT stops too (its ABCI connections fail)
+        assert.ok(await victim.comet.exited(COMET_EXIT_MS), `${victim.name}'s CometBFT exits when its ferry dies\n${victim.comet.logTail()}`);
+      } else {
+        // over gRPC CometBFT waits for its application instead; docs/abci.md: restart both, ferry first
+        await victim.comet.kill('SIGKILL');
+      }
       const h0 = await nodes[0]!.height();
       await net.waitHeight(h0 + 2n, [nodes[0]!]);
       loading = false;

@@ -358,9 +358,10 @@ export class CometNet {
   /**
    * Writes a network with `ferry testnet` (not started). With `netns` (test/helpers/netns.ts) node i
    * runs in namespace i at its own address: the homes' listen addresses become 0.0.0.0 and the peers'
-   * addresses the namespaces' (`placeInNamespaces`).
+   * addresses the namespaces' (`placeInNamespaces`). `transport: 'grpc'`: ABCI over gRPC; `mempool:
+   * 'app'`: CometBFT v0.39's application-side mempool (both `ferry testnet` flags; docs/abci.md).
    */
-  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string; netns?: NetnsNetwork }): Promise<CometNet> {
+  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string; netns?: NetnsNetwork; transport?: 'socket' | 'grpc'; mempool?: 'flood' | 'app' }): Promise<CometNet> {
     return (async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ferry-cometnet-'));
       dirs.add(dir);
@@ -374,6 +375,8 @@ export class CometNet {
         '--output', out,
         '--base-port', String(base),
         '--timeout-commit', o.timeoutCommit ?? '300ms',
+        ...(o.transport ? ['--abci-transport', o.transport] : []),
+        ...(o.mempool ? ['--mempool', o.mempool] : []),
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
       const nodes: NetNode[] = [];
       if (o.netns) placeInNamespaces(out, total, base, o.netns);
