@@ -160,6 +160,7 @@ export class Simulator {
       value: req.value,
       data: req.data,
       accessList: req.accessList,
+      authorizationList: req.authorizationList,
     };
   }
 

@@ -55,7 +55,11 @@ export function callFees(call: CallFeeFields, baseFee: bigint): CallFees {
  * gas × fee cap + value. `code`: the sender's code (a contract cannot send, unless EIP-7702-delegated).
  */
 export function checkFeesAndFunds(
-  m: { from: Uint8Array; gas: bigint; value: bigint; fees: CallFees; baseFee: bigint; balance: bigint; code: Uint8Array },
+  m: {
+    from: Uint8Array; gas: bigint; value: bigint; fees: CallFees; baseFee: bigint; balance: bigint; code: Uint8Array;
+    /** a call with an EIP-7702 authorization list: how many tuples, and whether it would create a contract */
+    setCode?: { authorizations: number; creation: boolean };
+  },
 ): void {
   // geth prints addresses in EIP-55 form (common.Address.Hex); only a failing check needs it
   const from = (): string => checksumAddress(m.from);
@@ -76,6 +80,9 @@ export function checkFeesAndFunds(
       );
     }
   }
+  // go-ethereum core/state_transition.go preCheck: ErrSetCodeTxCreate, ErrEmptyAuthList
+  if (m.setCode?.creation) throw precheckFailed('invalid', `EIP-7702 transaction cannot be used to create contract (sender ${from()})`);
+  if (m.setCode?.authorizations === 0) throw precheckFailed('invalid', `EIP-7702 transaction with empty auth list (sender ${from()})`);
   const want = m.gas * m.fees.feeCap + m.value;
   if (want > MAX_UINT256) {
     throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from()} required balance exceeds 256 bits`);

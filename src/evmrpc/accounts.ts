@@ -168,10 +168,19 @@ export class AccountSigner {
     const hasLegacyPrice = args.gasPrice !== undefined;
     const hasDynamicFee = args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined;
     if (hasLegacyPrice && hasDynamicFee) throw invalidRequest(GethText.mixedFeeFields);
+    // go-ethereum internal/ethapi/transaction_args.go setDefaults / ToTransaction
+    const auths = args.authorizationList;
+    if (hasLegacyPrice && auths !== undefined) throw invalidRequest('both gasPrice and authorizationList specified');
     const input = args.data ?? new Uint8Array();
     if (args.to === undefined && input.length === 0) throw invalidRequest('contract creation without any data provided');
-    let type: 0 | 1 | 2;
-    if (args.type !== undefined) {
+    if (args.to === undefined && auths !== undefined && auths.length > 0) {
+      throw invalidRequest('authorizationList provided for contract creation, but "to" field is missing');
+    }
+    let type: 0 | 1 | 2 | 4;
+    if (auths !== undefined) {
+      if (args.type !== undefined && args.type !== 4) throw invalidRequest('authorizationList needs a type-4 transaction');
+      type = 4;
+    } else if (args.type !== undefined) {
       if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw invalidRequest(GethText.txTypeNotSupported);
       type = args.type;
       if (type !== 2 && hasDynamicFee) throw invalidRequest('maxFeePerGas and maxPriorityFeePerGas need a type-2 transaction');
@@ -190,8 +199,9 @@ export class AccountSigner {
       value: args.value ?? 0n,
       data: input,
       accessList: args.accessList,
+      ...(auths !== undefined ? { authorizationList: auths } : {}),
     };
-    if (type === 2) {
+    if (type === 2 || type === 4) {
       const tip = args.maxPriorityFeePerGas ?? b.maxPriorityFeePerGas();
       const cap = args.maxFeePerGas ?? BASE_FEE_MULTIPLIER * b.nextBaseFee() + tip;
       if (cap < tip) throw invalidRequest(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
