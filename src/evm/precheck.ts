@@ -10,6 +10,7 @@
 import { checksumAddress } from '../lib/address.js';
 import { txRejected } from '../lib/errors.js';
 import { GethText } from '../lib/gethtexts.js';
+import { delegationTarget } from './tx.js';
 
 /** EIP-3860: the largest init code a creation may carry. */
 export const MAX_INIT_CODE_SIZE = 49_152;
@@ -63,7 +64,7 @@ export function checkFeesAndFunds(
 ): void {
   // geth prints addresses in EIP-55 form (common.Address.Hex); only a failing check needs it
   const from = (): string => checksumAddress(m.from);
-  if (m.code.length > 0 && !isDelegation(m.code)) {
+  if (m.code.length > 0 && delegationTarget(m.code) === undefined) {
     throw precheckFailed('invalid', `sender not an eoa: address ${from()}, len(code): ${m.code.length}`);
   }
   if (!m.fees.free) {
@@ -102,9 +103,4 @@ export function checkGasAndCode(m: { gas: bigint; intrinsic: bigint; floor: bigi
   if (m.creation && m.dataLength > MAX_INIT_CODE_SIZE) {
     throw precheckFailed('invalid', `max initcode size exceeded: code size ${m.dataLength} limit ${MAX_INIT_CODE_SIZE}`);
   }
-}
-
-/** EIP-7702 delegation designator: 0xef0100 ‖ address */
-function isDelegation(code: Uint8Array): boolean {
-  return code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00;
 }

@@ -192,6 +192,22 @@ function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx
   };
 }
 
+/** The signers of a set-code tx's authorizations that recover, in list order (none for other types). */
+export function authoritiesOfTx(tx: TypedTransaction): Uint8Array[] {
+  const list = (tx as { authorizationList?: Uint8Array[][] }).authorizationList ?? [];
+  const out: Uint8Array[] = [];
+  for (const fields of list) {
+    const a = authorizationItem(fields).authority;
+    if (a !== undefined) out.push(a);
+  }
+  return out;
+}
+
+/** The delegation target of EIP-7702 designator code (0xef0100 ‖ address), or undefined for any other code. */
+export function delegationTarget(code: Uint8Array): Uint8Array | undefined {
+  return code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00 ? code.subarray(3) : undefined;
+}
+
 /** An authorization tuple as the envelope carries it ([chainId, address, nonce, yParity, r, s]), with its signer. */
 function authorizationItem(fields: Uint8Array[]): AuthorizationItem {
   const [chainId, address, nonce, yParity, r, s] = fields as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
