@@ -14,8 +14,14 @@ import { devKeys } from '../helpers/accounts.js';
 import { startFerryOn } from '../helpers/hardfork.js';
 import { EVM_CHAIN_ID, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
+import { chromium } from 'playwright-core';
+import { missingPrerequisite, onPath } from '../helpers/prereq.js';
 import { compileContract } from '../helpers/solc.js';
 
+/** `chromium` on PATH, as test/e2e/page-browser.test.ts finds it */
+const CHROMIUM = onPath('chromium');
+const skipPage = CHROMIUM ? false : missingPrerequisite('the node page check of a type-4 tx', 'no `chromium` on PATH (apt-get install -y chromium)');
+const PAGE_WAIT_MS = 60_000;
 const FEES = { maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
 const GAS = 200_000n;
 const key = (i: number) => devKeys()[i] as Hex;
@@ -45,6 +51,7 @@ describe('EIP-7702 with viem on ferry --dev (prague genesis)', { timeout: 180_00
   let node: FerryNode;
   let pub: ReturnType<typeof createPublicClient>;
   let d: Address;
+  let delegation: Hex;
   const wallet = (account: typeof sponsor) => createWalletClient({ chain: VIEM_CHAIN, transport: http(node.url), account });
   const nonceOf = (a: Address) => pub.getTransactionCount({ address: a, blockTag: 'pending' });
   const sendRaw = (raw: Hex) => rpc(node.url, 'eth_sendRawTransaction', [raw]);
@@ -63,6 +70,7 @@ describe('EIP-7702 with viem on ferry --dev (prague genesis)', { timeout: 180_00
     const auth = await carol.signAuthorization({ address: d, chainId: EVM_CHAIN_ID, nonce: await nonceOf(carol.address) });
     const data = encodeFunctionData({ abi: delegate.abi, functionName: 'ping', args: [9n] });
     const hash = await wallet(sponsor).sendTransaction({ to: carol.address, data, authorizationList: [auth], gas: GAS, ...FEES });
+    delegation = hash;
     const r = await pub.waitForTransactionReceipt({ hash });
     assert.equal(r.status, 'success');
     assert.equal(r.type, 'eip7702');
@@ -75,6 +83,30 @@ describe('EIP-7702 with viem on ferry --dev (prague genesis)', { timeout: 180_00
     ]);
     const viewed = await pub.getTransaction({ hash });
     assert.equal(viewed.authorizationList?.[0]?.address.toLowerCase(), d.toLowerCase());
+  });
+
+  it("Surface B: the type-4 tx's events name txType 4", async () => {
+    const query = encodeURIComponent(`"ethereum_tx.ethereumTxHash='${delegation}'"`);
+    const found = (await (await fetch(`${node.cometUrl}/tx_search?query=${query}`)).json()) as any;
+    assert.equal(found.result.total_count, '1');
+    const message = found.result.txs[0].tx_result.events.find((e: any) => e.type === 'message');
+    assert.equal(message.attributes.find((a: any) => a.key === 'txType').value, '4');
+  });
+
+  it('the node page shows the type-4 tx with its authorizations, and the delegated account', { skip: skipPage }, async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM as string, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${node.url}/explorer#/tx/${delegation}`);
+      await page.waitForSelector('#tx-auths', { timeout: PAGE_WAIT_MS });
+      assert.match((await page.textContent('#tx-type'))!, /^4 \(EIP-7702 set code\)/);
+      assert.match((await page.textContent('#tx-auths'))!, new RegExp(`${EVM_CHAIN_ID}.*0x5fbd`, 's'));
+      await page.goto(`${node.url}/explorer#/address/${carol.address}`);
+      await page.waitForSelector('#address', { timeout: PAGE_WAIT_MS });
+      assert.match((await page.textContent('#address'))!, /delegated \(EIP-7702\) to 0x/);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('eth_call, eth_estimateGas and debug_traceCall run a call object with authorizationList as a set-code tx', async () => {
