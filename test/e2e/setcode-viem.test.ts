@@ -16,6 +16,7 @@ import { EVM_CHAIN_ID, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
 import { chromium } from 'playwright-core';
 import { missingPrerequisite, onPath } from '../helpers/prereq.js';
+import { assertConforms } from '../helpers/schema.js';
 import { compileContract } from '../helpers/solc.js';
 
 /** `chromium` on PATH, as test/e2e/page-browser.test.ts finds it */
@@ -78,6 +79,8 @@ describe('EIP-7702 with viem on ferry --dev (prague genesis)', { timeout: 180_00
     assert.equal(await pub.getCode({ address: carol.address }), '0xef0100' + d.slice(2).toLowerCase());
     const tx = await call(node.url, 'eth_getTransactionByHash', [hash]);
     assert.equal(tx.type, '0x4');
+    assertConforms('eth_getTransactionByHash', tx);
+    assertConforms('eth_getTransactionReceipt', await call(node.url, 'eth_getTransactionReceipt', [hash]));
     assert.deepEqual(tx.authorizationList, [
       { chainId: qty(auth.chainId), address: d.toLowerCase(), nonce: qty(auth.nonce), yParity: qty(auth.yParity!), r: qty(BigInt(auth.r)), s: qty(BigInt(auth.s)) },
     ]);
