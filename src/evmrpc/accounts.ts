@@ -37,7 +37,7 @@ import {
   type TypedData,
 } from '../keystore/index.js';
 import type { Address } from '../types/chain.js';
-import { impersonationSignature } from '../evm/tx.js';
+import { EMPTY_AUTH_LIST_TEXT, impersonationSignature } from '../evm/tx.js';
 import type { EvmBackend } from './backend.js';
 import { callArgs, type CallArgs } from './codecs.js';
 import { hexData, hexKey } from './format.js';
@@ -173,9 +173,11 @@ export class AccountSigner {
     if (hasLegacyPrice && auths !== undefined) throw invalidRequest('both gasPrice and authorizationList specified');
     const input = args.data ?? new Uint8Array();
     if (args.to === undefined && input.length === 0) throw invalidRequest('contract creation without any data provided');
-    if (args.to === undefined && auths !== undefined && auths.length > 0) {
+    if (args.to === undefined && auths !== undefined) {
       throw invalidRequest('authorizationList provided for contract creation, but "to" field is missing');
     }
+    // the pool would refuse it (core/txpool/validation.go); said before signing
+    if (auths !== undefined && auths.length === 0) throw invalidRequest(EMPTY_AUTH_LIST_TEXT);
     let type: 0 | 1 | 2 | 4;
     if (auths !== undefined) {
       if (args.type !== undefined && args.type !== 4) throw invalidRequest('authorizationList needs a type-4 transaction');

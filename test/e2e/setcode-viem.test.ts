@@ -141,6 +141,10 @@ describe('EIP-7702 with viem on ferry --dev (prague genesis)', { timeout: 180_00
     assert.equal(r.status, 'success');
     assert.equal((await call(node.url, 'eth_getTransactionByHash', [hash])).type, '0x4');
     assert.equal(await pub.getCode({ address: erin.address }), '0xef0100' + d.slice(2).toLowerCase());
+    const empty = await rpc(node.url, 'eth_sendTransaction', [{ from: sponsor.address, to: erin.address, gas: qty(GAS), authorizationList: [] }]);
+    assert.equal(empty.error?.message, 'set code tx must have at least one authorization tuple');
+    const create = await rpc(node.url, 'eth_sendTransaction', [{ from: sponsor.address, data: COUNT, gas: qty(GAS), authorizationList: [] }]);
+    assert.equal(create.error?.message, 'authorizationList provided for contract creation, but "to" field is missing');
   });
 
   it("CheckTx refuses malformed set-code txs with geth's texts", async () => {
