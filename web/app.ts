@@ -25,6 +25,8 @@ interface Tx {
   blockNumber: string | null;
   transactionIndex: string | null;
   type: string;
+  /** type 0x4 (EIP-7702 set code) */
+  authorizationList?: { chainId: string; address: string; nonce: string }[];
 }
 interface Block {
   number: string;
@@ -186,6 +188,16 @@ function decodeLog(log: Log): string {
   return `<strong>${ev.name}</strong>(${ev.params[0]}: ${link('address', addr(log.topics[1]))}, ${ev.params[1]}: ${link('address', addr(log.topics[2]))}, ${ev.params[2]}: <span class="mono">${value ?? '?'}</span>)`;
 }
 
+/** A set-code tx's authorizations: which code each signer delegates to (the zero address revokes). */
+function authorizations(tx: Tx): string {
+  const list = tx.authorizationList;
+  if (!list) return '';
+  const rows = list
+    .map((a, i) => `<tr><td>${i}</td><td>${num(a.chainId)}</td><td>${link('address', a.address, a.address)}</td><td>${num(a.nonce)}</td></tr>`)
+    .join('');
+  return `<h2>Authorizations (${list.length})</h2><table id="tx-auths"><tr><th>#</th><th>chain id</th><th>delegate to</th><th>nonce</th></tr>${rows}</table>`;
+}
+
 async function txView(hash: string): Promise<string> {
   const [tx, receipt, ids] = await Promise.all([
     rpc<Tx | null>('eth_getTransactionByHash', [hash]),
@@ -207,8 +219,9 @@ async function txView(hash: string): Promise<string> {
     <dt>value</dt><dd>${formatEther(BigInt(tx.value))} ETH</dd>
     <dt>nonce</dt><dd>${num(tx.nonce)}</dd>
     <dt>gas used</dt><dd>${receipt ? `${num(receipt.gasUsed).toLocaleString()} at ${num(receipt.effectiveGasPrice)} wei` : '—'}</dd>
+    <dt>type</dt><dd id="tx-type">${num(tx.type)}${tx.type === '0x4' ? ' (EIP-7702 set code)' : ''}</dd>
     <dt>input</dt><dd class="mono">${esc(tx.input.length > 266 ? tx.input.slice(0, 266) + '…' : tx.input)}</dd>
-  </dl><h2>Events (${receipt?.logs.length ?? 0})</h2>${logs ? `<table><tr><th>#</th><th>address</th><th>decoded</th><th>topics / data</th></tr>${logs}</table>` : '<p class="muted">none</p>'}</section>`;
+  </dl>${authorizations(tx)}<h2>Events (${receipt?.logs.length ?? 0})</h2>${logs ? `<table><tr><th>#</th><th>address</th><th>decoded</th><th>topics / data</th></tr>${logs}</table>` : '<p class="muted">none</p>'}</section>`;
 }
 
 async function addressView(addr: string): Promise<string> {
@@ -222,7 +235,7 @@ async function addressView(addr: string): Promise<string> {
     <dt>address</dt><dd class="mono">${esc(addr)}</dd>
     <dt>balance</dt><dd id="balance">${formatEther(BigInt(balance))} ETH</dd>
     <dt>nonce</dt><dd id="nonce">${num(nonce)}</dd>
-    <dt>code</dt><dd class="mono">${code === '0x' ? '<span class="muted">none (externally owned)</span>' : `${(code.length - 2) / 2} bytes: ${esc(code.slice(0, 130))}…`}</dd>
+    <dt>code</dt><dd class="mono">${code === '0x' ? '<span class="muted">none (externally owned)</span>' : /^0xef0100[0-9a-f]{40}$/i.test(code) ? `delegated (EIP-7702) to ${link('address', '0x' + code.slice(8), '0x' + code.slice(8))}` : `${(code.length - 2) / 2} bytes: ${esc(code.slice(0, 130))}…`}</dd>
   </dl><h2>Recent transactions</h2>${seen.length ? seen.map((t) => link('tx', t.hash, t.hash)).join('<br>') : '<p class="muted">none in the last blocks</p>'}</section>`;
 }
 

@@ -8,7 +8,8 @@
  * Also the decoded-tx cache (chain/txdecode.ts): every tx decoded from native bytes is kept by native
  * hash, so CheckTx, the proposal calls, FinalizeBlock and RECHECK decode the same bytes once.
  */
-import type { Account } from '@ethereumjs/util';
+import { KECCAK256_NULL, equalsBytes, type Account } from '@ethereumjs/util';
+import type { EvmTx } from '../types/chain.js';
 import type { Common } from '@ethereumjs/common';
 import { checksumAddress } from '../lib/address.js';
 import type { MempoolOptions } from '../config/options.js';
@@ -50,6 +51,28 @@ async function checked(run: () => Promise<CheckTxResult>): Promise<Checked> {
   } catch (e) {
     if (isTxRejected(e)) return { result: checkTxResult(e), refusal: e };
     throw e;
+  }
+}
+
+/**
+ * geth legacypool validateAuth (core/txpool/legacypool/legacypool.go): a sender with a delegation (any
+ * code: an undelegated contract never gets here) or with a pending authorization in the pool may have
+ * one executable tx in flight — a replacement of it, or the next nonce when it has none; and each
+ * authority a set-code tx names may hold at most one pooled tx. Texts: core/txpool/errors.go,
+ * legacypool.go.
+ */
+function checkAuthorizations(pool: TxPool, tx: EvmTx, acct: Account | undefined): void {
+  const delegated = acct !== undefined && !equalsBytes(acct.codeHash, KECCAK256_NULL);
+  if (delegated || pool.hasAuth(tx.from)) {
+    const mine = pool.inFlight(tx.from, tx.nonce);
+    if (mine.pending === 0) {
+      if (tx.nonce !== (acct?.nonce ?? 0n)) throw txRejected('nonceTooHigh', 'gapped-nonce tx from delegated accounts');
+    } else if (!mine.pendingHasNonce) {
+      throw txRejected('poolFull', 'in-flight transaction limit reached for delegated accounts');
+    }
+  }
+  for (const a of tx.authorizationList ?? []) {
+    if (a.authority !== undefined && pool.inFlight(a.authority).total > 1) throw txRejected('invalid', 'authority already reserved');
   }
 }
 
@@ -148,7 +171,7 @@ export class Admission {
     const intrinsic = d.tx.getIntrinsicGas();
     if (tx.gasLimit < intrinsic) throw txRejected('gas', 'intrinsic gas too low');
     if (feeCap(tx) < this.d.minGasPrice) throw txRejected('underpriced', 'transaction underpriced');
-    if (tx.type === 2 && tx.maxPriorityFeePerGas! > tx.maxFeePerGas!) {
+    if (tx.maxFeePerGas !== undefined && tx.maxPriorityFeePerGas! > tx.maxFeePerGas) {
       throw txRejected('underpriced', 'max priority fee per gas higher than max fee per gas');
     }
     const baseFee = this.d.nextBaseFee();
@@ -165,6 +188,7 @@ export class Admission {
     if (balance < tx.gasLimit * feeCap(tx) + tx.value) {
       throw txRejected('insufficientFunds', 'insufficient funds for gas * price + value');
     }
+    checkAuthorizations(pool, tx, acct);
     if (dryRun) return admitted(tx.gasLimit, tx.hash);
     const removed = pool.add({ decoded: d, native, nativeHash: hash ?? nativeHash(native) }, stateNonce, baseFee);
     this.d.onPoolChange({ added: [tx], removed: removed.map((r) => r.hash), natives: [native] });

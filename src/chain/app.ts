@@ -36,7 +36,7 @@ import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import { CheatTable } from '../store/cheats.js';
-import type { EvmHeader, EvmLog } from '../types/chain.js';
+import type { EvmHeader, EvmLog, EvmTx } from '../types/chain.js';
 import type { Cheat } from '../types/cheats.js';
 import { Admission, type Checked } from './admission.js';
 import { assembleBlock, decodeBlockTxs, type PendingBlock } from './blockbuild.js';
@@ -432,10 +432,25 @@ export class EvmApp implements Application {
     this.latest = p.block.header;
     await this.runner.reset(this.latestRef());
     this.dev.baseFeeOverride = undefined;
-    const dropped = this.pool.onCommit(p.newNonces);
+    const dropped = this.pool.onCommit(await this.authorityNonces(p.block.transactions, p.newNonces));
     this.pool.drop(p.excluded);
     const removed = [...dropped, ...p.excluded].map((t) => t.hash);
     if (removed.length > 0) this.events.onPoolChange({ added: [], removed, evicted: p.excluded.length });
+  }
+
+  /**
+   * The senders' new nonces, plus those of the pooled accounts a set-code tx of the block named as an
+   * authority (an applied authorization bumps the authority's nonce, which can make its pooled txs stale).
+   */
+  private async authorityNonces(txs: EvmTx[], senders: Map<string, bigint>): Promise<Map<string, bigint>> {
+    const out = new Map(senders);
+    for (const t of txs) {
+      for (const a of t.authorizationList ?? []) {
+        if (a.authority === undefined || out.has(hexKey(a.authority)) || this.pool.inFlight(a.authority).total === 0) continue;
+        out.set(hexKey(a.authority), (await this.latestAccount(a.authority))?.nonce ?? 0n);
+      }
+    }
+    return out;
   }
 
   async abortBlock(): Promise<void> {

@@ -162,6 +162,7 @@ export class Simulator {
       value: req.value,
       data: req.data,
       accessList: req.accessList,
+      authorizationList: req.authorizationList,
     };
   }
 

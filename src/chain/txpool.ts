@@ -46,9 +46,21 @@ class Account {
   }
 }
 
+/** The valid authorities (recovered signers) of a set-code tx's authorizations, as hex keys. */
+function authoritiesOf(tx: EvmTx): string[] {
+  const out: string[] = [];
+  for (const a of tx.authorizationList ?? []) if (a.authority !== undefined) out.push(key(a.authority));
+  return out;
+}
+
 export class TxPool {
   private readonly byHash = new Map<string, PoolEntry>();
   private readonly accounts = new Map<string, Account>();
+  /**
+   * accounts named as the authority of a pooled set-code tx → those txs' hashes (geth legacypool's
+   * lookup.auths): each entry is one a pooled tx holds, so it is bounded by the pool's size
+   */
+  private readonly auths = new Map<string, Set<string>>();
   private seq = 0;
 
   constructor(private readonly limits: PoolLimits) {}
@@ -102,12 +114,17 @@ export class TxPool {
       removed.push(victim.decoded.evm);
     }
     if (old) {
-      this.byHash.delete(key(old.decoded.evm.hash));
+      this.forget(old.decoded.evm);
       removed.push(old.decoded.evm);
     }
     const e: PoolEntry = { ...entry, seq: this.seq++ };
     acct.txs.set(tx.nonce, e);
     this.byHash.set(h, e);
+    for (const a of authoritiesOf(tx)) {
+      const set = this.auths.get(a) ?? new Set<string>();
+      set.add(h);
+      this.auths.set(a, set);
+    }
     return removed;
   }
 
@@ -130,7 +147,37 @@ export class TxPool {
     const acct = this.accounts.get(sender);
     acct?.txs.delete(tx.nonce);
     if (acct && acct.txs.size === 0) this.accounts.delete(sender);
-    this.byHash.delete(key(tx.hash));
+    this.forget(tx);
+  }
+
+  /** drops a tx from the hash index and from the authorities it names */
+  private forget(tx: EvmTx): void {
+    const h = key(tx.hash);
+    this.byHash.delete(h);
+    for (const a of authoritiesOf(tx)) {
+      const set = this.auths.get(a);
+      set?.delete(h);
+      if (set?.size === 0) this.auths.delete(a);
+    }
+  }
+
+  /** Whether a pooled set-code tx names `addr` as an authority (geth: a pending authorization). */
+  hasAuth(addr: Uint8Array): boolean {
+    return this.auths.has(key(addr));
+  }
+
+  /**
+   * The sender's pooled txs: how many, how many are executable (pending), and whether one has `nonce`
+   * among the executable ones (geth legacypool: pending and queue lists).
+   */
+  inFlight(addr: Uint8Array, nonce?: bigint): { total: number; pending: number; pendingHasNonce: boolean } {
+    const acct = this.accounts.get(key(addr));
+    if (!acct) return { total: 0, pending: 0, pendingHasNonce: false };
+    const end = acct.pendingEnd();
+    let pending = 0;
+    for (const n of acct.txs.keys()) if (n >= acct.stateNonce && n <= end) pending++;
+    const pendingHasNonce = nonce !== undefined && nonce >= acct.stateNonce && nonce <= end;
+    return { total: acct.txs.size, pending, pendingHasNonce };
   }
 
   /** Highest pool nonce + 1 of the sender's executable run, or undefined if it has none. */
@@ -237,7 +284,7 @@ export class TxPool {
       for (const [n, e] of acct.txs) {
         if (n < nonce) {
           acct.txs.delete(n);
-          this.byHash.delete(key(e.decoded.evm.hash));
+          this.forget(e.decoded.evm);
           dropped.push(e.decoded.evm);
         }
       }

@@ -10,6 +10,7 @@
 import { checksumAddress } from '../lib/address.js';
 import { txRejected } from '../lib/errors.js';
 import { GethText } from '../lib/gethtexts.js';
+import { delegationTarget } from './tx.js';
 
 /** EIP-3860: the largest init code a creation may carry. */
 export const MAX_INIT_CODE_SIZE = 49_152;
@@ -55,11 +56,15 @@ export function callFees(call: CallFeeFields, baseFee: bigint): CallFees {
  * gas × fee cap + value. `code`: the sender's code (a contract cannot send, unless EIP-7702-delegated).
  */
 export function checkFeesAndFunds(
-  m: { from: Uint8Array; gas: bigint; value: bigint; fees: CallFees; baseFee: bigint; balance: bigint; code: Uint8Array },
+  m: {
+    from: Uint8Array; gas: bigint; value: bigint; fees: CallFees; baseFee: bigint; balance: bigint; code: Uint8Array;
+    /** a call with an EIP-7702 authorization list: how many tuples, and whether it would create a contract */
+    setCode?: { authorizations: number; creation: boolean };
+  },
 ): void {
   // geth prints addresses in EIP-55 form (common.Address.Hex); only a failing check needs it
   const from = (): string => checksumAddress(m.from);
-  if (m.code.length > 0 && !isDelegation(m.code)) {
+  if (m.code.length > 0 && delegationTarget(m.code) === undefined) {
     throw precheckFailed('invalid', `sender not an eoa: address ${from()}, len(code): ${m.code.length}`);
   }
   if (!m.fees.free) {
@@ -76,6 +81,9 @@ export function checkFeesAndFunds(
       );
     }
   }
+  // go-ethereum core/state_transition.go preCheck: ErrSetCodeTxCreate, ErrEmptyAuthList
+  if (m.setCode?.creation) throw precheckFailed('invalid', `EIP-7702 transaction cannot be used to create contract (sender ${from()})`);
+  if (m.setCode?.authorizations === 0) throw precheckFailed('invalid', `EIP-7702 transaction with empty auth list (sender ${from()})`);
   const want = m.gas * m.fees.feeCap + m.value;
   if (want > MAX_UINT256) {
     throw precheckFailed('insufficientFunds', `insufficient funds for gas * price + value: address ${from()} required balance exceeds 256 bits`);
@@ -95,9 +103,4 @@ export function checkGasAndCode(m: { gas: bigint; intrinsic: bigint; floor: bigi
   if (m.creation && m.dataLength > MAX_INIT_CODE_SIZE) {
     throw precheckFailed('invalid', `max initcode size exceeded: code size ${m.dataLength} limit ${MAX_INIT_CODE_SIZE}`);
   }
-}
-
-/** EIP-7702 delegation designator: 0xef0100 ‖ address */
-function isDelegation(code: Uint8Array): boolean {
-  return code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00;
 }

@@ -11,6 +11,9 @@ import { createTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, Address, KECCAK256_NULL, bytesToUnprefixedHex, equalsBytes, setLengthLeft } from '@ethereumjs/util';
 import { runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import type { StateOverrides } from '../types/query.js';
+import { authorizationTupleBytes, type AuthorizationTuple } from './tx.js';
+import { txRejected } from '../lib/errors.js';
+import { GethText } from '../lib/gethtexts.js';
 import { callFees, checkFeesAndFunds, checkGasAndCode, type CallFees } from './precheck.js';
 import type { At, BlockContext, EvmRunner, RunGate } from './runner.js';
 
@@ -30,6 +33,8 @@ export interface SimCall {
   value?: bigint;
   data?: Uint8Array;
   accessList?: { address: Uint8Array; storageKeys: Uint8Array[] }[];
+  /** EIP-7702 authorizations: the call runs as a set-code (type 4) tx */
+  authorizationList?: AuthorizationTuple[];
 }
 
 /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
@@ -62,7 +67,8 @@ export function simulate<S extends StateManagerInterface>(runner: EvmRunner<S>, 
  */
 export function simulateCall<S extends StateManagerInterface>(runner: EvmRunner<S>, sim: Simulation): Promise<CallOutcome> {
   return simulation(runner, sim, async (tx, block, fees, from, intrinsic) => {
-    if (sim.call.to !== undefined && leanCalls(runner.vm, runner.common)) return leanCall(runner, tx, block, from, intrinsic);
+    // leanCall does not apply authorizations: a set-code call runs as a whole tx
+    if (sim.call.to !== undefined && sim.call.authorizationList === undefined && leanCalls(runner.vm, runner.common)) return leanCall(runner, tx, block, from, intrinsic);
     return (await runWhole(runner.vm, tx, block, fees)).execResult;
   });
 }
@@ -104,6 +110,7 @@ async function simulation<S extends StateManagerInterface, T>(
     checkFeesAndFunds({
       from: fromBytes, gas: call.gas, value, fees, baseFee: ctx.baseFee, balance: acct?.balance ?? 0n,
       code: acct && !equalsBytes(acct.codeHash, KECCAK256_NULL) ? await sm.getCode(from) : new Uint8Array(),
+      ...(call.authorizationList === undefined ? {} : { setCode: { authorizations: call.authorizationList.length, creation: call.to === undefined } }),
     });
     const txData: Record<string, unknown> = {
       nonce: acct?.nonce ?? 0n,
@@ -113,7 +120,13 @@ async function simulation<S extends StateManagerInterface, T>(
       data: call.data ?? new Uint8Array(),
       accessList: call.accessList?.map((a) => [a.address, a.storageKeys]),
     };
-    if (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined) {
+    if (call.authorizationList !== undefined) {
+      if (!runner.common.isActivatedEIP(7702)) throw txRejected('invalid', GethText.txTypeNotSupported);
+      txData.type = 4;
+      txData.maxFeePerGas = fees.feeCap;
+      txData.maxPriorityFeePerGas = fees.tip;
+      txData.authorizationList = call.authorizationList.map(authorizationTupleBytes);
+    } else if (call.maxFeePerGas !== undefined || call.maxPriorityFeePerGas !== undefined) {
       txData.type = 2;
       txData.maxFeePerGas = fees.feeCap;
       txData.maxPriorityFeePerGas = fees.tip;
@@ -200,7 +213,7 @@ async function leanCall<S extends StateManagerInterface>(
     }
     const baseFee = block.header.baseFeePerGas ?? 0n;
     const gasPrice =
-      tx.type === 2 ? (tx as { getEffectivePriorityFee(b: bigint): bigint }).getEffectivePriorityFee(baseFee) + baseFee : (tx as { gasPrice: bigint }).gasPrice;
+      tx.type === 2 || tx.type === 4 ? (tx as { getEffectivePriorityFee(b: bigint): bigint }).getEffectivePriorityFee(baseFee) + baseFee : (tx as { gasPrice: bigint }).gasPrice;
     const sender = (await runner.sm.getAccount(caller)) ?? new Account();
     sender.balance -= tx.gasLimit * gasPrice;
     sender.nonce += 1n;

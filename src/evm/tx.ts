@@ -3,12 +3,62 @@
  */
 import type { Common } from '@ethereumjs/common';
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
-import { Address, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
+import { Address, bigIntToBytes, bytesToBigInt, eoaCode7702AuthorizationHashedMessageToSign, setLengthLeft } from '@ethereumjs/util';
 import { txRejected, type DomainError } from '../lib/errors.js';
-import type { EvmTx } from '../types/chain.js';
+import type { AuthorizationItem, EvmTx, TxType } from '../types/chain.js';
 import { GethText } from '../lib/gethtexts.js';
+import { ecrecover, keccak256 } from './common.js';
 
-export const SUPPORTED_TX_TYPES = new Set([0, 1, 2]);
+/** The envelope types ferry decodes; type 4 (EIP-7702 set code) only where the rules in force include EIP-7702 (Prague on). */
+export const SUPPORTED_TX_TYPES = new Set([0, 1, 2, 4]);
+/** EIP-7702's set-code transaction type */
+export const SET_CODE_TX_TYPE = 4;
+
+/** Whether the rules of `common` accept an envelope of this type (geth core/txpool/validation.go: type 4 from Prague). */
+export function txTypeActive(type: number, common: Common): boolean {
+  if (!SUPPORTED_TX_TYPES.has(type)) return false;
+  return type !== SET_CODE_TX_TYPE || common.isActivatedEIP(7702);
+}
+
+/** Types whose fees are a fee cap and a tip (EIP-1559 fields): 2 and 4. */
+export const isDynamicFeeType = (type: number): boolean => type === 2 || type === SET_CODE_TX_TYPE;
+
+/** geth core/txpool/validation.go: a set-code tx without authorizations */
+export const EMPTY_AUTH_LIST_TEXT = 'set code tx must have at least one authorization tuple';
+
+/** secp256k1 group order, and half of it (geth crypto.ValidateSignatureValues, homestead rule) */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+const SECP256K1_HALF_N = SECP256K1_N >> 1n;
+
+/**
+ * The signer of an EIP-7702 authorization (keccak256(0x05 ‖ rlp([chainId, address, nonce])) signed),
+ * or undefined when the signature values are invalid or do not recover (go-ethereum
+ * core/types/tx_setcode.go SetCodeAuthorization.Authority; the VM then skips the tuple).
+ */
+export function authorityOf(a: AuthorizationTuple): Uint8Array | undefined {
+  if (a.yParity > 1n || a.r === 0n || a.s === 0n || a.r >= SECP256K1_N || a.s > SECP256K1_HALF_N) return undefined;
+  try {
+    const msg = eoaCode7702AuthorizationHashedMessageToSign([
+      bigIntToUnpadded(a.chainId),
+      a.address,
+      bigIntToUnpadded(a.nonce),
+    ]);
+    const pub = ecrecover(msg, a.yParity, setLengthLeft(bigIntToBytes(a.r), 32), setLengthLeft(bigIntToBytes(a.s), 32));
+    return keccak256(pub).slice(12);
+  } catch {
+    return undefined;
+  }
+}
+
+const bigIntToUnpadded = (n: bigint): Uint8Array => (n === 0n ? new Uint8Array(0) : bigIntToBytes(n));
+
+/** An authorization tuple's fields, without its recovered signer. */
+export type AuthorizationTuple = Omit<AuthorizationItem, 'authority'>;
+
+/** A tuple as the envelope carries it: [chainId, address, nonce, yParity, r, s], integers without leading zeros. */
+export function authorizationTupleBytes(a: AuthorizationTuple): Uint8Array[] {
+  return [bigIntToUnpadded(a.chainId), a.address, bigIntToUnpadded(a.nonce), bigIntToUnpadded(a.yParity), bigIntToUnpadded(a.r), bigIntToUnpadded(a.s)];
+}
 
 export interface DecodedTx {
   tx: TypedTransaction;
@@ -68,13 +118,17 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   const first = raw[0];
   // geth: a first byte up to 0x7f is a typed envelope (type byte + payload); 0xc0+ is a legacy RLP list
   if (first === undefined || (first <= 0x7f && raw.length <= 1)) throw rejected('typed transaction too short');
-  if (first <= 0x7f && !SUPPORTED_TX_TYPES.has(first)) throw rejected(GethText.txTypeNotSupported);
+  if (first <= 0x7f && !txTypeActive(first, common)) throw rejected(GethText.txTypeNotSupported);
   let tx: TypedTransaction;
   try {
     // with a known sender the tx is frozen below, after its sender is set (frozen txs cache their hash)
     tx = createTxFromRLP(raw, { common, freeze: sender === undefined }) as TypedTransaction;
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
+    // geth decodes an empty list and refuses it in the pool; ethereumjs refuses it while decoding
+    if (/authorization list is empty/.test(msg)) throw rejected(EMPTY_AUTH_LIST_TEXT);
+    // geth: SetCodeTx.To is not optional, so the RLP of a set-code tx without one does not decode
+    if (/cannot be used to create contracts/.test(msg)) throw rejected('rlp: input string too short for common.Address, decoding into (types.SetCodeTx).To');
     if (/chain ID|EIP155|chainId/i.test(msg)) throw rejected('invalid chain id for signer');
     if (/signature|Invalid Signature|s-values/i.test(msg)) throw rejected('invalid transaction v, r, s values');
     throw rejected(`rlp: ${msg.split('\n')[0]!.replace(/ \(tx type=.*$/, '')}`);
@@ -111,8 +165,10 @@ function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx
     maxPriorityFeePerGas?: bigint;
     accessList?: [Uint8Array, Uint8Array[]][];
     chainId?: bigint;
+    authorizationList?: Uint8Array[][];
   };
-  const type = tx.type as 0 | 1 | 2;
+  const type = tx.type as TxType;
+  const dynamic = isDynamicFeeType(type);
   const legacyProtected = type === 0 && tx.supports(155 as never) && (tx.v ?? 0n) >= 35n;
   return {
     hash: tx.hash(),
@@ -120,13 +176,14 @@ function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx
     chainId: type === 0 ? (legacyProtected ? tx.common.chainId() : undefined) : t.chainId,
     nonce: tx.nonce,
     gasLimit: tx.gasLimit,
-    gasPrice: type === 2 ? undefined : t.gasPrice,
-    maxFeePerGas: type === 2 ? t.maxFeePerGas : undefined,
-    maxPriorityFeePerGas: type === 2 ? t.maxPriorityFeePerGas : undefined,
+    gasPrice: dynamic ? undefined : t.gasPrice,
+    maxFeePerGas: dynamic ? t.maxFeePerGas : undefined,
+    maxPriorityFeePerGas: dynamic ? t.maxPriorityFeePerGas : undefined,
     to: tx.to?.bytes,
     value: tx.value,
     input: tx.data,
     accessList: (t.accessList ?? []).map(([address, keys]) => ({ address, storageKeys: keys })),
+    ...(type === SET_CODE_TX_TYPE ? { authorizationList: (t.authorizationList ?? []).map(authorizationItem) } : {}),
     v: tx.v ?? 0n,
     r: tx.r ?? 0n,
     s: tx.s ?? 0n,
@@ -135,9 +192,32 @@ function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx
   };
 }
 
+/** The signers of a set-code tx's authorizations that recover, in list order (none for other types). */
+export function authoritiesOfTx(tx: TypedTransaction): Uint8Array[] {
+  const list = (tx as { authorizationList?: Uint8Array[][] }).authorizationList ?? [];
+  const out: Uint8Array[] = [];
+  for (const fields of list) {
+    const a = authorizationItem(fields).authority;
+    if (a !== undefined) out.push(a);
+  }
+  return out;
+}
+
+/** The delegation target of EIP-7702 designator code (0xef0100 ‖ address), or undefined for any other code. */
+export function delegationTarget(code: Uint8Array): Uint8Array | undefined {
+  return code.length === 23 && code[0] === 0xef && code[1] === 0x01 && code[2] === 0x00 ? code.subarray(3) : undefined;
+}
+
+/** An authorization tuple as the envelope carries it ([chainId, address, nonce, yParity, r, s]), with its signer. */
+function authorizationItem(fields: Uint8Array[]): AuthorizationItem {
+  const [chainId, address, nonce, yParity, r, s] = fields as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+  const item = { chainId: bytesToBigInt(chainId), address, nonce: bytesToBigInt(nonce), yParity: bytesToBigInt(yParity), r: bytesToBigInt(r), s: bytesToBigInt(s) };
+  return { ...item, authority: authorityOf(item) };
+}
+
 /** Fee the sender pays per gas at a base fee (legacy/2930: gasPrice). */
 export function effectiveGasPrice(tx: EvmTx, baseFee: bigint): bigint {
-  if (tx.type !== 2) return tx.gasPrice!;
+  if (!isDynamicFeeType(tx.type)) return tx.gasPrice!;
   const tip = tx.maxPriorityFeePerGas!;
   const cap = tx.maxFeePerGas!;
   return cap < baseFee + tip ? cap : baseFee + tip;
@@ -149,9 +229,9 @@ export function effectiveTip(tx: EvmTx, baseFee: bigint): bigint {
 }
 
 export function feeCap(tx: EvmTx): bigint {
-  return tx.type === 2 ? tx.maxFeePerGas! : tx.gasPrice!;
+  return isDynamicFeeType(tx.type) ? tx.maxFeePerGas! : tx.gasPrice!;
 }
 
 export function tipCap(tx: EvmTx): bigint {
-  return tx.type === 2 ? tx.maxPriorityFeePerGas! : tx.gasPrice!;
+  return isDynamicFeeType(tx.type) ? tx.maxPriorityFeePerGas! : tx.gasPrice!;
 }

@@ -40,7 +40,7 @@ import {
   type TypedData,
 } from '../keystore/index.js';
 import type { Address, CallOrigin } from '../types/chain.js';
-import { impersonationSignature } from '../evm/tx.js';
+import { EMPTY_AUTH_LIST_TEXT, impersonationSignature } from '../evm/tx.js';
 import type { EvmBackend } from './backend.js';
 import { LATEST, callArgs, type CallArgs } from './codecs.js';
 import { hexData, hexKey } from './format.js';
@@ -191,10 +191,21 @@ export class AccountSigner {
     const hasLegacyPrice = args.gasPrice !== undefined;
     const hasDynamicFee = args.maxFeePerGas !== undefined || args.maxPriorityFeePerGas !== undefined;
     if (hasLegacyPrice && hasDynamicFee) throw invalidRequest(GethText.mixedFeeFields);
+    // go-ethereum internal/ethapi/transaction_args.go setDefaults / ToTransaction
+    const auths = args.authorizationList;
+    if (hasLegacyPrice && auths !== undefined) throw invalidRequest('both gasPrice and authorizationList specified');
     const input = args.data ?? new Uint8Array();
     if (args.to === undefined && input.length === 0) throw invalidRequest('contract creation without any data provided');
-    let type: 0 | 1 | 2;
-    if (args.type !== undefined) {
+    if (args.to === undefined && auths !== undefined) {
+      throw invalidRequest('authorizationList provided for contract creation, but "to" field is missing');
+    }
+    // the pool would refuse it (core/txpool/validation.go); said before signing
+    if (auths !== undefined && auths.length === 0) throw invalidRequest(EMPTY_AUTH_LIST_TEXT);
+    let type: 0 | 1 | 2 | 4;
+    if (auths !== undefined) {
+      if (args.type !== undefined && args.type !== 4) throw invalidRequest('authorizationList needs a type-4 transaction');
+      type = 4;
+    } else if (args.type !== undefined) {
       if (args.type !== 0 && args.type !== 1 && args.type !== 2) throw invalidRequest(GethText.txTypeNotSupported);
       type = args.type;
       if (type !== 2 && hasDynamicFee) throw invalidRequest('maxFeePerGas and maxPriorityFeePerGas need a type-2 transaction');
@@ -206,7 +217,7 @@ export class AccountSigner {
     }
     const nonce = args.nonce ?? (await b.pendingNonce(this.fromOf(args)));
     const fees: Pick<TxFields, 'gasPrice' | 'maxFeePerGas' | 'maxPriorityFeePerGas'> = {};
-    if (type === 2) {
+    if (type === 2 || type === 4) {
       const tip = args.maxPriorityFeePerGas ?? b.maxPriorityFeePerGas();
       const cap = args.maxFeePerGas ?? BASE_FEE_MULTIPLIER * b.nextBaseFee() + tip;
       if (cap < tip) throw invalidRequest(`maxFeePerGas (${cap}) < maxPriorityFeePerGas (${tip})`);
@@ -226,6 +237,7 @@ export class AccountSigner {
       value: args.value ?? 0n,
       data: input,
       accessList: args.accessList,
+      ...(auths !== undefined ? { authorizationList: auths } : {}),
       ...fees,
     };
     return fields;

@@ -12,10 +12,9 @@ import { DomainError, type ArgumentProblem } from '../lib/errors.js';
 import { HexError, argumentError, jsonKind, parseData, parseQuantity, typeMismatch } from '../lib/hex.js';
 import { ADDRESS_LENGTH, HASH_LENGTH } from '../jsonrpc/codecs.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
-import type { Address, CallRequest, Hash } from '../types/chain.js';
-import type { AccountOverride, BlockSelector, BlockTag, SlotOverride, StateOverrides } from '../types/query.js';
-import { checksumAddress } from '../lib/address.js';
-import { hexKey } from './format.js';
+import type { Address, AuthorizationItem, CallRequest, Hash } from '../types/chain.js';
+import { authorityOf } from '../evm/tx.js';
+import type { BlockSelector, BlockTag } from '../types/query.js';
 
 export const BLOCK_TAGS: readonly BlockTag[] = ['earliest', 'latest', 'pending', 'safe', 'finalized'];
 
@@ -74,7 +73,7 @@ function problemOf(err: unknown, index: number): ArgumentProblem {
 }
 
 /** Runs a nested decode; on failure the reason gets `context` in front. */
-function inContext<T>(index: number, context: string, decode: () => T): T {
+export function inContext<T>(index: number, context: string, decode: () => T): T {
   try {
     return decode();
   } catch (err) {
@@ -193,6 +192,44 @@ function decodeAccessList(v: unknown, index: number, struct: string, name: strin
   });
 }
 
+const AUTH = 'SetCodeAuthorization';
+const AUTH_FIELDS = ['chainId', 'address', 'nonce', 'yParity', 'r', 's'] as const;
+const MAX_UINT256 = (1n << 256n) - 1n;
+
+/**
+ * EIP-7702 authorizations of a call object: geth's SetCodeAuthorization JSON (core/types/gen_authorization.go:
+ * every field required; chainId, r, s 256-bit quantities, nonce and yParity 64-bit), each authority recovered here.
+ */
+function decodeAuthorizationList(v: unknown, index: number): AuthorizationItem[] {
+  if (!Array.isArray(v)) {
+    throw argumentError(index, `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${TX_ARGS}.authorizationList of type []types.${AUTH}`);
+  }
+  return v.map((item) => {
+    if (!isObject(item)) {
+      throw argumentError(index, `json: cannot unmarshal ${jsonKind(item)} into Go struct field ${TX_ARGS}.authorizationList of type types.${AUTH}`);
+    }
+    for (const name of AUTH_FIELDS) {
+      if (field(item, name) === undefined) throw argumentError(index, `missing required field '${name}' for ${AUTH}`);
+    }
+    const u256 = (name: string) =>
+      structField(index, AUTH, name, 'hexutil.U256', () => {
+        const n = parseQuantity(field(item, name), index);
+        if (n > MAX_UINT256) throw argumentError(index, 'hex number > 256 bits');
+        return n;
+      });
+    const u64 = (name: string) => structField(index, AUTH, name, 'hexutil.Uint64', () => parseUint64(field(item, name), index));
+    const a = {
+      chainId: u256('chainId'),
+      address: structField(index, AUTH, 'address', 'common.Address', () => parseData(field(item, 'address'), index, ADDRESS_LENGTH)),
+      nonce: u64('nonce'),
+      yParity: u64('yParity'),
+      r: u256('r'),
+      s: u256('s'),
+    };
+    return { ...a, authority: authorityOf(a) };
+  });
+}
+
 /** Transaction type as a byte: `0x2` or `0x02`. */
 function parseTxType(v: unknown, index: number): number {
   if (typeof v === 'string' && /^0[xX][0-9a-fA-F]{1,2}$/.test(v)) return Number.parseInt(v.slice(2), 16);
@@ -225,6 +262,7 @@ function decodeCallArgs(v: unknown, index: number): CallArgs {
   const chainId = f('chainId', '*hexutil.Big', big);
   const type = f('type', 'hexutil.Uint64', (x) => parseTxType(x, index));
   const accessListRaw = field(v, 'accessList');
+  const authorizationListRaw = field(v, 'authorizationList');
 
   if (data !== undefined && input !== undefined && !equalBytes(data, input)) {
     throw argumentError(index, TX_DATA_CONFLICT);
@@ -240,6 +278,9 @@ function decodeCallArgs(v: unknown, index: number): CallArgs {
   const callData = input ?? data;
   if (callData !== undefined) out.data = callData;
   if (accessListRaw !== undefined) out.accessList = decodeAccessList(accessListRaw, index, TX_ARGS, 'accessList');
+  if (authorizationListRaw !== undefined && authorizationListRaw !== null) {
+    out.authorizationList = decodeAuthorizationList(authorizationListRaw, index);
+  }
   if (type !== undefined) out.type = type;
   if (chainId !== undefined) out.chainId = chainId;
   return out;
@@ -247,69 +288,6 @@ function decodeCallArgs(v: unknown, index: number): CallArgs {
 
 /** eth_call / eth_estimateGas call object. */
 export const callArgs: ParamCodec<CallArgs> = { name: 'call object', decode: decodeCallArgs };
-
-// ---------------------------------------------------------------------------------------------
-// State overrides (geth's override.StateOverride)
-
-const OVERRIDE_ACCOUNT = 'OverrideAccount';
-
-/** A storage override map; a slot given twice (in any hex case) keeps its last value, as in Go's map. */
-function decodeStorageMap(v: unknown, index: number, name: string): SlotOverride[] {
-  if (!isObject(v)) {
-    throw argumentError(index, `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${OVERRIDE_ACCOUNT}.${name} of type map[common.Hash]common.Hash`);
-  }
-  const out = new Map<string, SlotOverride>();
-  for (const [k, val] of Object.entries(v)) {
-    const slot = inContext(index, '', () => parseData(k, index, HASH_LENGTH));
-    const value = structField(index, OVERRIDE_ACCOUNT, name, 'common.Hash', () => parseData(val, index, HASH_LENGTH));
-    out.set(hexKey(slot), { slot, value });
-  }
-  return [...out.values()];
-}
-
-/**
- * A state override set; an address given twice (in any hex case) keeps its last entry, as in Go's map.
- * `movePrecompileToAddress` is taken only where `moves` (eth_simulateV1) and refused elsewhere.
- */
-export function decodeStateOverrides(v: unknown, index: number, moves = false): StateOverrides {
-  if (!isObject(v)) throw typeMismatch(index, jsonKind(v), 'override.StateOverride');
-  const out = new Map<string, AccountOverride>();
-  for (const [key, account] of Object.entries(v)) {
-    const addr = parseData(key, index, ADDRESS_LENGTH);
-    if (account === null) continue;
-    if (!isObject(account)) throw typeMismatch(index, jsonKind(account), `override.${OVERRIDE_ACCOUNT}`);
-    const f = <T>(name: string, goType: string, parse: (x: unknown) => T): T | undefined => {
-      const raw = field(account, name);
-      return raw === undefined ? undefined : structField(index, OVERRIDE_ACCOUNT, name, goType, () => parse(raw));
-    };
-    const balance = f('balance', '*hexutil.Big', (x) => parseQuantity(x, index));
-    const nonce = f('nonce', 'hexutil.Uint64', (x) => parseUint64(x, index));
-    const code = f('code', 'hexutil.Bytes', (x) => parseData(x, index));
-    const stateRaw = field(account, 'state');
-    const stateDiffRaw = field(account, 'stateDiff');
-    const moveRaw = field(account, 'movePrecompileToAddress');
-    if (moveRaw !== undefined && !moves) throw argumentError(index, 'movePrecompileToAddress is not supported');
-    if (stateRaw !== undefined && stateDiffRaw !== undefined) {
-      throw argumentError(index, `account ${checksumAddress(addr)} has both 'state' and 'stateDiff'`);
-    }
-    const entry: AccountOverride = { address: addr };
-    if (balance !== undefined) entry.balance = balance;
-    if (nonce !== undefined) entry.nonce = nonce;
-    if (code !== undefined) entry.code = code;
-    if (stateRaw !== undefined) entry.state = decodeStorageMap(stateRaw, index, 'state');
-    if (stateDiffRaw !== undefined) entry.stateDiff = decodeStorageMap(stateDiffRaw, index, 'stateDiff');
-    if (moveRaw !== undefined) entry.movePrecompileTo = structField(index, OVERRIDE_ACCOUNT, 'movePrecompileToAddress', '*common.Address', () => parseData(moveRaw, index, ADDRESS_LENGTH));
-    out.set(hexKey(addr), entry);
-  }
-  return [...out.values()];
-}
-
-/** Optional state override set (absent or null → undefined). */
-export const stateOverrides: ParamCodec<StateOverrides | undefined> = {
-  name: 'state overrides',
-  optional: true,
-  decode: (v, i) => (v === undefined || v === null ? undefined : decodeStateOverrides(v, i)),
-};
 
 // ---------------------------------------------------------------------------------------------
 // Log filter (geth's filters.FilterCriteria)

@@ -17,8 +17,8 @@ import { method, type CallContext, type MethodSpec, type MethodTable, type Param
 import type { CallOrigin, CallRequest, Hash } from '../types/chain.js';
 import type { BlockOverrides, BlockSelector, StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
-import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs, stateOverrides } from './codecs.js';
-import { blockOverrides } from './overrides.js';
+import { blockNumberOrTag, blockNumberOrTagOrHash, blockOrDefault, callArgs } from './codecs.js';
+import { blockOverrides, stateOverrides } from './overrides.js';
 import { hexData } from './format.js';
 import { GethText } from '../lib/gethtexts.js';
 

@@ -20,7 +20,7 @@
  */
 import { bytesToBigInt } from '../lib/bytes.js';
 import { toData, toQuantity } from '../lib/hex.js';
-import type { AccessListItem, AccessListResult, Address, Bytes, EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
+import type { AccessListItem, AccessListResult, Address, AuthorizationItem, Bytes, EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
 import type { AccountProof, FeeHistory } from '../types/query.js';
 import { Lru } from '../lib/lru.js';
 
@@ -56,6 +56,16 @@ export interface RpcAccessListItem {
   storageKeys: string[];
 }
 
+/** geth's SetCodeAuthorization JSON (core/types/gen_authorization.go): every number a quantity, no `v` */
+export interface RpcAuthorization {
+  chainId: string;
+  address: string;
+  nonce: string;
+  yParity: string;
+  r: string;
+  s: string;
+}
+
 export interface RpcTransaction {
   blockHash: string | null;
   blockNumber: string | null;
@@ -74,6 +84,7 @@ export interface RpcTransaction {
   type: string;
   accessList?: RpcAccessListItem[];
   chainId?: string;
+  authorizationList?: RpcAuthorization[];
   v: string;
   r: string;
   s: string;
@@ -185,9 +196,24 @@ function formatAccessList(list: AccessListItem[]): RpcAccessListItem[] {
   return list.map((item) => ({ address: toData(item.address), storageKeys: item.storageKeys.map(toData) }));
 }
 
+/** An authorization list as geth's RPCTransaction writes it (field order of core/types/gen_authorization.go). */
+export function formatAuthorizationList(list: Omit<AuthorizationItem, 'authority'>[]): RpcAuthorization[] {
+  return list.map((a) => ({
+    chainId: toQuantity(a.chainId),
+    address: toData(a.address),
+    nonce: toQuantity(a.nonce),
+    yParity: toQuantity(a.yParity),
+    r: toQuantity(a.r),
+    s: toQuantity(a.s),
+  }));
+}
+
+/** Types whose fees are a fee cap and a tip: EIP-1559 (2) and EIP-7702 set code (4). */
+const dynamicFeeType = (type: number): boolean => type === 2 || type === 4;
+
 /** min(tip + baseFee, feeCap): what a mined EIP-1559 tx paid per gas. */
 export function effectiveGasPrice(tx: EvmTx, baseFee: bigint): bigint {
-  if (tx.type !== 2) return tx.gasPrice ?? 0n;
+  if (!dynamicFeeType(tx.type)) return tx.gasPrice ?? 0n;
   const feeCap = tx.maxFeePerGas ?? 0n;
   const price = (tx.maxPriorityFeePerGas ?? 0n) + baseFee;
   return price < feeCap ? price : feeCap;
@@ -195,7 +221,7 @@ export function effectiveGasPrice(tx: EvmTx, baseFee: bigint): bigint {
 
 /** geth's RPCTransaction. `at` undefined = pending (null location, gasPrice = fee cap). */
 export function formatTransaction(tx: EvmTx, at: TxContext | undefined): RpcTransaction {
-  const dynamicFee = tx.type === 2;
+  const dynamicFee = dynamicFeeType(tx.type);
   const typed = tx.type !== 0;
   let gasPrice: bigint;
   if (dynamicFee) gasPrice = at === undefined ? (tx.maxFeePerGas ?? 0n) : effectiveGasPrice(tx, at.baseFee);
@@ -224,6 +250,7 @@ export function formatTransaction(tx: EvmTx, at: TxContext | undefined): RpcTran
     type: toQuantity(tx.type),
     ...(typed ? { accessList: formatAccessList(tx.accessList) } : {}),
     ...(chainId === undefined ? {} : { chainId: toQuantity(chainId) }),
+    ...(tx.authorizationList === undefined ? {} : { authorizationList: formatAuthorizationList(tx.authorizationList) }),
     v: toQuantity(tx.v),
     r: toQuantity(tx.r),
     s: toQuantity(tx.s),

@@ -16,7 +16,7 @@ import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../j
 import type { CallRequest, EvmBlock, Hash } from '../types/chain.js';
 import type { BlockSelector, StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
-import { blockOverrides } from './overrides.js';
+import { blockOverrides, stateOverrides } from './overrides.js';
 import {
   LATEST,
   MAX_PROOF_KEYS,
@@ -28,7 +28,6 @@ import {
   callArgs,
   logFilter,
   rewardPercentiles,
-  stateOverrides,
   storageKey,
   storageKeyList,
   type CallArgs,

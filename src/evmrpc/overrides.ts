@@ -1,5 +1,6 @@
 /**
- * Surface A's block override codec: geth's override.BlockOverrides (go-ethereum
+ * Surface A's state override codec (geth's override.StateOverride, the 3rd param of eth_call and
+ * eth_estimateGas and `stateOverrides` in debug_traceCall's config) and its block override codec: geth's override.BlockOverrides (go-ethereum
  * internal/ethapi/override/override.go), the 4th param of eth_call and eth_estimateGas and
  * `blockOverrides` in debug_traceCall's config. Fields decode as geth's JSON decoder reads them
  * (codecs.ts: case-insensitive names, unknown fields ignored, null = absent), with its type names in
@@ -7,11 +8,79 @@
  * (-32000), as a call has no block body or beacon root to give them to.
  */
 import { invalidRequest } from '../lib/errors.js';
-import { jsonKind, parseData, parseQuantity, typeMismatch } from '../lib/hex.js';
+import { argumentError, jsonKind, parseData, parseQuantity, typeMismatch } from '../lib/hex.js';
+import { checksumAddress } from '../lib/address.js';
 import { ADDRESS_LENGTH, HASH_LENGTH } from '../jsonrpc/codecs.js';
 import type { ParamCodec } from '../jsonrpc/types.js';
-import type { BlockOverrides } from '../types/query.js';
-import { field, isObject, parseUint64, structField } from './codecs.js';
+import type { AccountOverride, BlockOverrides, SlotOverride, StateOverrides } from '../types/query.js';
+import { field, inContext, isObject, parseUint64, structField } from './codecs.js';
+import { hexKey } from './format.js';
+
+// ---------------------------------------------------------------------------------------------
+// State overrides (geth's override.StateOverride)
+
+const OVERRIDE_ACCOUNT = 'OverrideAccount';
+
+/** A storage override map; a slot given twice (in any hex case) keeps its last value, as in Go's map. */
+function decodeStorageMap(v: unknown, index: number, name: string): SlotOverride[] {
+  if (!isObject(v)) {
+    throw argumentError(index, `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${OVERRIDE_ACCOUNT}.${name} of type map[common.Hash]common.Hash`);
+  }
+  const out = new Map<string, SlotOverride>();
+  for (const [k, val] of Object.entries(v)) {
+    const slot = inContext(index, '', () => parseData(k, index, HASH_LENGTH));
+    const value = structField(index, OVERRIDE_ACCOUNT, name, 'common.Hash', () => parseData(val, index, HASH_LENGTH));
+    out.set(hexKey(slot), { slot, value });
+  }
+  return [...out.values()];
+}
+
+/**
+ * A state override set; an address given twice (in any hex case) keeps its last entry, as in Go's map.
+ * `movePrecompileToAddress` is taken only where `moves` (eth_simulateV1) and refused elsewhere.
+ */
+export function decodeStateOverrides(v: unknown, index: number, moves = false): StateOverrides {
+  if (!isObject(v)) throw typeMismatch(index, jsonKind(v), 'override.StateOverride');
+  const out = new Map<string, AccountOverride>();
+  for (const [key, account] of Object.entries(v)) {
+    const addr = parseData(key, index, ADDRESS_LENGTH);
+    if (account === null) continue;
+    if (!isObject(account)) throw typeMismatch(index, jsonKind(account), `override.${OVERRIDE_ACCOUNT}`);
+    const f = <T>(name: string, goType: string, parse: (x: unknown) => T): T | undefined => {
+      const raw = field(account, name);
+      return raw === undefined ? undefined : structField(index, OVERRIDE_ACCOUNT, name, goType, () => parse(raw));
+    };
+    const balance = f('balance', '*hexutil.Big', (x) => parseQuantity(x, index));
+    const nonce = f('nonce', 'hexutil.Uint64', (x) => parseUint64(x, index));
+    const code = f('code', 'hexutil.Bytes', (x) => parseData(x, index));
+    const stateRaw = field(account, 'state');
+    const stateDiffRaw = field(account, 'stateDiff');
+    const moveRaw = field(account, 'movePrecompileToAddress');
+    if (moveRaw !== undefined && !moves) throw argumentError(index, 'movePrecompileToAddress is not supported');
+    if (stateRaw !== undefined && stateDiffRaw !== undefined) {
+      throw argumentError(index, `account ${checksumAddress(addr)} has both 'state' and 'stateDiff'`);
+    }
+    const entry: AccountOverride = { address: addr };
+    if (balance !== undefined) entry.balance = balance;
+    if (nonce !== undefined) entry.nonce = nonce;
+    if (code !== undefined) entry.code = code;
+    if (stateRaw !== undefined) entry.state = decodeStorageMap(stateRaw, index, 'state');
+    if (stateDiffRaw !== undefined) entry.stateDiff = decodeStorageMap(stateDiffRaw, index, 'stateDiff');
+    if (moveRaw !== undefined) entry.movePrecompileTo = structField(index, OVERRIDE_ACCOUNT, 'movePrecompileToAddress', '*common.Address', () => parseData(moveRaw, index, ADDRESS_LENGTH));
+    out.set(hexKey(addr), entry);
+  }
+  return [...out.values()];
+}
+
+/** Optional state override set (absent or null → undefined). */
+export const stateOverrides: ParamCodec<StateOverrides | undefined> = {
+  name: 'state overrides',
+  optional: true,
+  decode: (v, i) => (v === undefined || v === null ? undefined : decodeStateOverrides(v, i)),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Block overrides (geth's override.BlockOverrides)
 
 const STRUCT = 'BlockOverrides';
 

@@ -25,7 +25,7 @@ import type { EvmReceipt, Hash } from '../types/chain.js';
 import { sendArgs, type AccountSigner } from './accounts.js';
 import type { EvmBackend } from './backend.js';
 import type { EvmFeed, NewBlock } from './feed.js';
-import { formatReceipt, hexData, hexKey, hexQuantity, type RpcReceipt } from './format.js';
+import { formatAuthorizationList, formatReceipt, hexData, hexKey, hexQuantity, type RpcReceipt } from './format.js';
 
 /** geth's TxSyncDefaultTimeout: the wait when the request names none, ms */
 export const DEFAULT_TX_SYNC_TIMEOUT_MS = 20_000;
@@ -131,7 +131,7 @@ function filledTxJson(f: TxFields, hash: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { type: q(f.type), chainId: q(f.chainId), nonce: q(f.nonce) };
   out.to = f.to === undefined ? null : hexData(f.to);
   out.gas = q(f.gasLimit);
-  if (f.type === 2) {
+  if (f.type === 2 || f.type === 4) {
     out.gasPrice = q(f.maxFeePerGas ?? 0n);
     out.maxPriorityFeePerGas = q(f.maxPriorityFeePerGas ?? 0n);
     out.maxFeePerGas = q(f.maxFeePerGas ?? 0n);
@@ -141,6 +141,7 @@ function filledTxJson(f: TxFields, hash: Uint8Array): Record<string, unknown> {
   out.value = q(f.value);
   out.input = hexData(f.data);
   if (f.type !== 0) out.accessList = (f.accessList ?? []).map((a) => ({ address: hexData(a.address), storageKeys: a.storageKeys.map(hexData) }));
+  if (f.type === 4) out.authorizationList = formatAuthorizationList(f.authorizationList ?? []);
   out.v = q(0);
   out.r = q(0);
   out.s = q(0);

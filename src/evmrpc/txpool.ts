@@ -47,7 +47,7 @@ const pendingTx = (tx: EvmTx): RpcTransaction => formatTransaction(tx, undefined
 
 /** geth's txpool_inspect line. */
 function inspectLine(tx: EvmTx): string {
-  const price = tx.type === 2 ? tx.maxFeePerGas! : tx.gasPrice!;
+  const price = tx.maxFeePerGas ?? tx.gasPrice!;
   const what = tx.to === undefined ? 'contract creation' : checksumAddress(tx.to);
   return `${what}: ${tx.value} wei + ${tx.gasLimit} gas × ${price} wei`;
 }

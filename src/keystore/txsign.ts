@@ -1,6 +1,7 @@
 /**
  * Signing a fully-specified transaction with a node-held key: types 0 (legacy, EIP-155 protected),
- * 1 (EIP-2930) and 2 (EIP-1559), serialized with @ethereumjs/tx exactly as eth_sendRawTransaction
+ * 1 (EIP-2930), 2 (EIP-1559) and 4 (EIP-7702 set code, its authorizations signed by their authorities
+ * beforehand), serialized with @ethereumjs/tx exactly as eth_sendRawTransaction
  * expects them. The signature comes from a callback (the KeyStore), so the key never leaves it.
  */
 import { Hardfork, Mainnet, createCustomCommon, type Common } from '@ethereumjs/common';
@@ -9,7 +10,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import type { Signature } from './crypto.js';
 
 export interface TxFields {
-  type: 0 | 1 | 2;
+  type: 0 | 1 | 2 | 4;
   chainId: bigint;
   nonce: bigint;
   gasLimit: bigint;
@@ -19,11 +20,20 @@ export interface TxFields {
   data: Uint8Array;
   /** types 0 and 1 */
   gasPrice?: bigint;
-  /** type 2 */
+  /** types 2 and 4 */
   maxFeePerGas?: bigint;
   maxPriorityFeePerGas?: bigint;
-  /** types 1 and 2 */
+  /** types 1, 2 and 4 */
   accessList?: { address: Uint8Array; storageKeys: Uint8Array[] }[];
+  /** type 4: signed authorization tuples */
+  authorizationList?: { chainId: bigint; address: Uint8Array; nonce: bigint; yParity: bigint; r: bigint; s: bigint }[];
+}
+
+/** an RLP integer: big-endian, no leading zero bytes (zero is empty) */
+function unpadded(n: bigint): Uint8Array {
+  if (n === 0n) return new Uint8Array(0);
+  const hex = n.toString(16);
+  return Uint8Array.from(Buffer.from(hex.length % 2 === 1 ? '0' + hex : hex, 'hex'));
 }
 
 const commons = new Map<bigint, Common>();
@@ -34,7 +44,8 @@ function commonFor(chainId: bigint): Common {
   let c = commons.get(chainId);
   if (!c) {
     if (commons.size >= MAX_COMMONS) commons.clear();
-    c = createCustomCommon({ chainId: Number(chainId), name: 'ferry' }, Mainnet, { hardfork: Hardfork.Cancun });
+    // the envelope formats do not depend on the fork beyond the types it knows: Prague knows all four
+    c = createCustomCommon({ chainId: Number(chainId), name: 'ferry' }, Mainnet, { hardfork: Hardfork.Prague });
     commons.set(chainId, c);
   }
   return c;
@@ -54,6 +65,18 @@ function unsigned(f: TxFields): TypedTransaction {
         { ...base, type: 2, chainId: f.chainId, maxFeePerGas: f.maxFeePerGas, maxPriorityFeePerGas: f.maxPriorityFeePerGas, accessList },
         { common },
       ) as TypedTransaction;
+    case 4: {
+      const authorizationList = (f.authorizationList ?? []).map((a): [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array] => [
+        unpadded(a.chainId),
+        a.address,
+        unpadded(a.nonce),
+        unpadded(a.yParity),
+        unpadded(a.r),
+        unpadded(a.s),
+      ]);
+      const fees = { maxFeePerGas: f.maxFeePerGas, maxPriorityFeePerGas: f.maxPriorityFeePerGas };
+      return createTx({ ...base, type: 4, chainId: f.chainId, ...fees, accessList, authorizationList }, { common }) as TypedTransaction;
+    }
   }
 }
 

@@ -14,25 +14,42 @@ export interface AccessListItem {
   storageKeys: Hash[];
 }
 
+/** One signed EIP-7702 authorization tuple of a set-code (type 4) transaction. */
+export interface AuthorizationItem {
+  chainId: bigint;
+  /** the code the authority delegates to (the zero address revokes a delegation) */
+  address: Address;
+  nonce: bigint;
+  yParity: bigint;
+  r: bigint;
+  s: bigint;
+  /** the signer, recovered at decoding; undefined when the signature does not recover (the VM skips the tuple) */
+  authority: Address | undefined;
+}
+
+/** 0 legacy, 1 EIP-2930, 2 EIP-1559, 4 EIP-7702 set code */
+export type TxType = 0 | 1 | 2 | 4;
+
 /** A signed EVM transaction, decoded, with its recovered sender. */
 export interface EvmTx {
   /** keccak256 of the signed envelope */
   hash: Hash;
-  /** 0 legacy, 1 EIP-2930, 2 EIP-1559 */
-  type: 0 | 1 | 2;
+  type: TxType;
   /** undefined for a pre-EIP-155 legacy tx */
   chainId: bigint | undefined;
   nonce: bigint;
   gasLimit: bigint;
   /** legacy and type 1 */
   gasPrice: bigint | undefined;
-  /** type 2 */
+  /** types 2 and 4 */
   maxFeePerGas: bigint | undefined;
   maxPriorityFeePerGas: bigint | undefined;
   to: Address | undefined;
   value: bigint;
   input: Bytes;
   accessList: AccessListItem[];
+  /** type 4 only */
+  authorizationList?: AuthorizationItem[];
   v: bigint;
   r: bigint;
   s: bigint;
@@ -60,7 +77,7 @@ export interface EvmReceipt {
   blockNumber: bigint;
   from: Address;
   to: Address | undefined;
-  type: 0 | 1 | 2;
+  type: TxType;
   /** 1 success, 0 failure */
   status: 0 | 1;
   cumulativeGasUsed: bigint;
@@ -120,6 +137,8 @@ export interface CallRequest {
   data?: Bytes;
   nonce?: bigint;
   accessList?: AccessListItem[];
+  /** EIP-7702 authorizations: the call runs as a set-code tx (authority as recovered, tuples applied first) */
+  authorizationList?: AuthorizationItem[];
   type?: number;
 }
 

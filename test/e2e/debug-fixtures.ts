@@ -5,10 +5,11 @@
  * (plus a create-and-destroy in one tx). Every tx goes from dev account 0 in the same order, so
  * both nodes see the same nonces and contract addresses.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { ContractFactory, Interface, JsonRpcProvider, NonceManager, type Wallet, type TransactionRequest } from 'ethers';
+import { ContractFactory, Interface, JsonRpcProvider, NonceManager, keccak256, type Wallet, type TransactionRequest } from 'ethers';
 import { devWallet } from '../helpers/accounts.js';
 import { DEV_MNEMONIC, EVM_CHAIN_ID, freePort } from '../helpers/node.js';
 import { call, sleep } from '../helpers/rpc.js';
@@ -124,6 +125,29 @@ export async function sendBurn(url: string, burner: string, rounds: bigint, gasL
   return { hash, gasUsed: BigInt(r.gasUsed) };
 }
 
+/**
+ * A prestate (or diffMode pre/post) made comparable between ferry and Anvil (docs/debug-tracing.md):
+ * the coinbase entry dropped, geth's `codeHash` checked against the code then dropped, the balances of
+ * `feePayers` (lower-case addresses; fees depend on the base fee) dropped, and with `dropEmpty` the
+ * accounts that were empty (geth leaves them out, Anvil lists them).
+ */
+export function normAccounts(accts: Record<string, any>, coinbase: string, dropEmpty: boolean, feePayers: string[]): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [addr, a0] of Object.entries(accts)) {
+    if (addr === coinbase) continue;
+    const a = { ...a0 };
+    if (a.codeHash !== undefined) {
+      if (a.code !== undefined) assert.equal(a.codeHash, keccak256(a.code), `codeHash of ${addr}`);
+      delete a.codeHash;
+    }
+    const empty = (a.balance === undefined || a.balance === '0x0') && !a.nonce && (a.code === undefined || a.code === '0x');
+    if (dropEmpty && empty) continue;
+    if (feePayers.includes(addr)) delete a.balance;
+    out[addr] = a;
+  }
+  return out;
+}
+
 // ---- Anvil ----------------------------------------------------------------------------------
 
 const ANVIL_START_TIMEOUT_MS = 30_000;
@@ -144,7 +168,7 @@ export function anvilBinary(): string {
   return join(dirname(pkg), 'bin', 'anvil');
 }
 
-/** Anvil on loopback: ferry's dev mnemonic and chain id, `hardfork` (Cancun), automine, step tracing on. */
+/** Anvil on loopback: ferry's dev mnemonic and chain id, Cancun (or `hardfork`), automine, step tracing on. */
 export async function startAnvil(hardfork = 'cancun'): Promise<AnvilNode> {
   const port = await freePort();
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(EVM_CHAIN_ID), '--mnemonic', DEV_MNEMONIC];

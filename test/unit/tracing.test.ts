@@ -112,6 +112,8 @@ describe('QuickJS sandbox', () => {
     firstLogIndex: 0,
     state: undefined as never,
     isPrecompile: () => false,
+    delegations: false,
+    authorities: [],
   };
 
   async function runResult(code: string, config?: unknown): Promise<unknown> {

@@ -13,7 +13,7 @@ import type { At, BlockContext, EvmRunner } from '../runner.js';
 import type { SimCall } from '../simulate.js';
 import type { StateOverrides } from '../../types/query.js';
 import type { DecodedTx } from '../tx.js';
-import { effectiveTip } from '../tx.js';
+import { authoritiesOfTx, effectiveTip } from '../tx.js';
 import { CallTracer, parseCallTracerConfig } from './calltracer.js';
 import { FlatCallTracer, parseFlatCallTracerConfig } from './flatcall.js';
 import { FourByteTracer, NoopTracer } from './fourbyte.js';
@@ -254,6 +254,8 @@ export class TraceEngine {
       firstLogIndex,
       state: this.runner.sm,
       isPrecompile: (address) => precompiles.has(address.replace(/^0x/, '').toLowerCase()),
+      delegations: this.runner.common.isActivatedEIP(7702),
+      authorities: authoritiesOfTx(tx),
     };
   }
 }

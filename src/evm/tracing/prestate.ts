@@ -5,6 +5,7 @@
  * tracerConfig: diffMode, disableCode, disableStorage, includeEmpty.
  */
 import { Address, KECCAK256_NULL, bigIntToBytes, generateAddress, generateAddress2, setLengthLeft } from '@ethereumjs/util';
+import { delegationTarget } from '../tx.js';
 import { configObject, flag } from './calltracer.js';
 import { OP } from './hook.js';
 import { bytes32, hexOf } from './structlog.js';
@@ -60,9 +61,25 @@ export class PrestateTracer implements Tracer {
   async onTxStart(env: TxEnv): Promise<void> {
     this.env = env;
     if (env.isCreate) this.created.add(hexOf(env.to));
+    // geth eth/tracers/native/prestate.go OnTxStart: the recipient's delegation target (as the state is
+    // before the tx's authorizations apply), sender, recipient, coinbase, then each authority
+    if (!env.isCreate) await this.lookupDelegationTarget(env.to);
     await this.lookupAccount(env.from);
     await this.lookupAccount(env.to);
     await this.lookupAccount(env.coinbase);
+    for (const a of env.authorities) await this.lookupAccount(a);
+  }
+
+  /** under EIP-7702, a call to a delegated account also reads its delegation target (geth's prestate tracer) */
+  private async lookupDelegationTarget(addr: Uint8Array): Promise<void> {
+    if (!this.env.delegations) return;
+    const target = delegationTarget(await this.env.state.getCode(new Address(addr)));
+    if (target !== undefined) await this.lookupAccount(target);
+  }
+
+  private async lookupCallee(addr: Uint8Array): Promise<void> {
+    await this.lookupAccount(addr);
+    await this.lookupDelegationTarget(addr);
   }
 
   onStep(s: Step): Promise<void> | undefined {
@@ -75,7 +92,7 @@ export class PrestateTracer implements Tracer {
       return this.lookupAccount(toAddr(top(0)));
     }
     if (n >= 5 && (op === OP.DELEGATECALL || op === OP.CALL || op === OP.STATICCALL || op === OP.CALLCODE)) {
-      return this.lookupAccount(toAddr(top(1)));
+      return this.lookupCallee(toAddr(top(1)));
     }
     if (op === OP.CREATE) return this.onCreate(s);
     if (n >= 4 && op === OP.CREATE2) {

@@ -64,6 +64,10 @@ export interface TxEnv {
   state: StateManagerInterface;
   /** the address (0x hex) is a precompile active in this block (geth vm.ActivePrecompiles) */
   isPrecompile(address: string): boolean;
+  /** EIP-7702 is active: a call to a delegated account runs its delegation target's code */
+  delegations: boolean;
+  /** the signers of a set-code tx's authorizations that recover (in list order), none for other types */
+  authorities: Uint8Array[];
 }
 
 /** A call frame starts (geth OnEnter). depth 0 is the transaction's own frame. */

@@ -1,0 +1,179 @@
+/**
+ * EIP-7702 set-code transactions (type 4) on ferry (a Prague genesis) against the peer dev node Anvil
+ * 1.7.1 started with `--hardfork prague`: the same fixed list of transactions, signed by viem
+ * (`signAuthorization`, `sendTransaction({ authorizationList })`), on the same accounts. Receipts
+ * (status, gasUsed, logs), eth_getCode of each authority after each tx, eth_call through the
+ * delegated EOA, callTracer and prestateTracer output must be equal.
+ *
+ * Normalized as test/e2e/debug-anvil.test.ts does, for the reasons docs/debug-tracing.md gives: the
+ * top call's `gas` (geth: the tx gas limit), the coinbase entry and the balances of the two accounts
+ * that send txs (different base fees and coinbases), accounts empty before the tx and geth's
+ * `codeHash` field (checked). And where ferry follows geth's prestate tracer
+ * (eth/tracers/native/prestate.go OnTxStart) and Anvil does not: geth adds every authority whose
+ * signature recovers, even when its tuple is then skipped (Anvil leaves out one with a wrong chain id), and looks up the
+ * recipient's delegation target before the tx's own authorizations apply (so a tx that installs a
+ * delegation does not list its target); those entries are checked on ferry's side and dropped.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createPublicClient, createWalletClient, encodeFunctionData, http, zeroAddress, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { devKeys } from '../helpers/accounts.js';
+import { startFerryOn } from '../helpers/hardfork.js';
+import { EVM_CHAIN_ID, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
+import { call } from '../helpers/rpc.js';
+import { compileContract } from '../helpers/solc.js';
+import { normAccounts, startAnvil, type AnvilNode } from './debug-fixtures.js';
+
+const STEPS = ['delegate', 'callThrough', 'forward', 'selfSponsored', 'wrongChain', 'wrongNonce', 'chainZero', 'revoke', 'afterRevoke'] as const;
+type Step = (typeof STEPS)[number];
+const GAS = 300_000n;
+const FEES = { maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+const WRONG_CHAIN_ID = 1234;
+
+const sponsor = privateKeyToAccount(devKeys()[0] as Hex);
+const alice = privateKeyToAccount(devKeys()[5] as Hex);
+const bob = privateKeyToAccount(devKeys()[6] as Hex);
+const delegate = compileContract('Delegate.sol', 'Delegate');
+/** the accounts that send txs: their balances depend on each node's base fee */
+const FEE_PAYERS = [sponsor.address.toLowerCase(), alice.address.toLowerCase()];
+
+interface Run {
+  delegate: Address;
+  txs: Record<Step, Hex>;
+  receipts: Record<Step, any>;
+  /** eth_getCode of alice and bob after each step */
+  codes: Record<Step, [string, string]>;
+  /** nonces of alice and bob at the end */
+  nonces: [string, string];
+  /** Delegate.codeOf(alice) after the delegation (EXTCODESIZE/HASH/COPY of a delegated EOA) */
+  codeOfAlice: string;
+}
+
+async function runSteps(url: string): Promise<Run> {
+  const transport = http(url);
+  const pub = createPublicClient({ chain: VIEM_CHAIN, transport, cacheTime: 0 });
+  const wallet = (account: typeof sponsor) => createWalletClient({ chain: VIEM_CHAIN, transport, account });
+  const deployHash = await wallet(sponsor).deployContract({ abi: delegate.abi, bytecode: delegate.bytecode, gas: 1_000_000n, ...FEES });
+  const deployed = await pub.waitForTransactionReceipt({ hash: deployHash });
+  const d = deployed.contractAddress!;
+  const ping = (v: bigint) => encodeFunctionData({ abi: delegate.abi, functionName: 'ping', args: [v] });
+  const nonceOf = (a: Address) => pub.getTransactionCount({ address: a, blockTag: 'pending' });
+  const auth = async (who: typeof sponsor, address: Address, o: { chainId?: number; nonce?: number } = {}) =>
+    who.signAuthorization({ address, chainId: o.chainId ?? EVM_CHAIN_ID, nonce: o.nonce ?? (await nonceOf(who.address)) });
+
+  const run = { delegate: d, txs: {}, receipts: {}, codes: {} } as Run;
+  const send = async (step: Step, from: typeof sponsor, tx: { to: Address; data?: Hex; authorizationList?: any[] }) => {
+    const hash = await wallet(from).sendTransaction({ ...tx, gas: GAS, ...FEES });
+    run.txs[step] = hash;
+    const r = await pub.waitForTransactionReceipt({ hash });
+    run.receipts[step] = await call(url, 'eth_getTransactionReceipt', [hash]);
+    assert.equal(r.status, 'success', `${step} succeeds`);
+    run.codes[step] = [await call(url, 'eth_getCode', [alice.address, 'latest']), await call(url, 'eth_getCode', [bob.address, 'latest'])];
+  };
+
+  await send('delegate', sponsor, { to: alice.address, data: ping(7n), authorizationList: [await auth(alice, d)] });
+  await send('callThrough', sponsor, { to: alice.address, data: ping(5n) });
+  await send('forward', sponsor, { to: d, data: encodeFunctionData({ abi: delegate.abi, functionName: 'forward', args: [alice.address, 3n] }) });
+  run.codeOfAlice = await call(url, 'eth_call', [{ to: d, data: encodeFunctionData({ abi: delegate.abi, functionName: 'codeOf', args: [alice.address] }) }, 'latest']);
+  // alice's own tx takes her nonce first, so her authorization names the nonce after it
+  const own = await nonceOf(alice.address);
+  await send('selfSponsored', alice, { to: alice.address, data: ping(1n), authorizationList: [await auth(alice, d, { nonce: own + 1 })] });
+  await send('wrongChain', sponsor, { to: alice.address, data: ping(2n), authorizationList: [await auth(bob, d, { chainId: WRONG_CHAIN_ID })] });
+  await send('wrongNonce', sponsor, { to: alice.address, data: ping(2n), authorizationList: [await auth(bob, d, { nonce: 5 })] });
+  await send('chainZero', sponsor, { to: bob.address, data: ping(4n), authorizationList: [await auth(bob, d, { chainId: 0 })] });
+  await send('revoke', sponsor, { to: sponsor.address, authorizationList: [await auth(alice, zeroAddress)] });
+  await send('afterRevoke', sponsor, { to: alice.address, data: ping(1n) });
+  run.nonces = [await call(url, 'eth_getTransactionCount', [alice.address, 'latest']), await call(url, 'eth_getTransactionCount', [bob.address, 'latest'])];
+  return run;
+}
+
+const trace = (url: string, hash: string, cfg: object) => call(url, 'debug_traceTransaction', [hash, cfg]);
+
+
+const receiptPart = (r: any) => ({
+  type: r.type,
+  status: r.status,
+  gasUsed: r.gasUsed,
+  logs: r.logs.map((l: any) => ({ address: l.address, topics: l.topics, data: l.data })),
+});
+
+describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prague', { timeout: 240_000 }, () => {
+  let ferry: FerryNode;
+  let anvil: AnvilNode;
+  let onFerry: Run;
+  let onAnvil: Run;
+  const coinbase: Record<string, string> = {};
+
+  before(async () => {
+    [anvil, ferry] = await Promise.all([startAnvil('prague'), startFerryOn('prague', ['--dev', '--json-rpc.api', 'eth,net,web3,debug,txpool'])]);
+    onAnvil = await runSteps(anvil.url);
+    onFerry = await runSteps(ferry.url);
+    for (const [url, r] of [[ferry.url, onFerry], [anvil.url, onAnvil]] as const) {
+      const b = await call(url, 'eth_getBlockByHash', [r.receipts.delegate.blockHash, false]);
+      coinbase[url] = b.miner.toLowerCase();
+    }
+  });
+  after(async () => {
+    await Promise.all([anvil?.stop(), ferry?.stop()]);
+  });
+
+  it('the delegate contract is at the same address on both nodes', () => {
+    assert.equal(onFerry.delegate, onAnvil.delegate);
+  });
+
+  for (const step of STEPS) {
+    it(`receipt (type, status, gasUsed, logs) and authority codes: ${step}`, () => {
+      assert.deepEqual(receiptPart(onFerry.receipts[step]), receiptPart(onAnvil.receipts[step]));
+      assert.deepEqual(onFerry.codes[step], onAnvil.codes[step]);
+    });
+  }
+
+  it('delegation designators, revocation and skipped authorizations leave the same codes and nonces', () => {
+    const designator = '0xef0100' + onFerry.delegate.slice(2).toLowerCase();
+    assert.deepEqual(onFerry.codes.delegate, [designator, '0x']);
+    assert.deepEqual(onFerry.codes.wrongNonce, [designator, '0x'], 'wrong chain id / nonce: skipped');
+    assert.deepEqual(onFerry.codes.chainZero, [designator, designator], 'chain id 0 is valid on every chain');
+    assert.deepEqual(onFerry.codes.revoke, ['0x', designator], 'delegating to the zero address clears the code');
+    assert.deepEqual(onFerry.nonces, onAnvil.nonces);
+  });
+
+  it('EXTCODESIZE/EXTCODEHASH/EXTCODECOPY of a delegated EOA read the 23-byte designator', () => {
+    assert.equal(onFerry.codeOfAlice, onAnvil.codeOfAlice);
+    assert.match(onFerry.codeOfAlice, /^0x0{62}17/);
+  });
+
+  it('eth_getTransactionByHash shows type 0x4 and the authorizationList', async () => {
+    const f = await call(ferry.url, 'eth_getTransactionByHash', [onFerry.txs.delegate]);
+    const a = await call(anvil.url, 'eth_getTransactionByHash', [onAnvil.txs.delegate]);
+    assert.equal(f.type, '0x4');
+    assert.deepEqual(f.authorizationList, a.authorizationList);
+    assert.deepEqual(Object.keys(f.authorizationList[0]), ['chainId', 'address', 'nonce', 'yParity', 'r', 's']);
+  });
+
+  for (const step of STEPS) {
+    it(`callTracer with logs: ${step}`, async () => {
+      const cfg = { tracer: 'callTracer', tracerConfig: { withLog: true } };
+      const f = await trace(ferry.url, onFerry.txs[step], cfg);
+      const a = await trace(anvil.url, onAnvil.txs[step], cfg);
+      assert.equal(f.gas, '0x' + GAS.toString(16), 'top call gas is the tx gas limit (geth)');
+      assert.deepEqual({ ...f, gas: undefined }, { ...a, gas: undefined });
+    });
+
+    it(`prestateTracer: ${step}`, async () => {
+      const f = await trace(ferry.url, onFerry.txs[step], { tracer: 'prestateTracer' });
+      const a = await trace(anvil.url, onAnvil.txs[step], { tracer: 'prestateTracer' });
+      if (step === 'wrongChain') {
+        const b = bob.address.toLowerCase();
+        assert.ok(f[b] !== undefined && a[b] === undefined, 'geth lists the authority of a skipped tuple');
+        delete f[b];
+      }
+      if (step === 'delegate' || step === 'chainZero') {
+        const d = onAnvil.delegate.toLowerCase();
+        assert.ok(f[d] === undefined && a[d] !== undefined, 'geth looks the delegation target up before the tx installs it');
+        delete a[d];
+      }
+      assert.deepEqual(normAccounts(f, coinbase[ferry.url]!, false, FEE_PAYERS), normAccounts(a, coinbase[anvil.url]!, true, FEE_PAYERS));
+    });
+  }
+});
