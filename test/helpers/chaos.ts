@@ -11,6 +11,7 @@
  */
 import { Wallet } from 'ethers';
 import { devKeys } from './accounts.js';
+import { prng } from './chaingen.js';
 import { CometNet, type NetNode } from './cometnet.js';
 import { NetnsNetwork, netnsAvailable } from './netns.js';
 import { EVM_CHAIN_ID } from './node.js';
@@ -67,18 +68,6 @@ export interface ChaosReport {
   finalHeight: number;
 }
 
-/** mulberry32: a small seeded generator, so a run can be repeated */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function call<T>(url: string, method: string, params: unknown[] = [], timeoutMs = PROBE_TIMEOUT_MS): Promise<T> {
@@ -117,7 +106,7 @@ class Run {
     readonly netns: NetnsNetwork | undefined,
     readonly o: ChaosOptions,
   ) {
-    this.random = rng(o.seed);
+    this.random = prng(o.seed);
   }
 
   private log(line: string): void {
