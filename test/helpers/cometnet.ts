@@ -300,7 +300,8 @@ export class CometNet {
   ) {}
 
   /** Writes a network with `ferry testnet` (not started). */
-  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string }): Promise<CometNet> {
+  /** `forkArgs`: `ferry testnet`'s fork flags (default `--hardfork cancun`, the rules the network tests were written for) */
+  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string; forkArgs?: string[] }): Promise<CometNet> {
     return (async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ferry-cometnet-'));
       dirs.add(dir);
@@ -314,6 +315,7 @@ export class CometNet {
         '--output', out,
         '--base-port', String(base),
         '--timeout-commit', o.timeoutCommit ?? '300ms',
+        ...(o.forkArgs ?? ['--hardfork', 'cancun']),
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
       const nodes: NetNode[] = [];
       for (let i = 0; i < total; i++) {
