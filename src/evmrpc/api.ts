@@ -9,6 +9,7 @@
  * offers becomes a member here, and its table joins the list below.
  */
 import { ForkSchedule } from '../evm/forks.js';
+import { createEthConfigMethods } from './ethconfig.js';
 import type { ForkTimes } from '../config/genesis.js';
 import type { JsonRpcOptions } from '../config/options.js';
 import { clientVersion, COMMIT, VERSION } from '../config/version.js';
@@ -83,6 +84,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     core,
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
     createReadMethods(modules.reader),
+    createEthConfigMethods(modules.reader, { chainId: opts.chainId, forks }),
     createSendingMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }),
     createRawDebugMethods(modules, { commonAt: (t) => forks.commonAt(t), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
     runtimeStatsMethods(modules.profiler),

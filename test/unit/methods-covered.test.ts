@@ -22,6 +22,7 @@ import * as personal from '../../src/evmrpc/personal.js';
 import * as profiling from '../../src/evmrpc/profiling.js';
 import * as rawdebug from '../../src/evmrpc/rawdebug.js';
 import * as reads from '../../src/evmrpc/reads.js';
+import * as ethconfig from '../../src/evmrpc/ethconfig.js';
 import * as sending from '../../src/evmrpc/sending.js';
 import * as subscriptions from '../../src/evmrpc/subscriptions.js';
 import * as trace from '../../src/evmrpc/trace.js';
@@ -42,6 +43,7 @@ const SURFACE_A_MODULES: Record<string, Record<string, unknown>> = {
   accounts,
   debug,
   devmethods,
+  ethconfig,
   extra,
   filters,
   methods,
@@ -64,6 +66,7 @@ function surfaceA(): MethodTable {
     extra.createExtraEthMethods(stub, stub, core),
     rawdebug.createRawDebugMethods(stub, stub),
     reads.createReadMethods(stub),
+    ethconfig.createEthConfigMethods(stub, stub),
     sending.createSendingMethods(stub, stub),
     profiling.createProfilingMethods(stub),
     filters.createFilterMethods(stub, stub, { filterCap: 1, timeoutMs: 0, blockRangeCap: 0, logsCap: 0 }, stub).table,
@@ -85,6 +88,7 @@ const SURFACE_A_FACTORIES = [
   'createExtraEthMethods',
   'createRawDebugMethods',
   'createReadMethods',
+  'createEthConfigMethods',
   'createSendingMethods',
   'createProfilingMethods',
   'createFilterMethods',
