@@ -215,6 +215,12 @@ export class Simulator {
         if (allowance < hi) hi = allowance;
       }
       if (this.opts.gasCap > 0n && hi > this.opts.gasCap) hi = this.opts.gasCap;
+      // Osaka: no tx may ask for more than EIP-7825's cap (go-ethereum eth/gasestimator/gasestimator.go)
+      runner.useRulesAt(ctx.timestamp);
+      if (runner.common.isActivatedEIP(7825)) {
+        const txCap = runner.common.param('maxTransactionGasLimit');
+        if (hi > txCap) hi = txCap;
+      }
       const run = (gas: bigint) => runner.simulate(root, ctx, this.simCall(req, gas), overrides, gate);
       const ok = async (gas: bigint) => {
         try {

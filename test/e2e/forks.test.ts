@@ -93,6 +93,13 @@ describe('a dev chain scheduled Prague → Osaka', () => {
     assert.equal((await waitForReceipt(node.url, ok)).status, '0x1');
   });
 
+  it("eth_estimateGas's upper bound on Osaka is EIP-7825's cap", async () => {
+    // an endless loop (JUMPDEST, PUSH1 0, JUMP) needs every gas it is given
+    const res = await rpc(node.url, 'eth_estimateGas', [{ from: devAddress(0), data: '0x5b600056' }]);
+    assert.ok(res.error, JSON.stringify(res));
+    assert.match(res.error.message, /gas required exceeds allowance \(16777216\)/);
+  });
+
   it('eth_call at a Prague block still sees CLZ as invalid; at the head it runs', async () => {
     // a call's code: PUSH1 1, CLZ, PUSH1 0, MSTORE, PUSH1 32, PUSH1 0, RETURN (as init code of a creation call)
     const code = '0x6001' + '1e' + '600052' + '60206000f3';
