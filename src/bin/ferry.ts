@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEV_ACCOUNT_COUNT, DEV_DERIVATION_PATH, DEV_MNEMONIC, devAccounts } from '../config/devaccounts.js';
 import { checksumAddress } from '../lib/address.js';
-import { DEFAULT_CHAIN_ID, parseGenesis, type Genesis } from '../config/genesis.js';
+import { DEFAULT_CHAIN_ID, DEFAULT_NEW_HARDFORK, SUPPORTED_HARDFORKS, forkChoice, parseGenesis, sameForks, type ForkChoice, type Genesis } from '../config/genesis.js';
 import { CONFIG_KEYS } from '../config/keys.js';
 import { defaultOptions, loadOptions } from '../config/load.js';
 import { clientVersion } from '../config/version.js';
@@ -112,12 +112,21 @@ const STATE_HELP = "load the accounts of this state file (anvil_dumpState's JSON
 async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void> {
   phaseDone('mainImported');
   const home = resolveHome(cmd.opts().home);
-  const { created } = ensureHome(home);
+  const forks = forkFlags(cmd);
+  const { created } = ensureHome(home, { forks });
   const dev = preset.dev === true || cmd.opts<{ dev?: boolean }>().dev === true;
   const opts = loadOptions(home, configFlags(cmd), { dev });
   opts.jsonRpc.enableMetrics = cmd.opts<{ metrics?: boolean }>().metrics === true;
   opts.stateFile = cmd.opts<{ state?: string }>().state;
   const genesis = parseGenesis(readFileSync(homePaths(home).genesis, 'utf8'));
+  if (!created && forks !== undefined && !sameForks(genesis, forks)) {
+    // never change a running chain's rules silently: the fork flags only shape a new home
+    throw badConfig(
+      'hardfork',
+      `the home ${home} runs ${describeForks(genesis.evm)}; --hardfork and --<fork>-time apply only when a home is created ` +
+        '(use a new --home, or `ferry init --overwrite`; a running network schedules a fork in genesis chain_config: docs/configuration.md "Hardforks")',
+    );
+  }
   const log: Logger = createLogger({ level: opts.logLevel });
   if (created) log.info({ home }, 'created a new dev home');
 
@@ -163,13 +172,33 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   process.stdout.write(banner(home, genesis, node.endpoints));
 }
 
+/** `--hardfork` and `--prague-time` / `--osaka-time` when any is given (docs/configuration.md "Hardforks"). */
+function forkFlags(cmd: Command): ForkChoice | undefined {
+  const o = cmd.opts<{ hardfork?: string; pragueTime?: string; osakaTime?: string }>();
+  if (o.hardfork === undefined && o.pragueTime === undefined && o.osakaTime === undefined) return undefined;
+  return forkChoice(o.hardfork, { prague: o.pragueTime, osaka: o.osakaTime }, BigInt(Math.floor(Date.now() / 1000)));
+}
+
+function describeForks(f: ForkChoice): string {
+  const later = Object.entries(f.forkTimes ?? {}).map(([fork, t]) => `, ${fork} at ${t}`);
+  return `${f.hardfork}${later.join('')}`;
+}
+
+/** the fork flags of the commands that make a genesis */
+function addForkOptions(c: Command): Command {
+  return c
+    .option('--hardfork <name>', `the genesis hardfork of a new home: ${SUPPORTED_HARDFORKS.join(', ')} (default: ${DEFAULT_NEW_HARDFORK}; Anvil's names)`)
+    .option('--prague-time <seconds>', 'schedule Prague at this block time in a new home (unix seconds, or +N seconds from now)')
+    .option('--osaka-time <seconds>', 'schedule Osaka at this block time in a new home (unix seconds, or +N seconds from now), e.g. --hardfork prague --osaka-time +30');
+}
+
 function init(cmd: Command): void {
   const o = cmd.opts<{ home?: string; chainId?: string; overwrite?: boolean }>();
   const home = resolveHome(o.home);
   if (homeExists(home) && !o.overwrite) {
     throw badConfig('home', `${homePaths(home).genesis} already exists; use --overwrite to replace the home (its chain data is deleted)`);
   }
-  ensureHome(home, { chainId: o.chainId, overwrite: o.overwrite === true });
+  ensureHome(home, { chainId: o.chainId, overwrite: o.overwrite === true, forks: forkFlags(cmd) });
   process.stdout.write(`initialized ${home} (chain id ${o.chainId ?? DEFAULT_CHAIN_ID})\n`);
 }
 
@@ -242,6 +271,7 @@ async function testnet(cmd: Command): Promise<void> {
     fullNodes: count(o.fullNodes, 'full-nodes') ?? 0,
     output: o.output,
     chainId: o.chainId,
+    forks: forkFlags(cmd),
     basePort: count(o.basePort, 'base-port'),
     timeoutCommit: o.timeoutCommit,
     transport: oneOf(o.abciTransport, 'abci-transport', ['socket', 'grpc'] as const),
@@ -263,25 +293,26 @@ function buildProgram(): Command {
     .description('An EVM chain on a CometBFT-style consensus engine, with Ethereum JSON-RPC and CometBFT v0.38 RPC')
     .showHelpAfterError('(run with --help for usage)');
 
-  program
+  const initCmd = program
     .command('init')
     .description('create a home directory: config files, validator and node keys, a dev genesis (funded dev accounts, the CREATE2 deployer, Multicall3, the EIP-2935 contract)')
     .addOption(homeOption())
     .option('--chain-id <id>', `chain id, {name}_{evm chain id}-{epoch} (default: ${DEFAULT_CHAIN_ID})`)
-    .option('--overwrite', 'replace an existing home, deleting its chain data')
-    .action((_opts, cmd: Command) => init(cmd));
+    .option('--overwrite', 'replace an existing home, deleting its chain data');
+  addForkOptions(initCmd).action((_opts, cmd: Command) => init(cmd));
 
   const startCmd = program
     .command('start')
     .description('run the node (creates a dev home first when the home is empty)')
     .addOption(homeOption());
   startCmd.option('--dev', 'the dev preset (as `ferry dev`; see docs/dev-mode.md)');
+  addForkOptions(startCmd);
   addConfigOptions(startCmd);
   startCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   startCmd.option('--state <file>', STATE_HELP);
   startCmd.action((_opts, cmd: Command) => start(cmd));
 
-  program
+  const testnetCmd = program
     .command('testnet')
     .description('write a local network run by real CometBFT (v0.38 or v0.39): per node a CometBFT home and a ferry home (--with-cometbft=false), start.sh/stop.sh')
     .option('--validators <n>', 'number of validators', '4')
@@ -291,8 +322,8 @@ function buildProgram(): Command {
     .option('--base-port <port>', 'first port; node i uses base + 10 i + {0 p2p, 1 CometBFT RPC, 2 ABCI, 3 JSON-RPC, 4 WebSocket} (default: 26600)')
     .option('--timeout-commit <duration>', "CometBFT's consensus.timeout_commit (default: 500ms)")
     .option('--abci-transport <socket|grpc>', 'ABCI between each ferry and its CometBFT (default: socket; grpc with --mempool app)')
-    .option('--mempool <flood|app>', "CometBFT's mempool: flood (CheckTx gossip, default) or app (v0.39's application-side mempool: InsertTx/ReapTxs, needs CometBFT v0.39 and gRPC)")
-    .action((_opts, cmd: Command) => testnet(cmd));
+    .option('--mempool <flood|app>', "CometBFT's mempool: flood (CheckTx gossip, default) or app (v0.39's application-side mempool: InsertTx/ReapTxs, needs CometBFT v0.39 and gRPC)");
+  addForkOptions(testnetCmd).action((_opts, cmd: Command) => testnet(cmd));
 
   const devCmd = program
     .command('dev')
@@ -301,6 +332,7 @@ function buildProgram(): Command {
         'every namespace including evm/anvil/hardhat, the dev accounts unlocked, CORS from any origin; every `start` flag applies on top',
     )
     .addOption(homeOption());
+  addForkOptions(devCmd);
   addConfigOptions(devCmd);
   devCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   devCmd.option('--state <file>', STATE_HELP);

@@ -32,7 +32,8 @@ export interface Checked {
 
 /** What admission reads: the pool, the limits, the dev state, and the latest committed state. */
 export interface AdmissionDeps {
-  common: Common;
+  /** the rules of the next block (evm/forks.ts): a tx is checked under them */
+  rules(): Common;
   pool: TxPool;
   mempool: MempoolOptions;
   minGasPrice: bigint;
@@ -203,7 +204,7 @@ export class Admission {
   decodeNative(native: Uint8Array, hash: Uint8Array = nativeHash(native), sender?: Uint8Array): DecodedTx {
     const hit = this.decodedTxs.get(hash);
     if (hit) return hit;
-    const d = decodeTx(unwrapEthereumTx(native).raw, this.d.common, sender);
+    const d = decodeTx(unwrapEthereumTx(native).raw, this.d.rules(), sender);
     this.rememberDecoded(native, d, hash);
     return d;
   }

@@ -24,7 +24,7 @@ import type {
 } from '../types/abci.js';
 import type { Genesis } from '../config/genesis.js';
 import type { MempoolOptions } from '../config/options.js';
-import { makeCommon } from '../evm/common.js';
+import { ForkSchedule } from '../evm/forks.js';
 import { attachConsoleLog } from '../evm/consolelog.js';
 import { useSyncSteps } from '../evm/syncsteps.js';
 import { EvmRunner } from '../evm/runner.js';
@@ -79,7 +79,8 @@ export interface AppOptions {
 }
 
 export class EvmApp implements Application {
-  readonly common: Common;
+  /** the chain's hardforks by block time (evm/forks.ts) */
+  readonly forks: ForkSchedule;
   readonly pool: TxPool;
   private latest!: EvmHeader;
   private pending: PendingBlock | undefined;
@@ -104,7 +105,7 @@ export class EvmApp implements Application {
     private readonly log: Logger,
     private readonly events: AppEvents,
   ) {
-    this.common = runner.vm.common;
+    this.forks = runner.forks;
     this.coinbaseFromProposer = opts.coinbaseFromProposer === true;
     this.coinbase = loadCoinbase(store, genesis.evm.coinbase);
     this.cheats = new CheatOverlay(new CheatTable(store));
@@ -117,7 +118,7 @@ export class EvmApp implements Application {
     const latestAccount = (addr: Uint8Array) => this.latestAccount(addr);
     const nextBaseFee = () => this.nextBaseFee();
     this.admission = new Admission({
-      common: this.common,
+      rules: () => this.common,
       pool: this.pool,
       mempool: opts.mempool,
       minGasPrice: opts.minGasPrice,
@@ -140,7 +141,7 @@ export class EvmApp implements Application {
   }
 
   static async create(store: Store, genesis: Genesis, opts: AppOptions, log: Logger, events: AppEvents): Promise<EvmApp> {
-    const common = makeCommon(genesis.evmChainId, genesis.evm.hardfork);
+    const common = new ForkSchedule(genesis.evmChainId, genesis.evm);
     const trieDb = new TrieDB(store);
     const flat = new FlatState(store);
     const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
@@ -148,9 +149,11 @@ export class EvmApp implements Application {
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
     // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts): state-replay
     // checks it against recorded roots, and the traces replay blocks on the library's own loop
-    useSyncSteps(runner.vm.evm);
     const consoleLog = log.child({ module: 'console' });
-    attachConsoleLog(runner.vm.evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));
+    for (const evm of runner.evms()) {
+      useSyncSteps(evm);
+      attachConsoleLog(evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));
+    }
     const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);
     const h = store.latestHeight();
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
@@ -159,10 +162,20 @@ export class EvmApp implements Application {
     return app;
   }
 
+  /**
+   * The rules of the next block (CheckTx and eth_sendRawTransaction decode under them): its time is the
+   * CometBFT time of the last commit's votes, about now and never before the last block's.
+   */
+  get common(): Common {
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const last = this.latest?.timestamp ?? 0n;
+    return this.forks.commonAt(now > last ? now : last);
+  }
+
   /** The flat-state migration (chain/migration.ts) of heights 0…`top`. */
   private rebuildFlat(top: bigint): Promise<void> {
-    const { store, genesis, common, trieDb, flat, runner, log } = this;
-    return rebuildFlatState({ store, genesis, common, trieDb, flat, runner, log }, top);
+    const { store, genesis, trieDb, flat, runner, log } = this;
+    return rebuildFlatState({ store, genesis, common: this.common, trieDb, flat, runner, log }, top);
   }
 
   /** miner_setEtherbase: blocks finalized from now on pay fees to `address`; kept across restarts. */
@@ -302,7 +315,8 @@ export class EvmApp implements Application {
       this.latest ??= existing.header;
       return existing.header.stateRoot;
     }
-    const { store, genesis, common, trieDb, flat, runner } = this;
+    const { store, genesis, trieDb, flat, runner } = this;
+    const common = this.forks.commonAt(BigInt(Math.floor(Date.parse(genesis.genesisTime) / 1000)));
     this.latest = await writeGenesisBlock({ store, genesis, common, trieDb, flat, runner });
     return this.latest.stateRoot;
   }
@@ -402,7 +416,7 @@ export class EvmApp implements Application {
     const cheats = this.cheats.size > 0 ? this.cheats.forBlock() : undefined;
     const prelude = cheats ? CheatOverlay.prelude(cheats.cheats) : undefined;
     const exec = await this.runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs.decoded, prelude);
-    const { response, pending } = assembleBlock({ req, parent, ctx, txs, exec, common: this.common, genesis: this.genesis, cheats });
+    const { response, pending } = assembleBlock({ req, parent, ctx, txs, exec, common: this.forks.commonAt(ctx.timestamp), genesis: this.genesis, cheats });
     this.pending = pending;
     return response;
   }

@@ -89,6 +89,14 @@ function canonicalJson(v: unknown): string {
 }
 
 /** CometBFT's genesis must be the one this application was started with (same chain id, app_state). */
+/** app_state without `evm.chain_config` */
+function withoutSchedule(appState: unknown): unknown {
+  const evm = (appState as { evm?: unknown } | null)?.evm;
+  if (evm === null || typeof evm !== 'object' || !('chain_config' in evm)) return appState;
+  const { chain_config: _schedule, ...rest } = evm as Record<string, unknown>;
+  return { ...(appState as object), evm: rest };
+}
+
 export function checkInitChain(genesis: Genesis, req: InitChainRequest): void {
   if (req.chainId !== genesis.chainId) {
     throw new AppStateError(`InitChain: chain id ${JSON.stringify(req.chainId)} differs from ferry's genesis (${JSON.stringify(genesis.chainId)})`);
@@ -103,7 +111,10 @@ export function checkInitChain(genesis: Genesis, req: InitChainRequest): void {
     throw new AppStateError('InitChain: app_state_bytes is not JSON');
   }
   const ours = (JSON.parse(renderGenesis(genesis)) as { app_state: unknown }).app_state;
-  if (canonicalJson(theirs) !== canonicalJson(ours)) {
+  // the fork schedule is ferry's own: an upgrade adds it to ferry's genesis.json only (CometBFT keeps the hash
+  // of the genesis it started with), so a node joining later has it in one file and not the other
+  // (docs/configuration.md "Hardforks")
+  if (canonicalJson(withoutSchedule(theirs)) !== canonicalJson(withoutSchedule(ours))) {
     throw new AppStateError("InitChain: CometBFT's genesis app_state differs from ferry's genesis.json (use the same file for both)");
   }
 }

@@ -38,7 +38,7 @@ export async function rebuildFlatState(d: MigrationDeps, top: bigint): Promise<v
     const block = store.evmBlock(h)!;
     const hd = block.header;
     // the senders stored with the block were recovered when it was made
-    const txs = block.transactions.map((t) => decodeTx(t.raw, d.common, t.from, t.hash));
+    const txs = block.transactions.map((t) => decodeTx(t.raw, runner.forks.commonAt(hd.timestamp), t.from, t.hash));
     const ctx = { number: h, timestamp: hd.timestamp, coinbase: hd.miner, gasLimit: hd.gasLimit, baseFee: hd.baseFeePerGas, mixHash: hd.mixHash };
     const prelude = CheatOverlay.prelude(appliedCheats(store, Number(h)));
     const exec = await runner.executeBlock({ height: parent.number, root: parent.stateRoot }, ctx, txs, prelude);

@@ -7,7 +7,8 @@
 import type { Common } from '@ethereumjs/common';
 import { Address, createAccountFromRLP, setLengthLeft, type Account } from '@ethereumjs/util';
 import { getMerkleStateProof } from '@ethereumjs/statemanager';
-import { makeCommon } from '../evm/common.js';
+import { ForkSchedule } from '../evm/forks.js';
+import type { ForkTimes } from '../config/genesis.js';
 import { proofStateManager } from '../evm/statetrie.js';
 import { effectiveTip } from '../evm/tx.js';
 import { limitExceeded, notFound } from '../lib/errors.js';
@@ -31,6 +32,8 @@ export const SUGGESTED_TIP = 1_000_000_000n;
 export interface ReaderOptions {
   chainId: bigint;
   hardfork: string;
+  /** the chain's later forks by block time (evm/forks.ts) */
+  forkTimes?: ForkTimes;
   gasCap: bigint;
   logsCap: number;
   coinbase: Uint8Array;
@@ -56,7 +59,7 @@ export class ChainReader {
 
   private constructor(
     private readonly store: Store,
-    private readonly common: Common,
+    private readonly forks: ForkSchedule,
     private readonly flat: FlatState,
     private readonly trieDb: TrieDB,
     private readonly opts: ReaderOptions,
@@ -67,8 +70,13 @@ export class ChainReader {
   }
 
   static async create(store: Store, opts: ReaderOptions): Promise<ChainReader> {
-    const common: Common = makeCommon(opts.chainId, opts.hardfork);
-    return new ChainReader(store, common, new FlatState(store), new TrieDB(store), opts);
+    const forks = new ForkSchedule(opts.chainId, opts);
+    return new ChainReader(store, forks, new FlatState(store), new TrieDB(store), opts);
+  }
+
+  /** the rules a tx sent now is checked under: the next block's, whose time is about now (evm/forks.ts) */
+  private get common(): Common {
+    return this.forks.commonAt(BigInt(Math.floor(Date.now() / 1000)));
   }
 
   /** the chain thread committed `height` */

@@ -10,7 +10,9 @@ import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
 import { checksumAddress } from '../lib/address.js';
 import { formatDuration } from '../config/duration.js';
-import { keccak256, makeCommon } from '../evm/common.js';
+import { keccak256 } from '../evm/common.js';
+import { ForkSchedule } from '../evm/forks.js';
+import type { ForkTimes } from '../config/genesis.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { simulateBlocks } from '../evm/simblocks.js';
 import type { SimBlockResult, SimulateRequest } from '../types/simulate.js';
@@ -50,6 +52,8 @@ export interface SimulatorPort {
 export interface SimulatorOptions {
   chainId: bigint;
   hardfork: string;
+  /** the chain's later forks by block time (evm/forks.ts) */
+  forkTimes?: ForkTimes;
   gasCap: bigint;
   /** wall-clock budget per call, ms (0 = none) */
   evmTimeoutMs: number;
@@ -80,7 +84,7 @@ const raisesGas = (e: unknown): boolean => e instanceof DomainError && e.is('txR
 export class Simulator {
   private readonly idle: EvmRunner<FlatStateManager>[] = [];
   /** watches a runner's EVM for eth_createAccessList (made at its first one) */
-  private readonly hosts = new WeakMap<EvmRunner<FlatStateManager>, TraceHost>();
+  private readonly hosts = new WeakMap<object, TraceHost>();
 
   private constructor(
     private readonly store: Store,
@@ -113,10 +117,12 @@ export class Simulator {
   private generation = 0;
 
   private async newRunner(): Promise<EvmRunner<FlatStateManager>> {
-    const common = makeCommon(this.opts.chainId, this.opts.hardfork);
-    const runner = await EvmRunner.createFlat(common, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
-    if (this.onConsoleLog) attachConsoleLog(runner.vm.evm as never, this.onConsoleLog);
-    useSyncSteps(runner.vm.evm);
+    const forks = new ForkSchedule(this.opts.chainId, this.opts);
+    const runner = await EvmRunner.createFlat(forks, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+    for (const evm of runner.evms()) {
+      if (this.onConsoleLog) attachConsoleLog(evm as never, this.onConsoleLog);
+      useSyncSteps(evm);
+    }
     return runner;
   }
 
@@ -212,6 +218,12 @@ export class Simulator {
         if (allowance < hi) hi = allowance;
       }
       if (this.opts.gasCap > 0n && hi > this.opts.gasCap) hi = this.opts.gasCap;
+      // Osaka: no tx may ask for more than EIP-7825's cap (go-ethereum eth/gasestimator/gasestimator.go)
+      runner.useRulesAt(ctx.timestamp);
+      if (runner.common.isActivatedEIP(7825)) {
+        const txCap = runner.common.param('maxTransactionGasLimit');
+        if (hi > txCap) hi = txCap;
+      }
       const run = (gas: bigint) => runner.simulate(root, ctx, this.simCall(req, gas), overrides, gate);
       const ok = async (gas: bigint) => {
         try {
@@ -301,10 +313,11 @@ export class Simulator {
       if (feeCap > 0n && balance < want) {
         throw this.applyFailure(req, nonce, `insufficient funds for gas * price + value: address ${checksumAddress(from)} have ${balance} want ${want}`);
       }
-      let host = this.hosts.get(runner);
+      runner.useRulesAt(ctx.timestamp);
+      let host = this.hosts.get(runner.vm.evm);
       if (host === undefined) {
         host = new TraceHost(runner.vm.evm as never);
-        this.hosts.set(runner, host);
+        this.hosts.set(runner.vm.evm, host);
       }
       let prev = new AccessListTracer(req.accessList ?? [], exclude);
       for (;;) {

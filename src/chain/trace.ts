@@ -14,7 +14,8 @@
  * if a job overruns its timeout by WATCHDOG_GRACE_MS — whatever it held is released with it.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { makeCommon } from '../evm/common.js';
+import { ForkSchedule } from '../evm/forks.js';
+import type { ForkTimes } from '../config/genesis.js';
 import { EvmRunner, withBlockOverrides, type BlockContext, type RunGate, type StateRef } from '../evm/runner.js';
 import type { SimCall } from '../evm/simulate.js';
 import type { BlockOverrides, StateOverrides } from '../types/query.js';
@@ -53,6 +54,8 @@ export interface TraceServiceOptions {
   dbPath: string;
   chainId: bigint;
   hardfork: string;
+  /** the chain's later forks by block time (evm/forks.ts) */
+  forkTimes?: ForkTimes;
   /** max characters of one trace result's JSON (json-rpc.trace-result-max-size; 0 = unlimited) */
   maxResultSize: number;
 }
@@ -299,7 +302,7 @@ function contextOf(h: EvmHeader): BlockContext {
 
 async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Promise<void> {
   const store = new Store(opts.dbPath, { reader: true });
-  const common = makeCommon(opts.chainId, opts.hardfork);
+  const forks = new ForkSchedule(opts.chainId, opts);
   // state reads come from the flat layer (no trie walks); the trie database is never written (no commit)
   const flat = new FlatState(store);
   const trieDb = new TrieDB(store);
@@ -313,7 +316,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     },
   };
   const makeEngine = async () => {
-    const runner = await EvmRunner.createFlat(common, flat, trieDb, (n) => store.evmBlock(n)?.header.hash);
+    const runner = await EvmRunner.createFlat(forks, flat, trieDb, (n) => store.evmBlock(n)?.header.hash);
     runner.gate = gate;
     return new TraceEngine(runner);
   };
@@ -327,7 +330,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     // the senders stored with the block were recovered when it was made; the dev cheats the block
     // applied before its first tx (chain/cheats.ts) run first
     const prelude = CheatOverlay.prelude(appliedCheats(store, Number(height)));
-    return { block, parent, prelude, txs: block.transactions.map((t) => decodeTx(t.raw, common, t.from)) };
+    return { block, parent, prelude, txs: block.transactions.map((t) => decodeTx(t.raw, forks.commonAt(block.header.timestamp), t.from)) };
   };
 
   const run = async (job: Job): Promise<unknown> => {
@@ -347,7 +350,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
       case 'replay': {
         const parent = store.evmBlock(job.block.parent);
         if (!parent) throw new TraceError(`block #${job.block.parent} not found`);
-        const txs = job.block.rawTxs.map((raw) => decodeTx(raw, common));
+        const txs = job.block.rawTxs.map((raw) => decodeTx(raw, forks.commonAt(job.block.ctx.timestamp)));
         const outs = await engine.traceBlock(refOf(parent.header), job.block.ctx, job.block.hash, txs, job.opts, undefined, true);
         return outs.map((o, i) => ({ txHash: txs[i]!.evm.hash, ...o }));
       }

@@ -46,7 +46,10 @@ export interface Genesis {
   maxGas: bigint;
   validators: GenesisValidator[];
   evm: {
+    /** the rules at genesis (docs/configuration.md "Hardforks") */
     hardfork: string;
+    /** `app_state.evm.chain_config`: later forks activated by block time; absent = the genesis fork forever */
+    forkTimes?: ForkTimes;
     baseFeePerGas: bigint;
     /** 20 bytes */
     coinbase: Uint8Array;
@@ -57,9 +60,19 @@ export interface Genesis {
   validatorSchedule?: ScheduledValidatorUpdate[];
 }
 
+/**
+ * Activation times (unix seconds, compared with the block's CometBFT time) of the forks after the
+ * genesis one, by fork name; cosmos/evm x/vm ChainConfig's `cancun_time`, `prague_time`, `osaka_time`.
+ */
+export type ForkTimes = Partial<Record<string, bigint>>;
+
 export const DEFAULT_CHAIN_ID = 'ferry_9000-1';
+/** a genesis without `app_state.evm.hardfork` (written before ferry chose the fork at init) runs these rules */
 export const DEFAULT_HARDFORK = 'cancun';
-export const SUPPORTED_HARDFORKS: readonly string[] = ['cancun', 'prague'];
+/** the fork a new home's genesis names (ferry init, fresh dev homes, ferry testnet) */
+export const DEFAULT_NEW_HARDFORK = 'osaka';
+/** oldest first: a fork's rules include every earlier one's */
+export const SUPPORTED_HARDFORKS: readonly string[] = ['cancun', 'prague', 'osaka'];
 export const DEFAULT_BASE_FEE_PER_GAS = 1_000_000_000n;
 export const DEFAULT_BLOCK_MAX_BYTES = 22_020_096n;
 export const DEFAULT_BLOCK_MAX_GAS = 60_000_000n;
@@ -119,7 +132,7 @@ export function coinbaseOf(pubKey: Uint8Array): Uint8Array {
 }
 
 /** A dev genesis: one validator, the dev accounts funded with 10000 ETH each, the predeploys (config/predeploys.ts). */
-export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array; genesisTime?: string }): Genesis {
+export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array; genesisTime?: string; hardfork?: string; forkTimes?: ForkTimes }): Genesis {
   const chainId = args.chainId ?? DEFAULT_CHAIN_ID;
   const alloc = new Map<string, GenesisAccount>();
   for (const a of devAccounts(DEV_ACCOUNT_COUNT)) {
@@ -142,7 +155,8 @@ export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array
       },
     ],
     evm: {
-      hardfork: DEFAULT_HARDFORK,
+      hardfork: args.hardfork ?? DEFAULT_HARDFORK,
+      ...(args.forkTimes === undefined ? {} : { forkTimes: args.forkTimes }),
       baseFeePerGas: DEFAULT_BASE_FEE_PER_GAS,
       coinbase: coinbaseOf(args.validatorPubKey),
       alloc,
@@ -264,11 +278,12 @@ export function parseGenesis(json: string | unknown): Genesis {
   if (g.app_hash !== '') fail('app_hash', 'must be "" (the application computes the genesis state root)');
 
   const appState = object(g.app_state, 'app_state', ['evm'], ['validator_schedule']);
-  const evm = object(appState.evm, 'app_state.evm', ['alloc'], ['hardfork', 'base_fee_per_gas', 'coinbase']);
+  const evm = object(appState.evm, 'app_state.evm', ['alloc'], ['hardfork', 'chain_config', 'base_fee_per_gas', 'coinbase']);
   const hardfork = evm.hardfork === undefined ? DEFAULT_HARDFORK : string(evm.hardfork, 'app_state.evm.hardfork');
   if (!SUPPORTED_HARDFORKS.includes(hardfork)) {
     fail('app_state.evm.hardfork', `unsupported hardfork ${JSON.stringify(hardfork)} (supported: ${SUPPORTED_HARDFORKS.join(', ')})`);
   }
+  const forkTimes = evm.chain_config === undefined ? undefined : parseChainConfig(evm.chain_config, hardfork);
   const baseFeePerGas =
     evm.base_fee_per_gas === undefined ? DEFAULT_BASE_FEE_PER_GAS : uint(evm.base_fee_per_gas, 'app_state.evm.base_fee_per_gas', UINT256_MAX);
   const coinbase = evm.coinbase === undefined ? coinbaseOf(validators[0]!.pubKey) : data(evm.coinbase, 'app_state.evm.coinbase', ADDRESS_BYTES);
@@ -290,9 +305,95 @@ export function parseGenesis(json: string | unknown): Genesis {
     maxBytes,
     maxGas,
     validators,
-    evm: { hardfork, baseFeePerGas, coinbase, alloc },
+    evm: { hardfork, ...(forkTimes === undefined ? {} : { forkTimes }), baseFeePerGas, coinbase, alloc },
     ...(appState.validator_schedule === undefined ? {} : { validatorSchedule: parseValidatorSchedule(appState.validator_schedule) }),
   };
+}
+
+/** The forks a new home runs: `--hardfork` (default DEFAULT_NEW_HARDFORK) and `--<fork>-time` flags. */
+export interface ForkChoice {
+  hardfork: string;
+  forkTimes?: ForkTimes;
+}
+
+/**
+ * The fork flags of `ferry init` / `dev` / `start` / `testnet`: `hardfork` a supported name (Anvil's
+ * `--hardfork` names), `times` by fork name: unix seconds, or `+N` for N seconds from `nowSeconds`.
+ * Checked as the genesis codec checks `chain_config` (order, monotonic times).
+ */
+export function forkChoice(hardfork: string | undefined, times: Record<string, string | undefined>, nowSeconds: bigint): ForkChoice {
+  const fork = (hardfork ?? DEFAULT_NEW_HARDFORK).toLowerCase();
+  if (!SUPPORTED_HARDFORKS.includes(fork)) {
+    throw badConfig('hardfork', `--hardfork: unsupported hardfork ${JSON.stringify(hardfork)} (supported: ${SUPPORTED_HARDFORKS.join(', ')})`);
+  }
+  const doc: Record<string, string> = {};
+  for (const [name, v] of Object.entries(times)) {
+    if (v === undefined) continue;
+    const m = /^(\+?)(\d+)$/.exec(v);
+    if (!m) throw badConfig(`${name}-time`, `--${name}-time: expected unix seconds or +seconds from now, got ${JSON.stringify(v)}`);
+    doc[forkTimeKey(name)] = (m[1] === '+' ? nowSeconds + BigInt(m[2]!) : BigInt(m[2]!)).toString();
+  }
+  if (Object.keys(doc).length === 0) return { hardfork: fork };
+  return { hardfork: fork, forkTimes: parseChainConfig(doc, fork) };
+}
+
+/** Whether a genesis runs the forks `choice` asks for (a `--hardfork` given for an existing home must match it). */
+export function sameForks(g: Genesis, choice: ForkChoice): boolean {
+  if (g.evm.hardfork !== choice.hardfork) return false;
+  return SUPPORTED_HARDFORKS.every((f) => g.evm.forkTimes?.[f] === choice.forkTimes?.[f]);
+}
+
+/** `app_state.evm.chain_config` key of a fork's activation time */
+const forkTimeKey = (fork: string) => `${fork}_time`;
+
+/**
+ * `app_state.evm.chain_config`: `<fork>_time` per supported fork, unix seconds as a decimal string (as
+ * cosmos/evm's x/vm ChainConfig writes its math.Int fields) or a JSON integer; null or absent = not scheduled.
+ * Forks after `hardfork` activate in order (geth params/config.go CheckConfigForkOrder): a scheduled fork
+ * needs every fork between it and `hardfork` scheduled, at the same time or earlier. Times of forks up to
+ * `hardfork` are allowed (they are active from genesis) and ignored.
+ */
+function parseChainConfig(v: unknown, hardfork: string): ForkTimes {
+  const path = 'app_state.evm.chain_config';
+  const o = object(v, path, [], SUPPORTED_HARDFORKS.map(forkTimeKey));
+  const times: ForkTimes = {};
+  let previous: { fork: string; time: bigint } | undefined;
+  for (const fork of SUPPORTED_HARDFORKS.slice(SUPPORTED_HARDFORKS.indexOf(hardfork) + 1)) {
+    const key = forkTimeKey(fork);
+    const raw = o[key];
+    if (raw === undefined || raw === null) {
+      previous = undefined;
+      continue;
+    }
+    const time = forkTime(raw, join(path, key));
+    const before = SUPPORTED_HARDFORKS[SUPPORTED_HARDFORKS.indexOf(fork) - 1]!;
+    if (before !== hardfork && previous === undefined) {
+      fail(join(path, key), `${fork} is scheduled but ${before} is not (forks after the genesis hardfork ${hardfork} activate in order)`);
+    }
+    if (previous !== undefined && time < previous.time) {
+      fail(join(path, key), `${fork} at ${time} would activate before ${previous.fork} at ${previous.time}`);
+    }
+    times[fork] = time;
+    previous = { fork, time };
+  }
+  for (const fork of SUPPORTED_HARDFORKS.slice(0, SUPPORTED_HARDFORKS.indexOf(hardfork) + 1)) {
+    const raw = o[forkTimeKey(fork)];
+    if (raw !== undefined && raw !== null) forkTime(raw, join(path, forkTimeKey(fork)));
+  }
+  return times;
+}
+
+/** unix seconds: a decimal string or a non-negative JSON integer */
+function forkTime(v: unknown, path: string): bigint {
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v) || v < 0) fail(path, `expected a non-negative integer, got ${v}`);
+    return BigInt(v);
+  }
+  const s = string(v, path);
+  if (!DECIMAL.test(s)) fail(path, `expected unix seconds as decimal digits, got ${JSON.stringify(s)}`);
+  const n = BigInt(s);
+  if (n > INT64_MAX) fail(path, `${s} overflows int64`);
+  return n;
 }
 
 function parseValidatorSchedule(v: unknown): ScheduledValidatorUpdate[] {
@@ -400,6 +501,7 @@ export function renderGenesis(g: Genesis): string {
         : {}),
       evm: {
         hardfork: g.evm.hardfork,
+        ...(g.evm.forkTimes === undefined ? {} : { chain_config: renderChainConfig(g.evm.forkTimes) }),
         base_fee_per_gas: g.evm.baseFeePerGas.toString(),
         coinbase: hex(g.evm.coinbase),
         alloc,
@@ -407,6 +509,15 @@ export function renderGenesis(g: Genesis): string {
     },
   };
   return JSON.stringify(doc, null, 2) + '\n';
+}
+
+function renderChainConfig(times: ForkTimes): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const fork of SUPPORTED_HARDFORKS) {
+    const t = times[fork];
+    if (t !== undefined) out[forkTimeKey(fork)] = t.toString();
+  }
+  return out;
 }
 
 function hex(b: Uint8Array): string {

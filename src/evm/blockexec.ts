@@ -5,13 +5,14 @@
  * the ordered-trie roots and the new state root (with the flat change set the store writes).
  */
 import type { StateManagerInterface } from '@ethereumjs/common';
+import { Address, bigIntToAddressBytes, bigIntToBytes, setLengthLeft } from '@ethereumjs/util';
 import { Bloom, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
 import { yieldToEventLoop } from '../lib/slices.js';
 import type { FlatChange } from '../store/flatstate.js';
 import type { EvmTx } from '../types/chain.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import type { At, BlockContext, BlockPrelude, EvmRunner } from './runner.js';
-import type { DecodedTx } from './tx.js';
+import { underRules, type DecodedTx } from './tx.js';
 import { vmErrorText } from './vmerrors.js';
 
 export interface ExecutedTx {
@@ -46,6 +47,22 @@ export interface ExecutedBlock {
 export const EXECUTE_SLICE_MS = 2;
 
 /**
+ * EIP-2935 (Prague on): before a block's first tx, the parent's hash goes into the history contract's
+ * ring buffer, slot (number - 1) mod HISTORY_SERVE_WINDOW — what the system call from the system address
+ * stores (go-ethereum core/state_processor.go ProcessParentBlockHash; ethereumjs vm runBlock.ts
+ * accumulateParentBlockHash). Without the contract's code (a genesis without it) nothing is written, as in geth.
+ */
+export async function recordParentHash<S extends StateManagerInterface>(runner: EvmRunner<S>, ctx: BlockContext): Promise<void> {
+  const common = runner.common;
+  if (!common.isActivatedEIP(2935) || ctx.number === 0n) return;
+  const history = new Address(bigIntToAddressBytes(common.param('historyStorageAddress')));
+  if ((await runner.sm.getCode(history)).length === 0) return;
+  const parentHash = await runner.hashOf(ctx.number - 1n);
+  const slot = setLengthLeft(bigIntToBytes((ctx.number - 1n) % common.param('historyServeWindow')), 32);
+  await runner.sm.putStorage(history, slot, parentHash);
+}
+
+/**
  * Executes txs in order on `parent`. Txs that cannot be applied are excluded, not fatal.
  * `prelude` changes the state before the first tx (the dev cheats: chain/cheats.ts).
  */
@@ -71,12 +88,21 @@ export async function executeBlock<S extends StateManagerInterface>(
   await sm.checkpoint();
   try {
     if (prelude) await prelude(sm);
+    await recordParentHash(runner, ctx);
     let sliceStart = performance.now();
-    for (const d of txs) {
+    for (const original of txs) {
       // let the chain thread answer CheckTx between slices of a long block
       if (performance.now() - sliceStart >= EXECUTE_SLICE_MS) {
         await yieldToEventLoop();
         sliceStart = performance.now();
+      }
+      // each tx runs under the rules of this block's time (a pool tx may have been checked under the fork before)
+      let d: DecodedTx;
+      try {
+        d = underRules(original, runner.common);
+      } catch (e) {
+        excluded.push({ tx: original.evm, reason: e instanceof Error ? e.message : String(e) });
+        continue;
       }
       if (cumulative + d.tx.gasLimit > ctx.gasLimit) {
         excluded.push({ tx: d.evm, reason: 'block gas limit reached' });

@@ -17,6 +17,7 @@ import type { BlockOverrides, StateOverrides } from '../types/query.js';
 import { executeBlock, type ExecutedBlock } from './blockexec.js';
 import { FlatStateManager, genesisState, type GenesisAccount } from './flatstate.js';
 import './jumpdests.js';
+import { ForkSchedule } from './forks.js';
 import { simulate, simulateCall, type BeforeRun, type CallOutcome, type SimCall } from './simulate.js';
 import type { DecodedTx } from './tx.js';
 import { EvmTimeoutError } from './vmerrors.js';
@@ -153,6 +154,10 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
   /** this runner's own copies of JUMP/JUMPI's opcode info: async only while a gate may park the run */
   private readonly jumpInfos: { isAsync: boolean }[] = [];
   readonly sm: S;
+  /** the VM of the rules selected last (ethBlock selects them by the block's timestamp: evm/forks.ts) */
+  vm: VM;
+  /** the fixed Common of those rules */
+  common: Common;
 
   /** the gate of the run in progress, if it has one */
   get gate(): RunGate | undefined {
@@ -171,11 +176,39 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
   }
 
   private constructor(
-    readonly vm: VM,
+    /** one VM per fork of the schedule, over the same state manager, by its Common */
+    private readonly vms: ReadonlyMap<Common, VM>,
     readonly state: RunnerState<S>,
-    readonly common: Common,
+    readonly forks: ForkSchedule,
+    private readonly blockHash: BlockHashLookup,
   ) {
     this.sm = state.sm;
+    this.common = forks.allCommons()[0]!;
+    this.vm = vms.get(this.common)!;
+    for (const vm of vms.values()) this.patchJumps(vm);
+  }
+
+  /** the hash of a committed block (BLOCKHASH's source; EIP-2935's parent hash: evm/blockexec.ts) */
+  async hashOf(n: bigint): Promise<Uint8Array> {
+    const h = await this.blockHash(n);
+    if (!h) throw new Error(`block ${n} not found`);
+    return h;
+  }
+
+  /** every fork's EVM (for the hooks installed on each: sync steps, console.log, tracer hosts) */
+  evms(): VM['evm'][] {
+    return [...this.vms.values()].map((vm) => vm.evm);
+  }
+
+  /** Selects the rules a block with this timestamp runs under. */
+  useRulesAt(timestamp: bigint): void {
+    const common = this.forks.commonAt(timestamp);
+    if (common === this.common) return;
+    this.common = common;
+    this.vm = this.vms.get(common)!;
+  }
+
+  private patchJumps(vm: VM): void {
     const map = (vm.evm as unknown as { _opcodeMap: Record<number, { opHandler: (...a: unknown[]) => unknown; opcodeInfo: object }> })._opcodeMap;
     for (const op of [JUMP, JUMPI]) {
       const entry = map[op]!;
@@ -199,12 +232,15 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
   }
 
   /** A runner reading the flat layer; `db` receives the trie nodes of the blocks it executes. */
-  static async createFlat(common: Common, flat: FlatState, db: TrieDB, hashOf: BlockHashLookup): Promise<EvmRunner<FlatStateManager>> {
-    return EvmRunner.over(common, new FlatRunnerState(new FlatStateManager(flat), db), hashOf);
+  static async createFlat(rules: Common | ForkSchedule, flat: FlatState, db: TrieDB, hashOf: BlockHashLookup): Promise<EvmRunner<FlatStateManager>> {
+    return EvmRunner.over(rules, new FlatRunnerState(new FlatStateManager(flat), db), hashOf);
   }
 
-  /** A runner over any runner state; BLOCKHASH reads `hashOf`. */
-  static async over<T extends StateManagerInterface>(common: Common, state: RunnerState<T>, hashOf: BlockHashLookup): Promise<EvmRunner<T>> {
+  /**
+   * A runner over any runner state; BLOCKHASH reads `hashOf`. `rules`: a chain's fork schedule, or one
+   * Common (the rules of every block, the same as a schedule of its fork alone).
+   */
+  static async over<T extends StateManagerInterface>(rules: Common | ForkSchedule, state: RunnerState<T>, hashOf: BlockHashLookup): Promise<EvmRunner<T>> {
     const blockchain = {
       async getBlock(n: number) {
         const h = hashOf(BigInt(n));
@@ -216,8 +252,10 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
         return blockchain;
       },
     };
-    const vm = await createVM({ common, stateManager: state.sm, blockchain: blockchain as never });
-    return new EvmRunner<T>(vm, state, common);
+    const forks = rules instanceof ForkSchedule ? rules : ForkSchedule.single(rules);
+    const vms = new Map<Common, VM>();
+    for (const common of forks.allCommons()) vms.set(common, await createVM({ common, stateManager: state.sm, blockchain: blockchain as never }));
+    return new EvmRunner<T>(vms, state, forks, hashOf);
   }
 
   /** block contexts are immutable per height: calls at the same height share one Block object */
@@ -225,6 +263,7 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
 
   /** the ethereumjs block of a context (blocks, calls and traced replays run in it) */
   ethBlock(ctx: BlockContext): Block {
+    this.useRulesAt(ctx.timestamp);
     // a block override may change any field at the same height: such a context is built for its call alone,
     // so the cache key of the chain's own contexts stays cheap on every eth_call
     if (ctx.overridden) return this.makeBlock(ctx);

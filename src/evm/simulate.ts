@@ -95,6 +95,8 @@ async function simulation<S extends StateManagerInterface, T>(
   run: (tx: TypedTransaction, block: Block, fees: CallFees, from: Address, intrinsic: bigint) => Promise<T>,
 ): Promise<T> {
   const sm = runner.sm;
+  // the rules of the block the call runs in (evm/forks.ts)
+  runner.useRulesAt(ctx.timestamp);
   await runner.setRoot(at);
   await sm.checkpoint();
   const outer = runner.gate;
@@ -135,7 +137,12 @@ async function simulation<S extends StateManagerInterface, T>(
       txData.gasPrice = fees.gasPrice;
     }
     // the init code limit is checked below, in geth's order and words
+    // a call is not a transaction: geth's calls skip EIP-7825's per-tx cap (core/state_transition.go preCheck,
+    // SkipTransactionChecks), which ethereumjs' tx constructor enforces: the tx is made under it, then given the call's gas
+    const cap = runner.common.isActivatedEIP(7825) ? runner.common.param('maxTransactionGasLimit') : undefined;
+    if (cap !== undefined && call.gas > cap) txData.gasLimit = cap;
     const tx = createTx(txData as never, { common: runner.common, freeze: false, allowUnlimitedInitCodeSize: true }) as TypedTransaction;
+    if (txData.gasLimit !== call.gas) (tx as { gasLimit: bigint }).gasLimit = call.gas;
     const intrinsic = tx.getIntrinsicGas();
     checkGasAndCode({
       gas: call.gas, intrinsic, floor: runner.common.isActivatedEIP(7623) ? tx.getMinimumGasLimit() : 0n,

@@ -129,6 +129,8 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
     if (/authorization list is empty/.test(msg)) throw rejected(EMPTY_AUTH_LIST_TEXT);
     // geth: SetCodeTx.To is not optional, so the RLP of a set-code tx without one does not decode
     if (/cannot be used to create contracts/.test(msg)) throw rejected('rlp: input string too short for common.Address, decoding into (types.SetCodeTx).To');
+    const capped = EIP7825_REFUSAL.exec(msg);
+    if (capped) throw rejected(GethText.gasLimitTooHigh(BigInt(capped[2]!), BigInt(capped[1]!)));
     if (/chain ID|EIP155|chainId/i.test(msg)) throw rejected('invalid chain id for signer');
     if (/signature|Invalid Signature|s-values/i.test(msg)) throw rejected('invalid transaction v, r, s values');
     throw rejected(`rlp: ${msg.split('\n')[0]!.replace(/ \(tx type=.*$/, '')}`);
@@ -156,6 +158,19 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
     throw rejected('invalid sender');
   }
   return { tx, evm: toEvmTx(tx, from, raw) };
+}
+
+/** ethereumjs tx util/internal.ts's refusal of a gas limit over the EIP-7825 cap (Osaka): tx gas, cap */
+const EIP7825_REFUSAL = /gas limit (\d+) exceeds the maximum allowed by EIP-7825 \((\d+)\)/;
+
+/**
+ * The same transaction under the rules of another fork (a block runs each tx under the rules of its own
+ * time: evm/forks.ts); `d` itself when it was decoded under them. Throws txRejected when those rules
+ * refuse it (a type they lack, a gas limit over Osaka's cap).
+ */
+export function underRules(d: DecodedTx, common: Common): DecodedTx {
+  if (d.tx.common === common) return d;
+  return decodeTx(d.evm.raw, common, d.evm.from, d.evm.hash);
 }
 
 function toEvmTx(tx: TypedTransaction, from: Uint8Array, raw: Uint8Array): EvmTx {

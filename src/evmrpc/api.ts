@@ -8,7 +8,9 @@
  * A new namespace: its file declares the part of the bag it uses, a port it needs that no member
  * offers becomes a member here, and its table joins the list below.
  */
-import { makeCommon } from '../evm/common.js';
+import { ForkSchedule } from '../evm/forks.js';
+import { createEthConfigMethods } from './ethconfig.js';
+import type { ForkTimes } from '../config/genesis.js';
 import type { JsonRpcOptions } from '../config/options.js';
 import { clientVersion, COMMIT, VERSION } from '../config/version.js';
 import { mergeTables, type MethodTable } from '../jsonrpc/types.js';
@@ -63,11 +65,14 @@ export interface EvmApiOptions {
   >;
   chainId: bigint;
   hardfork: string;
+  /** the chain's later forks by block time (evm/forks.ts) */
+  forkTimes?: ForkTimes;
 }
 
 /** Surface A's method table: one part per namespace group, merged (a name declared twice is a bug). */
 export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): MethodTable {
   const { jsonRpc } = opts;
+  const forks = new ForkSchedule(opts.chainId, opts);
   const core = createEvmMethods(modules.reader, {
     clientVersion: clientVersion(jsonRpc.clientVersionPrefix),
     gasCap: jsonRpc.gasCap,
@@ -80,9 +85,10 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     core,
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
     createReadMethods(modules.reader),
+    createEthConfigMethods(modules.reader, { chainId: opts.chainId, forks }),
     createSendingMethods(modules),
     createSimulateMethods(modules, { evmTimeoutMs: jsonRpc.evmTimeoutMs }),
-    createRawDebugMethods(modules, { common: makeCommon(opts.chainId, opts.hardfork), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
+    createRawDebugMethods(modules, { commonAt: (t) => forks.commonAt(t), traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
     runtimeStatsMethods(modules.profiler),
     jsonRpc.enableProfiling ? profileFileMethods(modules.profiler) : {},
     modules.filters.table,

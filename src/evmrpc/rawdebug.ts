@@ -45,7 +45,8 @@ export interface RawDebugModules {
 
 export interface RawDebugInfo {
   /** the chain's rules (which header fields the hardfork has) */
-  common: Common;
+  /** the rules of a block time (which header fields a block of that time has: evm/forks.ts) */
+  commonAt(timestamp: bigint): Common;
   /** the longest timeout a trace may ask for, ms */
   traceTimeoutCapMs: number;
 }
@@ -56,7 +57,7 @@ function goBytes(b: Uint8Array): string {
 }
 
 export function createRawDebugMethods({ reader, runs }: RawDebugModules, info: RawDebugInfo): MethodTable {
-  const { common } = info;
+  const { commonAt } = info;
 
   /**
    * geth's lookup: a hash selects by hash (`what #[…] not found` when unknown); a number or tag
@@ -75,18 +76,18 @@ export function createRawDebugMethods({ reader, runs }: RawDebugModules, info: R
   /** the hash tracers see: the committed block's when the given header is that block's, else keccak(header) */
   function replayHash(b: DecodedBlock): Hash {
     const committed = reader.blockByNumber(b.number);
-    if (committed !== undefined && equalBytes(encodeHeader(common, committed.header), b.headerRlp)) return committed.header.hash;
+    if (committed !== undefined && equalBytes(encodeHeader(commonAt(committed.header.timestamp), committed.header), b.headerRlp)) return committed.header.hash;
     return keccak256(b.headerRlp);
   }
 
   const table: Record<string, MethodSpec> = {
     debug_getRawHeader: method([blockNumberOrTagOrHash], ([sel]) => {
       const b = find(sel, 'header');
-      return b === null ? null : hexData(encodeHeader(common, b.header));
+      return b === null ? null : hexData(encodeHeader(commonAt(b.header.timestamp), b.header));
     }),
     debug_getRawBlock: method([blockNumberOrTagOrHash], ([sel]) => {
       const b = find(sel, 'block');
-      return b === null ? null : hexData(encodeBlock(common, b.header, b.transactions.map((t) => t.raw)));
+      return b === null ? null : hexData(encodeBlock(commonAt(b.header.timestamp), b.header, b.transactions.map((t) => t.raw)));
     }),
     debug_getRawReceipts: method([blockNumberOrTagOrHash], ([sel]) => {
       let n: bigint | undefined;

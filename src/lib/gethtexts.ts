@@ -8,6 +8,8 @@
 export const GethText = {
   executionReverted: 'execution reverted',
   txTypeNotSupported: 'transaction type not supported',
+  /** EIP-7825 (Osaka): go-ethereum core/txpool/validation.go and core/state_transition.go, ErrGasLimitTooHigh */
+  gasLimitTooHigh: (cap: bigint, gas: bigint) => `transaction gas limit too high (cap: ${cap}, tx: ${gas})`,
   mixedFeeFields: 'both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified',
   headerNotFound: 'header not found',
   txpoolFull: 'txpool is full',

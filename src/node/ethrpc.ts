@@ -74,7 +74,7 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     log.child({ module: 'filters' }),
   );
   // debug_trace*: replays on a worker thread of their own (started at the first trace)
-  const traces = new TraceService({ dbPath: d.dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, maxResultSize: o.traceResultMaxSize });
+  const traces = new TraceService({ dbPath: d.dbPath, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes, maxResultSize: o.traceResultMaxSize });
   const subscriptions = createSubscriptionMethods(feed, { maxPerConnection: o.wsMaxSubscriptions }, log.child({ module: 'subscriptions' }));
   // the runtime reports (debug_memStats, debug_gcStats, debug_stacks) follow `debug`; the methods that write
   // profile files exist only behind json-rpc.enable-profiling (docs/compatibility.md)
@@ -90,7 +90,7 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     subscriptions,
     profiler,
   };
-  const table = createEvmApi({ jsonRpc: o, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork }, modules);
+  const table = createEvmApi({ jsonRpc: o, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes }, modules);
   let ws: Awaited<ReturnType<typeof startWsServer>> | undefined;
   const dispatcher = createDispatcher({
     table,

@@ -21,7 +21,7 @@ import {
   privValidatorStateJson,
   validatorKeyJson,
 } from '../consensus/cometbft/index.js';
-import { DEFAULT_CHAIN_ID, devGenesis, parseChainId, renderGenesis } from '../config/genesis.js';
+import { DEFAULT_CHAIN_ID, DEFAULT_NEW_HARDFORK, devGenesis, parseChainId, renderGenesis, type ForkChoice } from '../config/genesis.js';
 import { APP_TOML, CONFIG_DIR, CONFIG_TOML, DATA_DIR, defaultOptions } from '../config/load.js';
 import { DEFAULT_HOME_DIRNAME } from '../config/options.js';
 import { renderAppToml, renderConfigToml } from '../config/templates.js';
@@ -86,7 +86,7 @@ export function homeExists(home: string): boolean {
  * new validator and node keys, and a dev genesis (the 10 dev accounts funded, one validator).
  * `overwrite` replaces an existing home, and deletes its `data/` so the new chain starts clean.
  */
-export function ensureHome(home: string, opts: { chainId?: string; overwrite?: boolean } = {}): { created: boolean } {
+export function ensureHome(home: string, opts: { chainId?: string; overwrite?: boolean; forks?: ForkChoice } = {}): { created: boolean } {
   const paths = homePaths(home);
   if (existsSync(paths.genesis) && !opts.overwrite) {
     ensureJwtSecret(home);
@@ -109,7 +109,9 @@ export function ensureHome(home: string, opts: { chainId?: string; overwrite?: b
   writeFileAtomic(paths.privValidatorState, privValidatorStateJson(initialPrivValidatorState()) + '\n', KEY_MODE);
   ensureJwtSecret(home);
 
-  const genesis = devGenesis({ chainId, validatorPubKey: validatorKey.pubKey });
+  // a new home runs the newest fork unless told otherwise (docs/configuration.md "Hardforks")
+  const forks = opts.forks ?? { hardfork: DEFAULT_NEW_HARDFORK };
+  const genesis = devGenesis({ chainId, validatorPubKey: validatorKey.pubKey, ...forks });
   writeFileAtomic(paths.genesis, renderGenesis(genesis), FILE_MODE);
   return { created: true };
 }

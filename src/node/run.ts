@@ -80,12 +80,13 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, 
   const calls = CallPool.start(
     opts.jsonRpc.callWorkers,
     dbPath,
-    { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
+    { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
     log.child({ module: 'calls' }),
   );
   reader = await ChainReader.create(store, {
     chainId: genesis.evmChainId,
     hardfork: genesis.evm.hardfork,
+    forkTimes: genesis.evm.forkTimes,
     gasCap: opts.jsonRpc.gasCap,
     logsCap: opts.jsonRpc.logsCap,
     simulator: calls,

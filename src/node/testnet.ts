@@ -20,7 +20,7 @@ import {
   type NodeKey,
   type ValidatorKey,
 } from '../consensus/cometbft/index.js';
-import { DEFAULT_CHAIN_ID, DEV_VALIDATOR_POWER, devGenesis, parseChainId, renderGenesis, validatorAddress } from '../config/genesis.js';
+import { DEFAULT_CHAIN_ID, DEFAULT_NEW_HARDFORK, DEV_VALIDATOR_POWER, type ForkChoice, devGenesis, parseChainId, renderGenesis, validatorAddress } from '../config/genesis.js';
 import { defaultOptions } from '../config/load.js';
 import { renderAppToml, renderConfigToml } from '../config/templates.js';
 import { ensureJwtSecret, homePaths } from './home.js';
@@ -38,6 +38,8 @@ export interface TestnetOptions {
   fullNodes: number;
   output: string;
   chainId?: string;
+  /** the genesis hardfork and scheduled forks (default: DEFAULT_NEW_HARDFORK, none scheduled) */
+  forks?: ForkChoice;
   basePort?: number;
   /** CometBFT's consensus.timeout_commit, a Go duration ("500ms") */
   timeoutCommit?: string;
@@ -136,7 +138,7 @@ export function writeTestnet(o: TestnetOptions): TestnetNode[] {
       nodeId: nodeId(nodeKey),
     });
   }
-  const genesis = devGenesis({ chainId, validatorPubKey: keys[0]!.pubKey });
+  const genesis = devGenesis({ chainId, validatorPubKey: keys[0]!.pubKey, ...(o.forks ?? { hardfork: DEFAULT_NEW_HARDFORK }) });
   genesis.validators = keys.slice(0, o.validators).map((k, i) => ({ address: validatorAddress(k.pubKey), pubKey: k.pubKey, power: DEV_VALIDATOR_POWER, name: `node${i}` }));
   const genesisText = renderGenesis(genesis);
 

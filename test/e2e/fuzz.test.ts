@@ -91,7 +91,7 @@ function surfaceAMethods(): [string, number][] {
   const tables = [
     core,
     createExtraEthMethods(inert, { gasCap: 0n, evmTimeoutMs: 0 }, core),
-    createRawDebugMethods(inert, { common: inert, traceTimeoutCapMs: 0 }),
+    createRawDebugMethods(inert, { commonAt: () => inert, traceTimeoutCapMs: 0 }),
     filters.table,
     createSubscriptionMethods(feed, { maxPerConnection: 1 }, log).table,
     createAccountMethods(inert),

@@ -360,8 +360,10 @@ export class CometNet {
    * runs in namespace i at its own address: the homes' listen addresses become 0.0.0.0 and the peers'
    * addresses the namespaces' (`placeInNamespaces`). `transport: 'grpc'`: ABCI over gRPC; `mempool:
    * 'app'`: CometBFT v0.39's application-side mempool (both `ferry testnet` flags; docs/abci.md).
+   * `forkArgs`: `ferry testnet`'s fork flags (default `--hardfork cancun`, the rules the network tests
+   * were written for).
    */
-  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string; netns?: NetnsNetwork; transport?: 'socket' | 'grpc'; mempool?: 'flood' | 'app' }): Promise<CometNet> {
+  static create(o: { cometBin: string; validators: number; fullNodes?: number; timeoutCommit?: string; netns?: NetnsNetwork; transport?: 'socket' | 'grpc'; mempool?: 'flood' | 'app'; forkArgs?: string[] }): Promise<CometNet> {
     return (async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ferry-cometnet-'));
       dirs.add(dir);
@@ -377,6 +379,7 @@ export class CometNet {
         '--timeout-commit', o.timeoutCommit ?? '300ms',
         ...(o.transport ? ['--abci-transport', o.transport] : []),
         ...(o.mempool ? ['--mempool', o.mempool] : []),
+        ...(o.forkArgs ?? ['--hardfork', 'cancun']),
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
       const nodes: NetNode[] = [];
       if (o.netns) placeInNamespaces(out, total, base, o.netns);

@@ -10,7 +10,7 @@
  * against a reference node; restart/crash/golden tests need ferry).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,7 +123,8 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
 
 function anvilArgs(port: number, args: string[]): string[] {
   const out = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(EVM_CHAIN_ID)];
-  out.push('--mnemonic', DEV_MNEMONIC, '--hardfork', 'cancun', '--balance', '10000', '--silent');
+  const fork = args.indexOf('--hardfork');
+  out.push('--mnemonic', DEV_MNEMONIC, '--hardfork', fork >= 0 ? args[fork + 1]! : 'cancun', '--balance', '10000', '--silent');
   const i = args.indexOf('--consensus.timeout_commit');
   if (i >= 0 && !args.includes('--consensus.block_on_tx')) {
     const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(args[i + 1] ?? '');
@@ -162,7 +163,11 @@ async function startFerryOnce(opts: StartOptions): Promise<FerryNode> {
   logFiles.add(logFile);
 
   const [httpPort, wsPort, cometPort] = [await freePort(), await freePort(), await freePort()];
-  const extra = opts.args ?? [];
+  // a home this start creates runs Cancun unless the test names its forks: the transcripts and the Anvil
+  // comparisons were recorded on Cancun (a new home's default is Osaka: docs/configuration.md "Hardforks")
+  const fresh = !existsSync(join(home, 'config', 'genesis.json'));
+  const forkFlags = (opts.args ?? []).some((a) => a === '--hardfork' || a.endsWith('-time'));
+  const extra = fresh && !forkFlags ? [...(opts.args ?? []), '--hardfork', 'cancun'] : (opts.args ?? []);
   const anvil = process.env.FERRY_E2E_ANVIL;
   const [cmd, argv] = anvil
     ? [anvil, anvilArgs(httpPort, extra)]

@@ -22,6 +22,7 @@ import * as personal from '../../src/evmrpc/personal.js';
 import * as profiling from '../../src/evmrpc/profiling.js';
 import * as rawdebug from '../../src/evmrpc/rawdebug.js';
 import * as reads from '../../src/evmrpc/reads.js';
+import * as ethconfig from '../../src/evmrpc/ethconfig.js';
 import * as sending from '../../src/evmrpc/sending.js';
 import * as simulate from '../../src/evmrpc/simulate.js';
 import * as subscriptions from '../../src/evmrpc/subscriptions.js';
@@ -43,6 +44,7 @@ const SURFACE_A_MODULES: Record<string, Record<string, unknown>> = {
   accounts,
   debug,
   devmethods,
+  ethconfig,
   extra,
   filters,
   methods,
@@ -66,6 +68,7 @@ function surfaceA(): MethodTable {
     extra.createExtraEthMethods(stub, stub, core),
     rawdebug.createRawDebugMethods(stub, stub),
     reads.createReadMethods(stub),
+    ethconfig.createEthConfigMethods(stub, stub),
     sending.createSendingMethods(stub),
     simulate.createSimulateMethods(stub, stub),
     profiling.createProfilingMethods(stub),
@@ -88,6 +91,7 @@ const SURFACE_A_FACTORIES = [
   'createExtraEthMethods',
   'createRawDebugMethods',
   'createReadMethods',
+  'createEthConfigMethods',
   'createSendingMethods',
   'createSimulateMethods',
   'createProfilingMethods',

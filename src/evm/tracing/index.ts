@@ -9,6 +9,7 @@ import { runTx, type RunTxResult } from '@ethereumjs/vm';
 import type { FlatStateManager } from '../flatstate.js';
 import type { StateManagerInterface } from '@ethereumjs/common';
 import { checksumAddress } from '../../lib/address.js';
+import { recordParentHash } from '../blockexec.js';
 import type { At, BlockContext, EvmRunner } from '../runner.js';
 import type { SimCall } from '../simulate.js';
 import type { StateOverrides } from '../../types/query.js';
@@ -94,7 +95,8 @@ function precheckText(e: unknown, from: Uint8Array): string {
 
 /** Runs transactions with tracers on a dedicated EvmRunner. Not re-entrant: callers serialize. */
 export class TraceEngine {
-  private readonly host: TraceHost;
+  /** one tracer host per fork's EVM (evm/forks.ts); the rules of the block traced pick it */
+  private readonly hosts = new Map<object, TraceHost>();
   private readonly state: SyncState;
   /**
    * A run aborted mid-transaction (timeout, hook error) leaves the state manager's checkpoints and
@@ -105,8 +107,19 @@ export class TraceEngine {
   constructor(
     private readonly runner: EvmRunner<FlatStateManager>,
   ) {
-    this.host = new TraceHost(runner.vm.evm as never);
+
     this.state = new SyncState(runner.sm);
+  }
+
+  /** the tracer host of the EVM of the rules selected now */
+  private host(): TraceHost {
+    const evm = this.runner.vm.evm;
+    let h = this.hosts.get(evm);
+    if (h === undefined) {
+      h = new TraceHost(evm as never);
+      this.hosts.set(evm, h);
+    }
+    return h;
   }
 
   /**
@@ -129,6 +142,8 @@ export class TraceEngine {
     await this.runner.reset(parent);
     if (prelude) await prelude(this.runner.sm);
     const block = this.runner.ethBlock(ctx);
+    // the block's EIP-2935 system write before its first tx, as its execution did (evm/blockexec.ts)
+    await recordParentHash(this.runner, ctx);
     const out: TxTraceOutcome[] = [];
     let gasUsed = 0n;
     let logs = 0;
@@ -167,6 +182,7 @@ export class TraceEngine {
 
   /** debug_traceCall: the call on `root` (with overrides), like eth_call, traced. */
   async traceCall(root: At, ctx: BlockContext, call: SimCall, overrides: StateOverrides | undefined, opts: TraceOptions): Promise<unknown> {
+    this.runner.useRulesAt(ctx.timestamp);
     await this.runner.reset(root);
     let outcome: TxTraceOutcome | undefined;
     const deadline = Date.now() + opts.timeoutMs;
@@ -176,7 +192,7 @@ export class TraceEngine {
       tracer = await createTracer(opts, this.state, deadline);
       const t = tracer;
       let started = false;
-      const res = await this.host.trace(t, deadline, 0, () =>
+      const res = await this.host().trace(t, deadline, 0, () =>
         this.runner.simulate(root, ctx, call, overrides, undefined, async (tx: TypedTransaction, block) => {
           const from = call.from ?? new Uint8Array(20);
           const env = await this.txEnv(tx, from, { ...ctx, baseFee: block.header.baseFeePerGas ?? 0n }, 0n, undefined, 0);
@@ -210,7 +226,7 @@ export class TraceEngine {
     }
     try {
       await tracer.onTxStart?.(env);
-      const res = await this.host.trace(tracer, deadline, env.firstLogIndex, run);
+      const res = await this.host().trace(tracer, deadline, env.firstLogIndex, run);
       await tracer.onTxEnd?.({ gasUsed: res.totalGasSpent });
       try {
         return { res, outcome: { result: await tracer.result() } };
