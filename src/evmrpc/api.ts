@@ -92,7 +92,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createCheatMethods(modules),
     createTxPoolMethods(modules.reader),
     createDebugMethods(modules, { gasCap: jsonRpc.gasCap, traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
-    createTraceMethods(modules, { gasCap: jsonRpc.gasCap }),
+    createTraceMethods(modules, { gasCap: jsonRpc.gasCap, common: makeCommon(opts.chainId, opts.hardfork) }),
     createOtsMethods(modules, core),
   );
 }
