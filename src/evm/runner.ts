@@ -18,7 +18,7 @@ import { executeBlock, type ExecutedBlock } from './blockexec.js';
 import { FlatStateManager, genesisState, type GenesisAccount } from './flatstate.js';
 import './jumpdests.js';
 import { ForkSchedule } from './forks.js';
-import { simulate, simulateCall, type BeforeRun, type CallOutcome, type SimCall } from './simulate.js';
+import { simulate, simulateCall, type AfterRun, type BeforeRun, type CallOutcome, type SimCall } from './simulate.js';
 import type { DecodedTx } from './tx.js';
 import { EvmTimeoutError } from './vmerrors.js';
 
@@ -325,8 +325,8 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
   }
 
   /** Runs a call as a whole tx, every change reverted (evm/simulate.ts). */
-  simulate(root: At, ctx: BlockContext, call: SimCall, overrides?: StateOverrides, gate?: RunGate, beforeRun?: BeforeRun): Promise<RunTxResult> {
-    return simulate(this, { at: root, ctx, call, overrides, gate }, beforeRun);
+  simulate(root: At, ctx: BlockContext, call: SimCall, overrides?: StateOverrides, gate?: RunGate, beforeRun?: BeforeRun, afterRun?: AfterRun): Promise<RunTxResult> {
+    return simulate(this, { at: root, ctx, call, overrides, gate }, beforeRun, afterRun);
   }
 
   /** eth_call: the return data and the error of a call (evm/simulate.ts). */

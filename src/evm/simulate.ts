@@ -39,6 +39,8 @@ export interface SimCall {
 
 /** runs after the overrides are applied, right before the tx (tracing takes its pre-state here) */
 export type BeforeRun = (tx: TypedTransaction, block: Block) => Promise<void>;
+/** sees the run's result on the state it left, before that is reverted (a tracer's end of tx) */
+export type AfterRun = (res: RunTxResult) => Promise<void>;
 
 /** A call to simulate: the state it runs on, its block, the call, the state overrides, the gate it is held to. */
 export interface Simulation {
@@ -54,10 +56,12 @@ export interface Simulation {
  * eth_call to an address goes through `simulateCall`) on `root` with an impersonated sender; every
  * state change is reverted afterwards. Returns the raw run result.
  */
-export function simulate<S extends StateManagerInterface>(runner: EvmRunner<S>, sim: Simulation, beforeRun?: BeforeRun): Promise<RunTxResult> {
+export function simulate<S extends StateManagerInterface>(runner: EvmRunner<S>, sim: Simulation, beforeRun?: BeforeRun, afterRun?: AfterRun): Promise<RunTxResult> {
   return simulation(runner, sim, async (tx, block, fees) => {
     if (beforeRun) await beforeRun(tx, block);
-    return runWhole(runner.vm, tx, block, fees);
+    const res = await runWhole(runner.vm, tx, block, fees);
+    if (afterRun) await afterRun(res);
+    return res;
   });
 }
 

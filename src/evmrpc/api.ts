@@ -100,7 +100,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createCheatMethods(modules),
     createTxPoolMethods(modules.reader),
     createDebugMethods(modules, { gasCap: jsonRpc.gasCap, traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),
-    createTraceMethods(modules, { gasCap: jsonRpc.gasCap }),
+    createTraceMethods(modules, { gasCap: jsonRpc.gasCap, commonNow: () => forks.commonAt(BigInt(Math.floor(Date.now() / 1000))) }),
     createOtsMethods(modules, core),
   );
 }

@@ -20,12 +20,17 @@ import { blockNumberOrTag, blockOrDefault, blockNumberOrTagOrHash, callArgs, typ
 import type { EvmBackend } from './backend.js';
 import type { TraceRunner } from './debug.js';
 import { hexData } from './format.js';
-import { stateDiffOf } from './tracestate.js';
+import { carryOverrides, stateDiffOf } from './tracestate.js';
+import { decodeTx } from '../evm/tx.js';
+import type { Common } from '@ethereumjs/common';
+import type { AccountOverride, StateOverrides } from '../types/query.js';
 
 /** most blocks one trace_filter call scans */
 export const MAX_TRACE_FILTER_BLOCKS = 1_000;
 /** most traces one trace_filter call returns (a larger `count` is refused) */
 export const MAX_TRACE_FILTER_RESULTS = 10_000;
+/** most calls one trace_callMany bundle holds */
+export const MAX_TRACE_CALL_MANY = 64;
 
 /** The part of Surface A's modules (evmrpc/api.ts) the trace namespace uses: the debug namespace's plus the chain head. */
 export interface TraceModules {
@@ -36,6 +41,8 @@ export interface TraceModules {
 export interface TraceMethodsInfo {
   /** eth_call gas cap (0 = none) */
   gasCap: bigint;
+  /** the rules a tx sent now runs under (trace_rawTransaction decodes a signed tx; evm/forks.ts) */
+  commonNow(): Common;
 }
 
 type Json = Record<string, unknown>;
@@ -61,12 +68,28 @@ const traceTypes: ParamCodec<Set<TraceType>> = {
   },
 };
 
+/** a signed transaction's envelope */
+const rawBytes: ParamCodec<Uint8Array> = { name: 'raw transaction', decode: (v, i) => parseData(v, i) };
+
 /** trace_get's index list: a trace address within the transaction */
 const traceIndices: ParamCodec<number[]> = {
   name: 'trace indices',
   decode: (v, i) => {
     if (!Array.isArray(v)) throw argumentError(i, `indices must be an array, got ${jsonKind(v)}`);
     return v.map((x) => (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? x : parseQuantityNumber(x, i)));
+  },
+};
+
+/** trace_callMany's bundle: `[[call, traceTypes], ...]`, at most MAX_TRACE_CALL_MANY */
+const callBundle: ParamCodec<{ args: CallArgs; types: Set<TraceType> }[]> = {
+  name: 'call bundle',
+  decode: (v, i) => {
+    if (!Array.isArray(v)) throw argumentError(i, `calls must be an array of [call, traceTypes] pairs, got ${jsonKind(v)}`);
+    if (v.length > MAX_TRACE_CALL_MANY) throw argumentError(i, `too many calls: ${v.length} (max ${MAX_TRACE_CALL_MANY})`);
+    return v.map((pair) => {
+      if (!Array.isArray(pair) || pair.length !== 2) throw argumentError(i, 'each call must be a [call, traceTypes] pair');
+      return { args: callArgs.decode(pair[0], i), types: traceTypes.decode(pair[1], i) };
+    });
   },
 };
 
@@ -187,16 +210,49 @@ export function createTraceMethods({ reader, runs }: TraceModules, info: TraceMe
     });
   }
 
-  async function callTrace(args: CallArgs, sel: BlockSelector, types: Set<TraceType>, ctx: CallContext): Promise<Json> {
+  /** one call traced on block `n` (with `overrides`); `carry`: lay the state it leaves onto it */
+  async function callTrace(
+    args: CallArgs,
+    n: bigint,
+    types: Set<TraceType>,
+    ctx: CallContext,
+    carry?: Map<string, AccountOverride>,
+  ): Promise<Json> {
     const { chainId, ...req } = args;
     if (chainId !== undefined && chainId !== reader.chainId) {
       throw invalidRequest(`chainId does not match node's (have=${chainId}, want=${reader.chainId})`);
     }
-    const n = blockNumber(sel);
     const cap = info.gasCap > 0n ? info.gasCap : (reader.blockByNumber(n)?.header.gasLimit ?? 0n);
     const gas = req.gas === undefined || req.gas > cap ? cap : req.gas;
-    const { list, diff } = parts(await runs.traceCall({ ...req, gas }, n, undefined, opts(types), ctx), types);
-    return replayResult(list, diff, types);
+    if (carry === undefined) {
+      const { list, diff } = parts(await runs.traceCall({ ...req, gas }, n, undefined, opts(types), ctx), types);
+      return replayResult(list, diff, types);
+    }
+    const overrides: StateOverrides | undefined = carry.size > 0 ? [...carry.values()].map((o) => ({ ...o })) : undefined;
+    const withDiff = new Set<TraceType>([...types, 'stateDiff']);
+    const m = (await runs.traceCall({ ...req, gas }, n, overrides, opts(withDiff), ctx)) as { flatCallTracer: Json[]; prestateTracer: Parameters<typeof stateDiffOf>[0] };
+    carryOverrides(carry, m.prestateTracer);
+    return replayResult(m.flatCallTracer, types.has('stateDiff') ? stateDiffOf(m.prestateTracer) : null, types);
+  }
+
+  /** trace_callMany: each call sees the state the ones before it left (Erigon, OpenEthereum) */
+  async function callMany(bundle: { args: CallArgs; types: Set<TraceType> }[], sel: BlockSelector, ctx: CallContext): Promise<Json[]> {
+    const n = blockNumber(sel);
+    const carry = new Map<string, AccountOverride>();
+    const out: Json[] = [];
+    for (const c of bundle) out.push(await callTrace(c.args, n, c.types, ctx, carry));
+    return out;
+  }
+
+  /** trace_rawTransaction: a signed tx run as a call from its signer on the latest block (Erigon trace_adhoc.go) */
+  function rawCall(raw: Uint8Array): CallArgs {
+    const { evm } = decodeTx(raw, info.commonNow());
+    const args: CallArgs = { from: evm.from, gas: evm.gasLimit, value: evm.value, data: evm.input, accessList: evm.accessList };
+    if (evm.to !== undefined) args.to = evm.to;
+    if (evm.gasPrice !== undefined) args.gasPrice = evm.gasPrice;
+    if (evm.maxFeePerGas !== undefined) args.maxFeePerGas = evm.maxFeePerGas;
+    if (evm.maxPriorityFeePerGas !== undefined) args.maxPriorityFeePerGas = evm.maxPriorityFeePerGas;
+    return args;
   }
 
   async function filter(f: TraceFilter, ctx: CallContext): Promise<Json[]> {
@@ -242,7 +298,9 @@ export function createTraceMethods({ reader, runs }: TraceModules, info: TraceMe
     }),
     trace_block: method([blockNumberOrTag], async ([sel], ctx) => (await blockTraces(blockNumber(sel), undefined, ctx)).flatMap((t) => t.list)),
     trace_filter: method([traceFilter], ([f], ctx) => filter(f, ctx)),
-    trace_call: method([callArgs, traceTypes, blockOrDefault(blockNumberOrTagOrHash)], ([args, types, sel], ctx) => callTrace(args, sel, types, ctx)),
+    trace_call: method([callArgs, traceTypes, blockOrDefault(blockNumberOrTagOrHash)], ([args, types, sel], ctx) => callTrace(args, blockNumber(sel), types, ctx)),
+    trace_callMany: method([callBundle, blockOrDefault(blockNumberOrTagOrHash)], ([bundle, sel], ctx) => callMany(bundle, sel, ctx)),
+    trace_rawTransaction: method([rawBytes, traceTypes], ([raw, types], ctx) => callTrace(rawCall(raw), reader.latestNumber(), types, ctx)),
     trace_replayTransaction: method([hash, traceTypes], async ([h, types], ctx) => {
       const { list, diff } = parts(await runs.traceTransaction(h, opts(types), ctx), types);
       return replayResult(list, diff, types);

@@ -5,7 +5,10 @@
  * Each field becomes `"="` (unchanged), `{"+": new}` (born), `{"-": old}` (died) or
  * `{"*": {"from", "to"}}` (changed), the shape Erigon and OpenEthereum answer.
  */
-type Account = { balance?: string; nonce?: number; code?: string; storage?: Record<string, string> };
+import { hexToBytes, toData } from '../lib/hex.js';
+import type { AccountOverride } from '../types/query.js';
+
+export type Account = { balance?: string; nonce?: number; code?: string; storage?: Record<string, string> };
 
 const ZERO_WORD = '0x' + '0'.repeat(64);
 const hexNonce = (n: number | undefined): string => '0x' + (n ?? 0).toString(16);
@@ -52,4 +55,40 @@ export function stateDiffOf(d: { pre: Record<string, Account>; post: Record<stri
     };
   }
   return out;
+}
+
+/**
+ * trace_callMany: the state a call left, as geth state overrides for the next call of the bundle
+ * (Erigon turbo/jsonrpc/trace_adhoc.go runs the calls one after another on one state; here each call
+ * runs on the block's state with the earlier calls' changes laid over it). `acc` is updated in place.
+ * From the diff: an account only in `pre` was removed (empty now); `post` holds the changed fields; a
+ * slot in `pre` but not in `post` of a changed account was zeroed.
+ */
+export function carryOverrides(acc: Map<string, AccountOverride>, d: { pre: Record<string, Account>; post: Record<string, Account> }): void {
+  for (const addr of new Set([...Object.keys(d.pre), ...Object.keys(d.post)])) {
+    const pre = d.pre[addr];
+    const post = d.post[addr];
+    const address = hexToBytes(addr);
+    if (post === undefined) {
+      acc.set(addr, { address, balance: 0n, nonce: 0n, code: new Uint8Array(), state: [] });
+      continue;
+    }
+    const o = acc.get(addr) ?? { address };
+    if (post.balance !== undefined) o.balance = BigInt(post.balance);
+    if (post.nonce !== undefined) o.nonce = BigInt(post.nonce);
+    if (post.code !== undefined) o.code = hexToBytes(post.code);
+    const slots = new Map<string, string>();
+    for (const k of Object.keys(pre?.storage ?? {})) slots.set(k, ZERO_WORD);
+    for (const [k, v] of Object.entries(post.storage ?? {})) slots.set(k, v);
+    if (slots.size > 0) {
+      // geth refuses `state` and `stateDiff` together: a removed account's slots go on its `state`
+      const list = o.state ?? o.stateDiff ?? [];
+      const bySlot = new Map(list.map((s) => [toData(s.slot), s]));
+      for (const [k, v] of slots) bySlot.set(k, { slot: hexToBytes(k), value: hexToBytes(v) });
+      const merged = [...bySlot.values()];
+      if (o.state !== undefined) o.state = merged;
+      else o.stateDiff = merged;
+    }
+    acc.set(addr, o);
+  }
 }

@@ -14,6 +14,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { call } from '../helpers/rpc.js';
+import { devWallet } from '../helpers/accounts.js';
 import type { FixtureRun } from './debug-fixtures.js';
 import { eachScenario, usePair } from './explorers-pair.js';
 
@@ -134,6 +135,45 @@ describe('explorer views: ferry vs Anvil on the same transactions', { timeout: 2
     assert.equal(r.trace[2].error, 'Reverted');
     assert.equal(r.output, '0x' + '2a'.padStart(64, '0'));
     assert.equal(r.stateDiff, null);
+  });
+
+  // Anvil 1.7.1 serves neither trace_callMany, trace_rawTransaction nor trace_call (-32601): the first
+  // call of the bundle is compared with ferry's trace_call of it, and the raw tx with its call
+  it('trace_callMany: each call sees the state the calls before it left', async () => {
+    // a fresh address is paid by the first call and spends from that payment in the second
+    const payer = devWallet(2).address.toLowerCase();
+    const fresh = '0x' + '5a'.repeat(20);
+    const bundle = [
+      [{ from: payer, to: fresh, value: '0xde0b6b3a7640000' }, ['trace']],
+      [{ from: fresh, to: payer, value: '0x6f05b59d3b20000' }, ['trace', 'stateDiff']],
+    ];
+    const f = await call(p.ferry.url, 'trace_callMany', [bundle, 'latest']);
+    const a = await call(p.ferry.url, 'trace_call', [...bundle[0]!, 'latest']);
+    assert.equal(f.length, 2);
+    assert.deepEqual(f[0].trace, a.trace);
+    assert.equal(f[1].trace[0].action.from, fresh);
+    assert.equal(f[1].trace[0].action.value, '0x6f05b59d3b20000');
+    const bal = f[1].stateDiff[fresh].balance['*'];
+    assert.deepEqual([BigInt(bal.from), BigInt(bal.to)], [10n ** 18n, 5n * 10n ** 17n]);
+    await assert.rejects(call(p.ferry.url, 'trace_callMany', [[[{ to: fresh }]], 'latest']), /\[call, traceTypes\] pair/);
+  });
+
+  it('trace_rawTransaction: a signed tx traced as a call from its signer', async () => {
+    const w = devWallet(3);
+    const u = p.ferry.url;
+    const chainId = BigInt(await call(u, 'eth_chainId', []));
+    const nonce = Number(BigInt(await call(u, 'eth_getTransactionCount', [w.address, 'latest'])));
+    const gasPrice = BigInt(await call(u, 'eth_gasPrice', [])) * 2n;
+    const tx = await call(u, 'eth_getTransactionByHash', [p.onFerry.txs.nested]);
+    const raw = await w.signTransaction({ chainId, nonce, gasPrice, gasLimit: 200_000n, to: tx.to, data: tx.input, type: 0 });
+    const f = await call(u, 'trace_rawTransaction', [raw, ['trace']]);
+    const asCall = { from: w.address, to: tx.to, data: tx.input, gas: '0x30d40', gasPrice: '0x' + gasPrice.toString(16) };
+    const a = await call(p.ferry.url, 'trace_call', [asCall, ['trace'], 'latest']);
+    assert.equal(f.trace.length, 3);
+    assert.equal(f.trace[2].error, 'Reverted');
+    assert.equal(f.trace[0].action.from, devWallet(3).address.toLowerCase());
+    assert.deepEqual(f, a);
+    await assert.rejects(call(p.ferry.url, 'trace_rawTransaction', ['0x02', ['trace']]), /too short/);
   });
 
   it('muxTracer: each named tracer answers as it does alone', async () => {

@@ -198,10 +198,12 @@ export class TraceEngine {
           const env = await this.txEnv(tx, from, { ...ctx, baseFee: block.header.baseFeePerGas ?? 0n }, 0n, undefined, 0);
           await t.onTxStart?.(env);
           started = true;
+        }, async (r) => {
+          // before the call's changes are reverted: the prestate tracer's diff reads the state it left
+          await t.onTxEnd?.({ gasUsed: r.totalGasSpent });
         }),
       );
       if (!started) throw new TraceError('call did not start');
-      await t.onTxEnd?.({ gasUsed: res.totalGasSpent });
       outcome = { result: await t.result() };
       await this.runner.reset(root);
       this.broken = false;
