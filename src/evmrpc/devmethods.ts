@@ -18,6 +18,8 @@ import { invalidArgument } from '../lib/errors.js';
 import { address, bool, hash, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
+import type { CallArgs } from './codecs.js';
+import { sendArgs } from './accounts.js';
 import type { DevChannel } from '../types/dev.js';
 import type { EvmBackend } from './backend.js';
 import type { MinerBackend } from './miner.js';
@@ -31,6 +33,8 @@ const UINT64_MAX = (1n << 64n) - 1n;
 export interface Impersonation {
   setImpersonated(address: Address, on: boolean): void;
   setAutoImpersonate(on: boolean): void;
+  /** eth_sendTransaction's fill and send (impersonated when the sender has no key) */
+  sendTransaction(args: CallArgs): Promise<string>;
 }
 
 /**
@@ -39,7 +43,7 @@ export interface Impersonation {
  * miner for the fee recipient.
  */
 export interface DevModules {
-  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'blockByNumber' | 'gasPrice'>;
+  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'blockByNumber' | 'gasPrice' | 'balance'>;
   chain: DevChannel;
   signer: Impersonation;
   miner: Pick<MinerBackend, 'setEtherbase'>;
@@ -142,6 +146,16 @@ function checkBlocks(blocks: bigint): bigint {
   return blocks;
 }
 
+/** Any param, undecoded: a refused method answers its refusal whatever it is sent. */
+const anyParam: ParamCodec<unknown> = { name: 'argument', optional: true, decode: (v) => v };
+
+/** A method Anvil serves that Ferry does not: every call (up to four params) refused with `reason`. */
+function refuse(reason: string): MethodSpec {
+  return method([anyParam, anyParam, anyParam, anyParam], () => {
+    throw invalidArgument(`not supported on ferry: ${reason}`);
+  }, PRIVATE);
+}
+
 /** every dev method needs the token (or `json-rpc.private-api-auth` off on loopback) */
 const PRIVATE = { private: true } as const;
 
@@ -222,7 +236,48 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     };
   }, PRIVATE);
 
+  const setTime = method([seconds], async ([s]) => Number(await chain.dev({ op: 'setTime', seconds: s })), PRIVATE);
+  // Ferry writes no per-request log lines to toggle (docs/dev-mode.md): accepted, as clients set it before benchmarks
+  const setLoggingEnabled = method([bool], () => null, PRIVATE);
+  const setPrevRandao = refuse('the next block\'s prevRandao is CometBFT\'s (docs/dev-mode.md)');
+
   const table: Record<string, MethodSpec> = {
+    anvil_setTime: setTime,
+    evm_setTime: setTime,
+    // foundry crates/anvil/src/eth/api.rs anvil_set_block_timestamp_interval: `()`; remove: whether one was set
+    anvil_setBlockTimestampInterval: method([seconds], async ([s]) => {
+      await chain.dev({ op: 'setTimestampInterval', seconds: s });
+      return null;
+    }, PRIVATE),
+    anvil_removeBlockTimestampInterval: method([], () => chain.dev({ op: 'setTimestampInterval' }), PRIVATE),
+    // the genesis time, seconds (Anvil: u64)
+    anvil_getGenesisTime: method([], () => Number(reader.blockByNumber(0n)?.header.timestamp ?? 0n), PRIVATE),
+    anvil_setLoggingEnabled: setLoggingEnabled,
+    hardhat_setLoggingEnabled: setLoggingEnabled,
+    anvil_addBalance: method([address, wei], async ([a, amount]) => {
+      const balance = (await reader.balance(a, reader.latestNumber())) + amount;
+      if (balance >= 1n << 256n) throw invalidArgument(`balance ${balance} would overflow uint256`);
+      await chain.dev({ op: 'setCheats', cheats: [{ kind: 'balance', address: a, value: balance }] });
+      return null;
+    }, PRIVATE),
+    anvil_rollback: method([optionalCount], async ([depth]) => {
+      await chain.dev({ op: 'rollback', depth: depth ?? 1n });
+      return null;
+    }, PRIVATE),
+    // Anvil sends from `from` with no signature; Ferry impersonates the sender as anvil_impersonateAccount does and leaves it so (docs/dev-mode.md)
+    eth_sendUnsignedTransaction: method([sendArgs], async ([args]) => {
+      if (args.from === undefined) throw invalidArgument('eth_sendUnsignedTransaction needs a from address');
+      await chain.dev({ op: 'impersonate', address: args.from, on: true });
+      signer.setImpersonated(args.from, true);
+      return signer.sendTransaction(args);
+    }, PRIVATE),
+    anvil_setNextBlockPrevRandao: setPrevRandao,
+    hardhat_setPrevRandao: setPrevRandao,
+    anvil_setChainId: refuse('the chain id is fixed by the genesis file and signed into every transaction (docs/dev-mode.md)'),
+    anvil_reorg: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_rollback and evm_revert remove blocks'),
+    anvil_dealERC20: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_setStorageAt sets a token slot'),
+    anvil_setERC20Allowance: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_setStorageAt sets a token slot'),
+    evm_mine_detailed: refuse('not implemented on ferry yet (docs/dev-mode.md); use evm_mine and eth_getBlockByNumber'),
     evm_mine: method([mineOptions], async ([o]) => {
       await chain.dev({ op: 'mine', blocks: checkBlocks(o.blocks ?? 1n), timestamp: o.timestamp });
       return '0x0';
