@@ -125,7 +125,7 @@ export class DevSnapshots {
   async rollback(depth: bigint): Promise<void> {
     await this.port.idle();
     const head = this.port.head().height;
-    if (depth > head) throw invalidArgument(`depth ${depth} exceeds current block number ${head}`);
+    if (depth > head) throw invalidArgument(`Rollback depth must not exceed current chain height: current height ${head}, depth ${depth}`);
     const height = head - depth;
     for (const [k, s] of [...this.snapshots]) if (s.height > height) this.snapshots.delete(k);
     await this.rewindTo(height, () => {});

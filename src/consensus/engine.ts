@@ -253,9 +253,9 @@ export class Engine {
     return this.devTime.setTime(seconds, this.lastTimeMs());
   }
 
-  /** anvil_setBlockTimestampInterval / removeBlockTimestampInterval: whether one was set. */
-  setTimestampInterval(seconds: bigint | undefined): boolean {
-    return this.devTime.setInterval(seconds);
+  /** anvil_setBlockTimestampInterval (ms) / removeBlockTimestampInterval: whether one was set. */
+  setTimestampInterval(ms: number | undefined): boolean {
+    return this.devTime.setInterval(ms);
   }
 
   /** evm_increaseTime: moves the clock forward; the next block's time grows by `seconds`. Returns the total, seconds. */

@@ -28,6 +28,8 @@ import { argumentError, jsonKind, parseQuantity, toData as hexData, toQuantity a
 /** anvil_mine / hardhat_mine: the most blocks one call makes (each is a signed CometBFT block, written to disk) */
 export const MAX_MINE_BLOCKS = 10_000n;
 const UINT64_MAX = (1n << 64n) - 1n;
+/** anvil_setBlockTimestampInterval: the longest interval, milliseconds (a year; JavaScript times stay exact) */
+export const MAX_TIMESTAMP_INTERVAL_MS = 365 * 24 * 3600 * 1000;
 
 /** The signer's side of impersonation: the chain thread admits the impersonated txs, the signer sends them. */
 export interface Impersonation {
@@ -239,17 +241,25 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
   const setTime = method([seconds], async ([s]) => Number(await chain.dev({ op: 'setTime', seconds: s })), PRIVATE);
   // Ferry writes no per-request log lines to toggle (docs/dev-mode.md): accepted, as clients set it before benchmarks
   const setLoggingEnabled = method([bool], () => null, PRIVATE);
+  // foundry crates/anvil/src/eth/api.rs anvil_set_block_timestamp_interval: `()`; remove: whether one was set
+  // Anvil takes seconds; viem's mode 'hardhat' sends milliseconds (viem actions/test/setBlockTimestampInterval)
+  const setTimestampInterval = (msPerUnit: number) =>
+    method([numeric('interval', BigInt(MAX_TIMESTAMP_INTERVAL_MS / msPerUnit))], async ([n]) => {
+      await chain.dev({ op: 'setTimestampInterval', ms: Number(n) * msPerUnit });
+      return null;
+    }, PRIVATE);
+  const removeTimestampInterval = method([], () => chain.dev({ op: 'setTimestampInterval' }), PRIVATE);
   const setPrevRandao = refuse('the next block\'s prevRandao is CometBFT\'s (docs/dev-mode.md)');
 
   const table: Record<string, MethodSpec> = {
     anvil_setTime: setTime,
     evm_setTime: setTime,
     // foundry crates/anvil/src/eth/api.rs anvil_set_block_timestamp_interval: `()`; remove: whether one was set
-    anvil_setBlockTimestampInterval: method([seconds], async ([s]) => {
-      await chain.dev({ op: 'setTimestampInterval', seconds: s });
-      return null;
-    }, PRIVATE),
-    anvil_removeBlockTimestampInterval: method([], () => chain.dev({ op: 'setTimestampInterval' }), PRIVATE),
+    anvil_setBlockTimestampInterval: setTimestampInterval(1000),
+    anvil_removeBlockTimestampInterval: removeTimestampInterval,
+    // not Anvil names, but viem's test client in mode 'hardhat' sends them
+    hardhat_setBlockTimestampInterval: setTimestampInterval(1),
+    hardhat_removeBlockTimestampInterval: removeTimestampInterval,
     // the genesis time, seconds (Anvil: u64)
     anvil_getGenesisTime: method([], () => Number(reader.blockByNumber(0n)?.header.timestamp ?? 0n), PRIVATE),
     anvil_setLoggingEnabled: setLoggingEnabled,
@@ -357,6 +367,9 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       throw invalidArgument('anvil_setRpcUrl is not supported: ferry has no fork mode');
     }, PRIVATE),
     hardhat_reset: reset,
+    hardhat_setRpcUrl: method([string], () => {
+      throw invalidArgument('hardhat_setRpcUrl is not supported: ferry has no fork mode');
+    }, PRIVATE),
   };
   return Object.freeze(table);
 }

@@ -20,8 +20,8 @@ export type DevOp =
   | { op: 'setNextTimestamp'; seconds: bigint }
   /** anvil_setTime / evm_setTime: the clock reads `seconds` now; the next block has that time */
   | { op: 'setTime'; seconds: bigint }
-  /** anvil_setBlockTimestampInterval (seconds) / anvil_removeBlockTimestampInterval (undefined) */
-  | { op: 'setTimestampInterval'; seconds?: bigint }
+  /** anvil_setBlockTimestampInterval (milliseconds) / anvil_removeBlockTimestampInterval (undefined) */
+  | { op: 'setTimestampInterval'; ms?: number }
   /** anvil_rollback: removes the last `depth` blocks */
   | { op: 'rollback'; depth: bigint }
   | { op: 'setAutomine'; enabled: boolean }
@@ -65,7 +65,7 @@ export interface DevResults {
   /** the total increase, seconds */
   increaseTime: bigint;
   setNextTimestamp: void;
-  /** seconds from the clock before the call to the time set (0 when set backwards), as Anvil */
+  /** seconds from the clock before the call to the time set (0 when not ahead), as Anvil */
   setTime: bigint;
   /** whether an interval was set before */
   setTimestampInterval: boolean;
