@@ -249,7 +249,7 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       return null;
     }, PRIVATE);
   const removeTimestampInterval = method([], () => chain.dev({ op: 'setTimestampInterval' }), PRIVATE);
-  const setPrevRandao = refuse('the next block\'s prevRandao is CometBFT\'s (docs/dev-mode.md)');
+  const setPrevRandao = refuse('not implemented on ferry yet (docs/dev-mode.md); a block\'s prevRandao is its parent\'s hash');
 
   const table: Record<string, MethodSpec> = {
     anvil_setTime: setTime,
