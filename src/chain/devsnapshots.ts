@@ -23,7 +23,7 @@
  * at the snapshot's height, before the next block. `reset` runs at anvil_reset (fresh-node state); without one, `restore` gets the value
  * `save` returned at registration. None of them may throw for a value they made.
  */
-import { limitExceeded } from '../lib/errors.js';
+import { invalidArgument, limitExceeded } from '../lib/errors.js';
 import type { EvmLog } from '../types/chain.js';
 
 /** Snapshots held at once (each costs what its participants save; heights and hashes are small). */
@@ -115,6 +115,20 @@ export class DevSnapshots {
     for (const k of [...this.snapshots.keys()]) if (k >= id) this.snapshots.delete(k);
     await this.rewindTo(snap.height, () => this.participants.forEach((r, i) => r.p.restore(snap.saved[i])));
     return true;
+  }
+
+  /**
+   * anvil_rollback: the last `depth` blocks removed, as a revert removes them (their logs announced
+   * with `removed: true`); the other dev state stays as it is, and so do the snapshots at or below
+   * the new head. Refused deeper than the chain (Anvil's message: foundry crates/anvil/src/eth/api.rs).
+   */
+  async rollback(depth: bigint): Promise<void> {
+    await this.port.idle();
+    const head = this.port.head().height;
+    if (depth > head) throw invalidArgument(`Rollback depth must not exceed current chain height: current height ${head}, depth ${depth}`);
+    const height = head - depth;
+    for (const [k, s] of [...this.snapshots]) if (s.height > height) this.snapshots.delete(k);
+    await this.rewindTo(height, () => {});
   }
 
   /** anvil_reset: back to genesis; every snapshot is removed (the id counter goes on, as Anvil's). */

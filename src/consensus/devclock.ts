@@ -14,6 +14,7 @@ export interface DevClock {
   pendingIncreaseMs: number;
   increasedSeconds: bigint;
   nextTimeMs: number | undefined;
+  intervalMs: number | undefined;
   /** Date.now() when it was saved */
   savedAtMs: number;
 }
@@ -31,6 +32,8 @@ export class DevTime {
   private increasedSeconds = 0n;
   /** evm_setNextBlockTimestamp: the time of the next block, milliseconds */
   private nextTimeMs: number | undefined;
+  /** anvil_setBlockTimestampInterval: each block `intervalMs` after the last one */
+  private intervalMs: number | undefined;
 
   /** The wall clock moved by the dev time controls. */
   now(): number {
@@ -41,6 +44,27 @@ export class DevTime {
   setNextTimestamp(seconds: bigint, lastTimeMs: number): void {
     if (seconds * 1000n < BigInt(Math.floor(lastTimeMs / 1000) * 1000)) throw timestampError(seconds);
     this.nextTimeMs = Number(seconds) * 1000;
+  }
+
+  /**
+   * anvil_setTime / evm_setTime: the clock reads `seconds` now and the next block has that time;
+   * refused below the last block's second (CometBFT block time never goes backwards; Anvil allows
+   * it). Answers as Anvil 1.7.1 (foundry crates/anvil/src/eth/api.rs evm_set_time): the seconds from
+   * the clock before the call to `seconds`, 0 when not ahead.
+   */
+  setTime(seconds: bigint, lastTimeMs: number): bigint {
+    this.setNextTimestamp(seconds, lastTimeMs);
+    const before = BigInt(Math.floor(this.now() / 1000));
+    this.clockOffsetMs = Number(seconds) * 1000 - Date.now();
+    this.pendingIncreaseMs = 0;
+    return seconds > before ? seconds - before : 0n;
+  }
+
+  /** anvil_setBlockTimestampInterval (milliseconds) / removeBlockTimestampInterval (undefined): whether one was set. */
+  setInterval(ms: number | undefined): boolean {
+    const had = this.intervalMs !== undefined;
+    this.intervalMs = ms;
+    return had;
   }
 
   /** anvil_mine's interval: the next block comes `intervalSec` after the last one. */
@@ -63,13 +87,14 @@ export class DevTime {
     const bftTime = timestampToMillis(last.commit.signatures.find((s) => s.blockIdFlag === BlockIDFlag.commit)!.timestamp);
     const floor = timestampToMillis(last.block.header.time) + 1;
     if (this.nextTimeMs !== undefined) return Math.max(this.nextTimeMs, floor);
+    if (this.intervalMs !== undefined) return Math.max(timestampToMillis(last.block.header.time) + this.intervalMs + this.pendingIncreaseMs, floor);
     if (this.pendingIncreaseMs !== 0) return Math.max(bftTime + this.pendingIncreaseMs, floor);
     return bftTime;
   }
 
   /** A block made at `timeMs` used the requests: later blocks go on from its time. */
   used(timeMs: number): void {
-    if (this.nextTimeMs !== undefined) this.clockOffsetMs = timeMs - Date.now();
+    if (this.nextTimeMs !== undefined || this.intervalMs !== undefined) this.clockOffsetMs = timeMs - Date.now();
     this.nextTimeMs = undefined;
     this.pendingIncreaseMs = 0;
   }
@@ -81,6 +106,7 @@ export class DevTime {
       pendingIncreaseMs: this.pendingIncreaseMs,
       increasedSeconds: this.increasedSeconds,
       nextTimeMs: this.nextTimeMs,
+      intervalMs: this.intervalMs,
       savedAtMs: Date.now(),
     };
   }
@@ -95,6 +121,7 @@ export class DevTime {
     this.pendingIncreaseMs = saved.pendingIncreaseMs;
     this.increasedSeconds = saved.increasedSeconds;
     this.nextTimeMs = saved.nextTimeMs;
+    this.intervalMs = saved.intervalMs;
   }
 
   /** anvil_reset: the clock of a fresh node (no offset, no pending time request). */
@@ -103,5 +130,6 @@ export class DevTime {
     this.pendingIncreaseMs = 0;
     this.increasedSeconds = 0n;
     this.nextTimeMs = undefined;
+    this.intervalMs = undefined;
   }
 }

@@ -248,6 +248,16 @@ export class Engine {
     this.devTime.setNextTimestamp(seconds, this.lastTimeMs());
   }
 
+  /** anvil_setTime / evm_setTime (devclock.ts): the seconds ahead of the clock before, as Anvil. */
+  setTime(seconds: bigint): bigint {
+    return this.devTime.setTime(seconds, this.lastTimeMs());
+  }
+
+  /** anvil_setBlockTimestampInterval (ms) / removeBlockTimestampInterval: whether one was set. */
+  setTimestampInterval(ms: number | undefined): boolean {
+    return this.devTime.setInterval(ms);
+  }
+
   /** evm_increaseTime: moves the clock forward; the next block's time grows by `seconds`. Returns the total, seconds. */
   increaseTime(seconds: bigint): bigint {
     return this.devTime.increaseTime(seconds);

@@ -18,6 +18,8 @@ import { invalidArgument } from '../lib/errors.js';
 import { address, bool, hash, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { Address } from '../types/chain.js';
+import type { CallArgs } from './codecs.js';
+import { sendArgs } from './accounts.js';
 import type { DevChannel } from '../types/dev.js';
 import type { EvmBackend } from './backend.js';
 import type { MinerBackend } from './miner.js';
@@ -26,11 +28,15 @@ import { argumentError, jsonKind, parseQuantity, toData as hexData, toQuantity a
 /** anvil_mine / hardhat_mine: the most blocks one call makes (each is a signed CometBFT block, written to disk) */
 export const MAX_MINE_BLOCKS = 10_000n;
 const UINT64_MAX = (1n << 64n) - 1n;
+/** anvil_setBlockTimestampInterval: the longest interval, milliseconds (a year; JavaScript times stay exact) */
+export const MAX_TIMESTAMP_INTERVAL_MS = 365 * 24 * 3600 * 1000;
 
 /** The signer's side of impersonation: the chain thread admits the impersonated txs, the signer sends them. */
 export interface Impersonation {
   setImpersonated(address: Address, on: boolean): void;
   setAutoImpersonate(on: boolean): void;
+  /** eth_sendTransaction's fill and send (impersonated when the sender has no key) */
+  sendTransaction(args: CallArgs): Promise<string>;
 }
 
 /**
@@ -39,7 +45,7 @@ export interface Impersonation {
  * miner for the fee recipient.
  */
 export interface DevModules {
-  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'blockByNumber' | 'gasPrice'>;
+  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'blockByNumber' | 'gasPrice' | 'balance'>;
   chain: DevChannel;
   signer: Impersonation;
   miner: Pick<MinerBackend, 'setEtherbase'>;
@@ -142,6 +148,16 @@ function checkBlocks(blocks: bigint): bigint {
   return blocks;
 }
 
+/** Any param, undecoded: a refused method answers its refusal whatever it is sent. */
+const anyParam: ParamCodec<unknown> = { name: 'argument', optional: true, decode: (v) => v };
+
+/** A method Anvil serves that Ferry does not: every call (up to four params) refused with `reason`. */
+function refuse(reason: string): MethodSpec {
+  return method([anyParam, anyParam, anyParam, anyParam], () => {
+    throw invalidArgument(`not supported on ferry: ${reason}`);
+  }, PRIVATE);
+}
+
 /** every dev method needs the token (or `json-rpc.private-api-auth` off on loopback) */
 const PRIVATE = { private: true } as const;
 
@@ -222,7 +238,56 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     };
   }, PRIVATE);
 
+  const setTime = method([seconds], async ([s]) => Number(await chain.dev({ op: 'setTime', seconds: s })), PRIVATE);
+  // Ferry writes no per-request log lines to toggle (docs/dev-mode.md): accepted, as clients set it before benchmarks
+  const setLoggingEnabled = method([bool], () => null, PRIVATE);
+  // foundry crates/anvil/src/eth/api.rs anvil_set_block_timestamp_interval: `()`; remove: whether one was set
+  // Anvil takes seconds; viem's mode 'hardhat' sends milliseconds (viem actions/test/setBlockTimestampInterval)
+  const setTimestampInterval = (msPerUnit: number) =>
+    method([numeric('interval', BigInt(MAX_TIMESTAMP_INTERVAL_MS / msPerUnit))], async ([n]) => {
+      await chain.dev({ op: 'setTimestampInterval', ms: Number(n) * msPerUnit });
+      return null;
+    }, PRIVATE);
+  const removeTimestampInterval = method([], () => chain.dev({ op: 'setTimestampInterval' }), PRIVATE);
+  const setPrevRandao = refuse('not implemented on ferry yet (docs/dev-mode.md); a block\'s prevRandao is its parent\'s hash');
+
   const table: Record<string, MethodSpec> = {
+    anvil_setTime: setTime,
+    evm_setTime: setTime,
+    // foundry crates/anvil/src/eth/api.rs anvil_set_block_timestamp_interval: `()`; remove: whether one was set
+    anvil_setBlockTimestampInterval: setTimestampInterval(1000),
+    anvil_removeBlockTimestampInterval: removeTimestampInterval,
+    // not Anvil names, but viem's test client in mode 'hardhat' sends them
+    hardhat_setBlockTimestampInterval: setTimestampInterval(1),
+    hardhat_removeBlockTimestampInterval: removeTimestampInterval,
+    // the genesis time, seconds (Anvil: u64)
+    anvil_getGenesisTime: method([], () => Number(reader.blockByNumber(0n)?.header.timestamp ?? 0n), PRIVATE),
+    anvil_setLoggingEnabled: setLoggingEnabled,
+    hardhat_setLoggingEnabled: setLoggingEnabled,
+    anvil_addBalance: method([address, wei], async ([a, amount]) => {
+      const balance = (await reader.balance(a, reader.latestNumber())) + amount;
+      if (balance >= 1n << 256n) throw invalidArgument(`balance ${balance} would overflow uint256`);
+      await chain.dev({ op: 'setCheats', cheats: [{ kind: 'balance', address: a, value: balance }] });
+      return null;
+    }, PRIVATE),
+    anvil_rollback: method([optionalCount], async ([depth]) => {
+      await chain.dev({ op: 'rollback', depth: depth ?? 1n });
+      return null;
+    }, PRIVATE),
+    // Anvil sends from `from` with no signature; Ferry impersonates the sender as anvil_impersonateAccount does and leaves it so (docs/dev-mode.md)
+    eth_sendUnsignedTransaction: method([sendArgs], async ([args]) => {
+      if (args.from === undefined) throw invalidArgument('eth_sendUnsignedTransaction needs a from address');
+      await chain.dev({ op: 'impersonate', address: args.from, on: true });
+      signer.setImpersonated(args.from, true);
+      return signer.sendTransaction(args);
+    }, PRIVATE),
+    anvil_setNextBlockPrevRandao: setPrevRandao,
+    hardhat_setPrevRandao: setPrevRandao,
+    anvil_setChainId: refuse('the chain id is fixed by the genesis file and signed into every transaction (docs/dev-mode.md)'),
+    anvil_reorg: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_rollback and evm_revert remove blocks'),
+    anvil_dealERC20: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_setStorageAt sets a token slot'),
+    anvil_setERC20Allowance: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_setStorageAt sets a token slot'),
+    evm_mine_detailed: refuse('not implemented on ferry yet (docs/dev-mode.md); use evm_mine and eth_getBlockByNumber'),
     evm_mine: method([mineOptions], async ([o]) => {
       await chain.dev({ op: 'mine', blocks: checkBlocks(o.blocks ?? 1n), timestamp: o.timestamp });
       return '0x0';
@@ -302,6 +367,9 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       throw invalidArgument('anvil_setRpcUrl is not supported: ferry has no fork mode');
     }, PRIVATE),
     hardhat_reset: reset,
+    hardhat_setRpcUrl: method([string], () => {
+      throw invalidArgument('hardhat_setRpcUrl is not supported: ferry has no fork mode');
+    }, PRIVATE),
   };
   return Object.freeze(table);
 }

@@ -65,6 +65,9 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
   const handlers: DevHandlers = {
     mine: (op) => eng.mine(op.blocks, op.interval, op.timestamp),
     increaseTime: (op) => eng.increaseTime(op.seconds),
+    setTime: (op) => eng.setTime(op.seconds),
+    setTimestampInterval: (op) => eng.setTimestampInterval(op.ms),
+    rollback: (op) => snapshots.rollback(op.depth),
     setNextTimestamp: (op) => eng.setNextTimestamp(op.seconds),
     setAutomine: (op) => {
       const mode = eng.miningMode();

@@ -18,6 +18,12 @@ export type DevOp =
   | { op: 'mine'; blocks: bigint; interval?: bigint; timestamp?: bigint }
   | { op: 'increaseTime'; seconds: bigint }
   | { op: 'setNextTimestamp'; seconds: bigint }
+  /** anvil_setTime / evm_setTime: the clock reads `seconds` now; the next block has that time */
+  | { op: 'setTime'; seconds: bigint }
+  /** anvil_setBlockTimestampInterval (milliseconds) / anvil_removeBlockTimestampInterval (undefined) */
+  | { op: 'setTimestampInterval'; ms?: number }
+  /** anvil_rollback: removes the last `depth` blocks */
+  | { op: 'rollback'; depth: bigint }
   | { op: 'setAutomine'; enabled: boolean }
   /** seconds; 0 = interval mining off */
   | { op: 'setInterval'; seconds: bigint }
@@ -59,6 +65,11 @@ export interface DevResults {
   /** the total increase, seconds */
   increaseTime: bigint;
   setNextTimestamp: void;
+  /** seconds from the clock before the call to the time set (0 when not ahead), as Anvil */
+  setTime: bigint;
+  /** whether an interval was set before */
+  setTimestampInterval: boolean;
+  rollback: void;
   setAutomine: void;
   setInterval: void;
   setBlockGasLimit: void;

@@ -1,17 +1,32 @@
 /**
  * The dev methods Anvil serves under a second name or answers from its miner state
  * (docs/dev-mode.md "Methods"): anvil_increaseTime, hardhat_dropAllTransactions,
- * anvil_getIntervalMining, anvil_removePoolTransactions, and anvil_setRpcUrl (refused: Ferry does not fork). Each call goes to a
+ * anvil_getIntervalMining, anvil_removePoolTransactions, and anvil_setRpcUrl (refused: Ferry does not fork);
+ * then issue 22's part 2: anvil_setBlockTimestampInterval / removeBlockTimestampInterval, anvil_setTime /
+ * evm_setTime, anvil_getGenesisTime, anvil_setLoggingEnabled, anvil_addBalance, anvil_rollback,
+ * eth_sendUnsignedTransaction and the methods Ferry refuses (`cast rpc` too). Each call goes to a
  * `ferry start --dev` and to the pinned Anvil 1.7.1 binary, and the answers are compared; viem's
  * test client drives the methods viem has an action for.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createTestClient, http } from 'viem';
+import { promisify } from 'node:util';
+import { createTestClient, http, publicActions } from 'viem';
 import { devAddress } from '../helpers/accounts.js';
 import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
 import { startAnvil, type AnvilNode } from './debug-fixtures.js';
+
+const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
+const run = promisify(execFile);
+
+interface Block {
+  number: string;
+  timestamp: string;
+}
 
 describe('anvil aliases and interval state: ferry start --dev against Anvil', () => {
   let node: FerryNode;
@@ -101,5 +116,121 @@ describe('anvil aliases and interval state: ferry start --dev against Anvil', ()
     const bad = await rpc(node.url, 'anvil_setRpcUrl', [1]);
     assert.equal(bad.error?.code, -32602);
     assert.doesNotMatch(bad.error!.message, /no fork mode/);
+  });
+
+  // issue 22 part 2: the rest of the dev methods (docs/dev-mode.md "Methods")
+  const latest = (url: string) => call<Block>(url, 'eth_getBlockByNumber', ['latest', false]);
+  const test = (url: string, mode: 'anvil' | 'hardhat') => createTestClient({ chain: VIEM_CHAIN, mode, transport: http(url) }).extend(publicActions);
+
+  it('anvil_getGenesisTime answers block 0 timestamp as a JSON number (cast rpc too)', async () => {
+    for (const url of [node.url, anvil.url]) {
+      const t = await call<number>(url, 'anvil_getGenesisTime');
+      const genesis = await call<Block>(url, 'eth_getBlockByNumber', ['0x0', false]);
+      assert.equal(typeof t, 'number');
+      assert.equal(BigInt(t), BigInt(genesis.timestamp));
+      const { stdout } = await run(CAST, ['rpc', '--rpc-url', url, 'anvil_getGenesisTime']);
+      assert.equal(stdout.trim(), String(t));
+    }
+  });
+
+  it('setBlockTimestampInterval spaces blocks by the interval; remove answers whether one was set (viem, both modes)', async () => {
+    // Anvil serves only the anvil_ names; ferry also the hardhat_ ones viem's mode 'hardhat' sends
+    for (const [url, mode] of [[node.url, 'anvil'], [node.url, 'hardhat'], [anvil.url, 'anvil']] as const) {
+      await test(url, mode).setBlockTimestampInterval({ interval: 100 });
+      await call(url, 'evm_mine');
+      const a = BigInt((await latest(url)).timestamp);
+      await call(url, 'evm_mine');
+      const b = BigInt((await latest(url)).timestamp);
+      assert.equal(b - a, 100n, `${url} ${mode}: blocks ${a} and ${b} should be 100 s apart`);
+      await test(url, mode).removeBlockTimestampInterval();
+    }
+    assert.deepEqual(await both('anvil_setBlockTimestampInterval', [5]), [null, null]);
+    assert.deepEqual(await both('anvil_removeBlockTimestampInterval'), [true, true]);
+    assert.deepEqual(await both('anvil_removeBlockTimestampInterval'), [false, false]);
+  });
+
+  it('anvil_addBalance adds to the balance and answers null', async () => {
+    const who = '0x00000000000000000000000000000000000add01';
+    assert.deepEqual(await both('anvil_addBalance', [who, '0x10']), [null, null]);
+    assert.deepEqual(await both('anvil_addBalance', [who, '0x10']), [null, null]);
+    assert.deepEqual(await both('eth_getBalance', [who, 'latest']), ['0x20', '0x20']);
+  });
+
+  it('setLoggingEnabled (viem, both modes) answers null, as Anvil', async () => {
+    for (const mode of ['anvil', 'hardhat'] as const) {
+      await test(node.url, mode).setLoggingEnabled(false);
+      await test(anvil.url, mode).setLoggingEnabled(false);
+    }
+    assert.deepEqual(await both('anvil_setLoggingEnabled', [true]), [null, null]);
+    assert.deepEqual(await both('hardhat_setLoggingEnabled', [true]), [null, null]);
+  });
+
+  it('setRpcUrl (viem) is refused clearly: ferry does not fork', async () => {
+    for (const mode of ['anvil', 'hardhat'] as const) {
+      await assert.rejects(test(node.url, mode).setRpcUrl('http://127.0.0.1:1'), /ferry has no fork mode/);
+    }
+  });
+
+  it('sendUnsignedTransaction (viem) sends from a keyless address without a signature', async () => {
+    const from = '0x00000000000000000000000000000000000add02' as const;
+    for (const url of [node.url, anvil.url]) {
+      await call(url, 'anvil_setBalance', [from, '0xde0b6b3a7640000']);
+      const client = test(url, 'anvil');
+      const hash = await client.sendUnsignedTransaction({ from, to: devAddress(7) as `0x${string}`, value: 1n });
+      const receipt = await client.waitForTransactionReceipt({ hash });
+      assert.equal(receipt.status, 'success');
+      assert.equal(receipt.from.toLowerCase(), from);
+    }
+  });
+
+  it('anvil_rollback removes the last blocks (default 1) and refuses a depth past genesis', async () => {
+    for (const url of [node.url, anvil.url]) {
+      await call(url, 'anvil_mine', [3]);
+      const head = BigInt((await latest(url)).number);
+      assert.equal(await call(url, 'anvil_rollback', [2]), null);
+      assert.equal(BigInt((await latest(url)).number), head - 2n);
+      // Anvil wants the optional depth as null; ferry takes [] too
+      assert.equal(await call(url, 'anvil_rollback', [null]), null);
+      assert.equal(BigInt((await latest(url)).number), head - 3n);
+      // the chain goes on from there
+      await call(url, 'evm_mine');
+      assert.equal(BigInt((await latest(url)).number), head - 2n);
+    }
+    const tooDeep = await rpc(node.url, 'anvil_rollback', [1_000_000]);
+    assert.match(tooDeep.error?.message ?? '', /^Rollback depth must not exceed current chain height: current height \d+, depth 1000000$/);
+  });
+
+  it('refuses what cannot apply on ferry with a clear reason', async () => {
+    for (const [m, params] of [
+      ['anvil_setChainId', [5]],
+      ['anvil_setNextBlockPrevRandao', ['0x01']],
+      ['hardhat_setPrevRandao', ['0x01']],
+      ['anvil_reorg', [1, []]],
+      ['anvil_dealERC20', [devAddress(1), devAddress(2), '0x1']],
+      ['anvil_setERC20Allowance', [devAddress(1), devAddress(2), devAddress(3), '0x1']],
+      ['evm_mine_detailed', []],
+    ] as const) {
+      const r = await rpc(node.url, m, [...params]);
+      assert.match(r.error?.message ?? '', /^not supported on ferry: /, m);
+    }
+  });
+
+  // last: it moves both clocks far ahead
+  it('evm_setTime / anvil_setTime answer as Anvil and set the next block time', async () => {
+    const now = BigInt((await latest(anvil.url)).timestamp) > BigInt((await latest(node.url)).timestamp)
+      ? BigInt((await latest(anvil.url)).timestamp)
+      : BigInt((await latest(node.url)).timestamp);
+    const target = now + 1_000_500n;
+    const answers = await both<number>('evm_setTime', [Number(target)]);
+    // Anvil 1.7.1: target - the clock's seconds; each node's clock is near (not at) the latest block's
+    // time (Anvil's stays behind the blocks anvil_setBlockTimestampInterval moved ahead)
+    for (const a of answers) assert.ok(Math.abs(a - 1_000_500) <= 1_000, `evm_setTime answered ${a}`);
+    for (const url of [node.url, anvil.url]) {
+      await call(url, 'evm_mine');
+      const t = BigInt((await latest(url)).timestamp);
+      assert.ok(t >= target && t <= target + 1n, `${url}: block time ${t} should be ${target}`);
+    }
+    // the clock went on from `target` for a moment only
+    for (const a of await both<number>('anvil_setTime', [Number(target) + 10_500])) assert.ok(a <= 10_500 && a >= 10_490, `anvil_setTime answered ${a}`);
   });
 });

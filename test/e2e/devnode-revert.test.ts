@@ -325,6 +325,26 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
     }
   });
 
+  it('anvil_rollback: a log filter and a logs subscriber get the rolled-back Transfer with removed: true', async () => {
+    const tokenAddress = await deployToken(c);
+    const logFilter = await call<string>(node.url, 'eth_newFilter', [{ address: tokenAddress }]);
+    const ws = await WsClient.open(node.wsUrl);
+    try {
+      const logsSub = await ws.subscribe(['logs', { address: tokenAddress, topics: [TRANSFER_TOPIC] }]);
+      const t = await transfer(c, tokenAddress, devAddress(8), 5n);
+      const added = await call<any[]>(node.url, 'eth_getFilterChanges', [logFilter]);
+      assert.deepEqual(added.map((l) => [l.transactionHash, l.removed]), [[t.hash, false]]);
+      const live = (await ws.received(logsSub, 1)).slice();
+      assert.equal(await call(node.url, 'anvil_rollback', [1]), null);
+      assert.equal(await c.pub.getBlockNumber(), t.blockNumber - 1n);
+      assert.deepEqual(await call<any[]>(node.url, 'eth_getFilterChanges', [logFilter]), [{ ...added[0], removed: true }]);
+      const all = await ws.received(logsSub, 2);
+      assert.deepEqual(all[1], { ...live[0], removed: true });
+    } finally {
+      ws.close();
+    }
+  });
+
   it('Surface B: blocks above the snapshot disappear from block, status and tx_search; new blocks reuse the heights', async () => {
     const id = await c.test.snapshot();
     const snapHeight = Number(await c.pub.getBlockNumber());
