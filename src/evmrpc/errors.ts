@@ -25,6 +25,8 @@ const Code = {
   reverted: 3,
   txSyncTimeout: 4,
   server: -32000,
+  /** go-ethereum internal/ethapi/errors.go: pruned history unavailable */
+  prunedHistory: 4444,
 } as const;
 
 const as =
@@ -47,6 +49,7 @@ export const evmErrors: JsonRpcErrorMap = {
   cancelled: as(Code.server),
   unavailable: as(Code.server),
   unsupported: as(Code.server),
+  pruned: (e) => ({ code: e.detail.what === 'history' ? Code.prunedHistory : Code.server, message: e.message }),
   corrupt: as(Code.server),
   badConfig: as(Code.server),
 };
