@@ -130,7 +130,7 @@ export class ChainReader {
    */
   private checkHistory(n: bigint): void {
     const low = this.store.lowestBlockHeight();
-    if (low !== undefined && n < low) throw pruned('history', 'pruned history unavailable');
+    if (low !== undefined && n > 0n && n < low) throw pruned('history', 'pruned history unavailable');
   }
 
   /**

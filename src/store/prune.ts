@@ -10,7 +10,7 @@
  * between versions; they are not collected here (docs/abci.md says so).
  *
  * History: blocks, tx lookups and receipts, logs, CometBFT records and native tx results of heights
- * below the retain height are deleted, the same height Commit returns to CometBFT as retain_height
+ * below the retain height are deleted (the genesis block stays), the same height Commit returns to CometBFT as retain_height
  * (Cosmos SDK baseapp GetBlockRetentionHeight without the evidence and snapshot terms).
  */
 import type Database from 'better-sqlite3';
@@ -55,7 +55,8 @@ export class Pruner {
       delAcctBelow: db.prepare<[Buffer, number]>('DELETE FROM state_accounts WHERE addr = ? AND height < ?'),
       delSlotBelow: db.prepare<[Buffer, number]>('DELETE FROM state_slots WHERE k = ? AND height < ?'),
       delChangesBelow: db.prepare('DELETE FROM state_changes WHERE height < ?'),
-      historyLow: db.prepare<[], { h: number | null }>('SELECT min(height) AS h FROM blocks'),
+      // the genesis block stays (InitChain at every start finds it; geth keeps it too when it prunes history)
+      historyLow: db.prepare<[], { h: number | null }>('SELECT min(height) AS h FROM blocks WHERE height > 0'),
       delTx: db.prepare('DELETE FROM txs WHERE hash = ?'),
       delLogs: db.prepare('DELETE FROM logs WHERE height = ?'),
       delBlock: db.prepare('DELETE FROM blocks WHERE height = ?'),
@@ -74,7 +75,7 @@ export class Pruner {
     return this.stmts.stateLow.get()?.h ?? undefined;
   }
 
-  /** the lowest height whose block is stored (undefined: no block yet) */
+  /** the lowest height above genesis whose block is stored (undefined: no block yet) */
   historyFloor(): number | undefined {
     return this.stmts.historyLow.get()?.h ?? undefined;
   }
