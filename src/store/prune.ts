@@ -107,13 +107,23 @@ export class Pruner {
    */
   afterCommit(height: number): PruneStep {
     const step: PruneStep = { stateHeights: 0, historyHeights: 0 };
-    if (!this.active) return step;
+    if (!this.active || !this.due(height)) return step;
     this.store.transaction(() => {
       step.stateHeights = this.pruneState(height);
       step.historyHeights = this.pruneHistory(height);
     });
     if (step.historyHeights > 0) this.store.forgetCaches();
     return step;
+  }
+
+  /** whether a step after `height` has anything to remove (no write transaction otherwise) */
+  private due(height: number): boolean {
+    const floor = this.stateFloor();
+    const target = this.stateTarget(height - (height % Math.max(1, this.plan.interval)));
+    if (floor !== undefined && target !== undefined && target > floor) return true;
+    const retain = Number(this.retainHeight(BigInt(height)));
+    const low = this.historyFloor();
+    return retain > 0 && low !== undefined && low < retain;
   }
 
   private pruneState(height: number): number {
