@@ -129,7 +129,7 @@ export class AbciDriver {
         this.finalized = undefined;
         await app.afterCommit();
         this.host.onCommitted(f.height, { txs: f.txs, executeMs: f.executeMs, commitMs: performance.now() - start });
-        return { kind: 'commit', retainHeight: 0n };
+        return { kind: 'commit', retainHeight: app.retainHeight(f.height) };
       }
       case 'listSnapshots':
         return { kind: 'listSnapshots' };

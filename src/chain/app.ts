@@ -35,6 +35,7 @@ import type { Logger } from '../lib/log.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
+import { Pruner, type PrunePlan } from '../store/prune.js';
 import { CheatTable } from '../store/cheats.js';
 import type { EvmHeader, EvmLog, EvmTx } from '../types/chain.js';
 import type { Cheat } from '../types/cheats.js';
@@ -76,6 +77,8 @@ export interface AppOptions {
    * rejected; CheckTx admits one only for an address impersonated at that moment.
    */
   impersonation?: boolean;
+  /** state and history pruning (store/prune.ts; absent: archive) */
+  pruning?: PrunePlan;
 }
 
 export class EvmApp implements Application {
@@ -89,6 +92,8 @@ export class EvmApp implements Application {
   /** pending dev cheats (anvil_setBalance …): seen by CheckTx, applied at the next block's start */
   readonly cheats: CheatOverlay;
   private readonly dev: DevState;
+  /** removes old state versions and block history after each block (absent: archive) */
+  private readonly pruner: Pruner | undefined;
   private readonly admission: Admission;
   private readonly proposals: Proposals;
   /** a block's fee recipient is its proposer (AppOptions.coinbaseFromProposer) */
@@ -110,6 +115,8 @@ export class EvmApp implements Application {
     this.coinbase = loadCoinbase(store, genesis.evm.coinbase);
     this.cheats = new CheatOverlay(new CheatTable(store));
     this.dev = new DevState(genesis.maxGas, opts.impersonation === true);
+    const pruner = opts.pruning && new Pruner(store, opts.pruning);
+    this.pruner = pruner?.active ? pruner : undefined;
     this.pool = new TxPool({
       size: opts.mempool.size,
       priceBumpPercent: opts.mempool.priceBumpPercent,
@@ -444,6 +451,8 @@ export class EvmApp implements Application {
     this.flat.applied(Number(p.block.header.number), p.flatChange);
     if (p.cheats !== undefined) this.cheats.applied(p.cheats.upTo);
     this.latest = p.block.header;
+    // after the block's own transaction, in a bounded one of its own (store/prune.ts)
+    this.pruner?.afterCommit(Number(p.block.header.number));
     await this.runner.reset(this.latestRef());
     this.dev.baseFeeOverride = undefined;
     const dropped = this.pool.onCommit(await this.authorityNonces(p.block.transactions, p.newNonces));
@@ -465,6 +474,11 @@ export class EvmApp implements Application {
       }
     }
     return out;
+  }
+
+  /** Commit's retain_height after committing `height` (min-retain-blocks; 0: CometBFT keeps every block) */
+  retainHeight(height: bigint): bigint {
+    return this.pruner?.retainHeight(height) ?? 0n;
   }
 
   async abortBlock(): Promise<void> {

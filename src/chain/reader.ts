@@ -11,7 +11,7 @@ import { ForkSchedule } from '../evm/forks.js';
 import type { ForkTimes } from '../config/genesis.js';
 import { proofStateManager } from '../evm/statetrie.js';
 import { effectiveTip } from '../evm/tx.js';
-import { limitExceeded, notFound } from '../lib/errors.js';
+import { limitExceeded, notFound, pruned } from '../lib/errors.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
@@ -122,12 +122,35 @@ export class ChainReader {
   resolveBlock(sel: BlockSelector): bigint | undefined {
     switch (sel.kind) {
       case 'number':
-        return sel.number <= this.latest ? sel.number : undefined;
+        if (sel.number > this.latest) return undefined;
+        this.checkHistory(sel.number);
+        return sel.number;
       case 'hash':
         return this.store.heightByHash(sel.hash);
       case 'tag':
         return sel.tag === 'earliest' ? 0n : this.latest;
     }
+  }
+
+  /**
+   * A block below the lowest one min-retain-blocks kept (store/prune.ts): go-ethereum's
+   * "pruned history unavailable" (internal/ethapi/errors.go, code 4444 on Surface A).
+   */
+  private checkHistory(n: bigint): void {
+    const low = this.store.lowestBlockHeight();
+    if (low !== undefined && n > 0n && n < low) throw pruned('history', 'pruned history unavailable');
+  }
+
+  /**
+   * State of block `n` is answered only from the flat layer's lowest height on (pruning, store/prune.ts):
+   * below it, go-ethereum's "historical state <root> is not available" (core/state/database_history.go).
+   */
+  checkState(n: bigint): void {
+    const low = this.flat.low();
+    if (low === undefined || n >= BigInt(low)) return;
+    this.checkHistory(n);
+    const root = this.store.evmBlock(n)?.header.stateRoot;
+    throw pruned('state', `historical state ${root ? Buffer.from(root).toString('hex') : String(n)} is not available`);
   }
 
   blockByNumber(n: bigint): EvmBlock | undefined {

@@ -63,6 +63,7 @@ export const COMET_ERRORS: ErrorMap<CometWireError> = {
   cancelled: internal,
   unavailable: internal,
   unsupported: internal,
+  pruned: internal,
   corrupt: internal,
   badConfig: internal,
   simulateRejected: internal,

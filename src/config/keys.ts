@@ -6,7 +6,7 @@
 import { badConfig } from '../lib/errors.js';
 import { parseAbciAddress, parseHostPort, parseLaddr } from './address.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { ABCI_TRANSPORTS, EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
+import { ABCI_TRANSPORTS, PRUNING_STRATEGIES, type PruningStrategy, EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
 
 /**
  * A bad configuration value or file throws badConfig (src/lib/errors.ts): its `key` is the flag-style
@@ -86,6 +86,13 @@ function readDuration(raw: unknown, name: string): number {
 function readString(raw: unknown, name: string): string {
   if (typeof raw !== 'string') throw new Invalid(`${name}: expected a string, got ${show(raw)}`);
   return raw.trim();
+}
+
+function readPruning(raw: unknown, name: string): PruningStrategy {
+  const text = readString(raw, name);
+  const found = PRUNING_STRATEGIES.find((s) => s === text);
+  if (!found) throw new Invalid(`${name}: unknown pruning strategy ${JSON.stringify(text)}, want one of ${PRUNING_STRATEGIES.join(', ')}`);
+  return found;
 }
 
 function readHostPort(raw: unknown, name: string): string {
@@ -255,6 +262,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'ABCI transport with --with-cometbft=false: socket or grpc (CometBFT\'s `abci` setting must match)'),
   def(APP, '', 'cometbft-rpc', readLaddr, (o, v) => (o.abci.cometbftRpc = v), (o) => tomlString(o.abci.cometbftRpc),
     'with --with-cometbft=false: the local CometBFT RPC (tcp://host:port) that eth_sendRawTransaction submits to'),
+  def(APP, '', 'pruning', readPruning, (o, v) => (o.pruning.strategy = v), (o) => tomlString(o.pruning.strategy),
+    'state pruning: default (keep 362880 recent heights), nothing (archive), everything (keep 2), custom (the two keys below; docs/abci.md "Pruning")'),
+  def(APP, '', 'pruning-keep-recent', readCount, (o, v) => (o.pruning.keepRecent = v), (o) => tomlString(String(o.pruning.keepRecent)),
+    'with pruning = "custom": heights of state kept below the head (at least 2)'),
+  def(APP, '', 'pruning-interval', readCount, (o, v) => (o.pruning.interval = v), (o) => tomlString(String(o.pruning.interval)),
+    'with pruning = "custom": prune every this many blocks (at least 10)'),
+  def(APP, '', 'min-retain-blocks', readCount, (o, v) => (o.pruning.minRetainBlocks = v), (o) => String(o.pruning.minRetainBlocks),
+    'blocks of history kept below the head, returned to CometBFT as retain_height (0 = keep every block)'),
 
   def(APP, JR, 'enable', readBool, (o, v) => (o.jsonRpc.enable = v), (o) => String(o.jsonRpc.enable),
     'start the EVM JSON-RPC HTTP and WebSocket servers'),

@@ -16,7 +16,10 @@ import {
   DEFAULT_LOG_LEVEL,
   DEFAULT_MEMPOOL,
   DEFAULT_MINIMUM_GAS_PRICE,
+  DEFAULT_PRUNING,
   DEFAULT_RPC,
+  MIN_PRUNING_INTERVAL,
+  MIN_PRUNING_KEEP_RECENT,
   NAMESPACES,
   type NodeOptions,
 } from './options.js';
@@ -42,6 +45,7 @@ export function defaultOptions(home: string): NodeOptions {
     consensus: { ...DEFAULT_CONSENSUS },
     mempool: { ...DEFAULT_MEMPOOL },
     abci: { ...DEFAULT_ABCI },
+    pruning: { ...DEFAULT_PRUNING },
     instrumentation: { ...DEFAULT_INSTRUMENTATION },
     dev: false,
   };
@@ -64,6 +68,8 @@ function applyDevPreset(opts: NodeOptions): void {
   opts.jsonRpc.privateApiAuth = false;
   opts.jsonRpc.enableUnsafeCors = true;
   opts.consensus.blockOnTx = true;
+  // a dev chain is an archive (docs/dev-mode.md): every height's state and blocks stay
+  opts.pruning = { ...DEFAULT_PRUNING, strategy: 'nothing' };
 }
 
 /**
@@ -118,8 +124,9 @@ function applyFile(opts: NodeOptions, file: ConfigFile, path: string): void {
   }
 }
 
-/** Rules across keys (Evmos `JSONRPCConfig.Validate`). */
+/** Rules across keys (Evmos `JSONRPCConfig.Validate`, Cosmos SDK `PruningOptions.Validate`). */
 function checkCombination(opts: NodeOptions): void {
+  checkPruning(opts);
   if (opts.jsonRpc.enable && opts.jsonRpc.api.length === 0) {
     throw badConfig(
       'json-rpc.api',
@@ -140,4 +147,25 @@ function checkAbciFlags(opts: NodeOptions, flags: Record<string, unknown>): void
 
 function isTable(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date);
+}
+
+/** Cosmos SDK store/pruning/types/options.go Validate: custom pruning needs a usable interval and keep-recent. */
+function checkPruning(opts: NodeOptions): void {
+  const p = opts.pruning;
+  if (p.strategy !== 'custom') return;
+  if (p.interval === 0) {
+    throw badConfig('pruning-interval', `'pruning-interval' must not be 0. If you want to disable pruning, select pruning = "nothing"`);
+  }
+  if (p.interval < MIN_PRUNING_INTERVAL) {
+    throw badConfig(
+      'pruning-interval',
+      `'pruning-interval' must not be less than ${MIN_PRUNING_INTERVAL}. For the most aggressive pruning, select pruning = "everything"`,
+    );
+  }
+  if (p.keepRecent < MIN_PRUNING_KEEP_RECENT) {
+    throw badConfig(
+      'pruning-keep-recent',
+      `'pruning-keep-recent' must not be less than ${MIN_PRUNING_KEEP_RECENT}. For the most aggressive pruning, select pruning = "everything"`,
+    );
+  }
 }

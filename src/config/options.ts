@@ -134,8 +134,52 @@ export interface AbciOptions {
   cometbftRpc: string;
 }
 
+/**
+ * app.toml's pruning keys (Cosmos SDK store/pruning/types/options.go, server/config/config.go):
+ * state versions older than `keepRecent` are removed every `interval` blocks; block history below
+ * `minRetainBlocks` from the head is removed and returned to CometBFT as Commit's retain_height
+ * (docs/abci.md "Pruning").
+ */
+export interface PruningOptions {
+  strategy: PruningStrategy;
+  /** heights of state kept below the head (custom; default/everything/nothing set their own) */
+  keepRecent: number;
+  /** prune every this many blocks (0: never) */
+  interval: number;
+  /** blocks of history kept below the head (0: all) */
+  minRetainBlocks: number;
+}
+
+export const PRUNING_STRATEGIES = ['default', 'nothing', 'everything', 'custom'] as const;
+export type PruningStrategy = (typeof PRUNING_STRATEGIES)[number];
+
+/** Cosmos SDK's presets: default keeps 362880 recent heights, everything 2, both pruned every 10 blocks. */
+export const DEFAULT_PRUNING_KEEP_RECENT = 362_880;
+export const EVERYTHING_PRUNING_KEEP_RECENT = 2;
+export const DEFAULT_PRUNING_INTERVAL = 10;
+/** custom pruning: the smallest interval and keep-recent Cosmos SDK accepts (ErrPruningIntervalTooSmall, ErrPruningKeepRecentTooSmall) */
+export const MIN_PRUNING_INTERVAL = 10;
+export const MIN_PRUNING_KEEP_RECENT = 2;
+
+export const DEFAULT_PRUNING: PruningOptions = { strategy: 'default', keepRecent: 0, interval: 0, minRetainBlocks: 0 };
+
+/** What a strategy keeps and how often it prunes (custom: the configured keys). */
+export function pruningPlan(p: PruningOptions): { keepRecent: number; interval: number } {
+  switch (p.strategy) {
+    case 'nothing':
+      return { keepRecent: 0, interval: 0 };
+    case 'default':
+      return { keepRecent: DEFAULT_PRUNING_KEEP_RECENT, interval: DEFAULT_PRUNING_INTERVAL };
+    case 'everything':
+      return { keepRecent: EVERYTHING_PRUNING_KEEP_RECENT, interval: DEFAULT_PRUNING_INTERVAL };
+    case 'custom':
+      return { keepRecent: p.keepRecent, interval: p.interval };
+  }
+}
+
 export interface NodeOptions {
   home: string;
+  pruning: PruningOptions;
   /** wei per gas; txs below are rejected by CheckTx */
   minimumGasPrice: bigint;
   /** true when --minimum-gas-prices was given on the command line (miner_setGasPrice then has no effect) */

@@ -203,13 +203,14 @@ export class ConsensusReader {
     return this.store.comet.latestHeight() ?? this.opts.initialHeight - 1n;
   }
 
-  /** lowest stored height (ferry never prunes) */
+  /** lowest stored height: the initial height, or the lowest record min-retain-blocks left (store/prune.ts) */
   baseHeight(): bigint {
-    return this.opts.initialHeight;
+    const low = this.store.comet.lowestHeight();
+    return low !== undefined && low > this.opts.initialHeight ? low : this.opts.initialHeight;
   }
 
   block(height: bigint): CometBlockRecord | undefined {
-    if (height < this.opts.initialHeight) return undefined;
+    if (height < this.baseHeight()) return undefined;
     const rec = this.store.comet.get(height);
     if (rec && rec.size === 0) rec.size = blockProto(rec.block).length;
     return rec;
@@ -223,7 +224,7 @@ export class ConsensusReader {
   /** The validator set of `height` (≤ latest + 1), canonical order. */
   validators(height: bigint): Validator[] | undefined {
     const latest = this.latestHeight();
-    if (height > latest + 1n || height < this.opts.initialHeight) return undefined;
+    if (height > latest + 1n || height < this.baseHeight()) return undefined;
     if (height === latest + 1n) {
       const rec = this.block(latest);
       return rec?.nextValidators ?? this.genesisValidators;

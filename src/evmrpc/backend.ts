@@ -24,6 +24,8 @@ export interface EvmBackend {
   onRewind?(listener: (height: bigint) => void): () => void;
   /** resolves a selector to a committed block number, or undefined if no such block */
   resolveBlock(sel: BlockSelector): bigint | undefined;
+  /** throws a `pruned` DomainError when the state of block `n` is no longer kept (docs/abci.md "Pruning") */
+  checkState?(n: bigint): void;
 
   blockByNumber(n: bigint): EvmBlock | undefined;
   blockByHash(hash: Hash): EvmBlock | undefined;

@@ -26,6 +26,8 @@ const Code = {
   reverted: 3,
   txSyncTimeout: 4,
   server: -32000,
+  /** go-ethereum internal/ethapi/errors.go: pruned history unavailable */
+  prunedHistory: 4444,
 } as const;
 
 /** eth_simulateV1's codes per reason (go-ethereum internal/ethapi/errors.go, errCode*) */
@@ -67,6 +69,7 @@ export const evmErrors: JsonRpcErrorMap = {
   cancelled: as(Code.server),
   unavailable: as(Code.server),
   unsupported: as(Code.server),
+  pruned: (e) => ({ code: e.detail.what === 'history' ? Code.prunedHistory : Code.server, message: e.message }),
   corrupt: as(Code.server),
   badConfig: as(Code.server),
   simulateRejected: (e) => ({ code: SIMULATE_CODES[e.detail.reason], message: e.message }),

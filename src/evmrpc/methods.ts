@@ -156,9 +156,10 @@ export function findLogs(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockR
 }
 
 /** Block number for a state query; -32000 `header not found` when the block does not exist. */
-export function stateBlockNumber(backend: Pick<EvmBackend, 'resolveBlock'>, sel: BlockSelector): bigint {
+export function stateBlockNumber(backend: Pick<EvmBackend, 'resolveBlock' | 'checkState'>, sel: BlockSelector): bigint {
   const n = backend.resolveBlock(sel);
   if (n === undefined) throw notFound(sel.kind === 'hash' ? HASH_HEADER_NOT_FOUND : HEADER_NOT_FOUND);
+  backend.checkState?.(n);
   return n;
 }
 

@@ -84,6 +84,11 @@ export interface ErrorDetails {
   unavailable: undefined;
   /** The node does not do this (a feature or option it does not offer). */
   unsupported: undefined;
+  /**
+   * State or block history this node has removed (pruning, or from before its state-sync snapshot;
+   * docs/abci.md "Pruning"). geth: -32000 for state, 4444 for history.
+   */
+  pruned: { what: 'state' | 'history' };
   /** Stored data or local files are unusable (bad key file, corrupt state …). */
   corrupt: undefined;
   /** A configuration value (flag, config file, genesis, home) is wrong; `key` names it. */
@@ -151,6 +156,7 @@ export const notIncluded = (message: string, txHash: Uint8Array): DomainError<'n
 export const cancelled = (message: string): DomainError<'cancelled'> => domainError('cancelled', message);
 export const executionFailed = (message: string): DomainError<'executionFailed'> => domainError('executionFailed', message);
 export const resultTooLarge = (message: string): DomainError<'resultTooLarge'> => domainError('resultTooLarge', message);
+export const pruned = (what: 'state' | 'history', message: string): DomainError<'pruned'> => new DomainError('pruned', message, { what });
 export const corrupt = (message: string): DomainError<'corrupt'> => domainError('corrupt', message);
 export const simulateRejected = (reason: SimulateRejectReason, message: string): DomainError<'simulateRejected'> =>
   new DomainError('simulateRejected', message, { reason });

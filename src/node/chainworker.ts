@@ -10,6 +10,7 @@ import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
 import { APP_VERSION, EvmApp } from '../chain/app.js';
 import { nativeHash, wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
+import { pruningPlan } from '../config/options.js';
 import { feeCap } from '../evm/tx.js';
 import type { AbciQueryResponse } from '../types/cometbft.js';
 import { Engine, genesisEngineOptions } from '../consensus/engine.js';
@@ -97,6 +98,7 @@ async function main(): Promise<void> {
       minGasPrice: opts.minimumGasPrice,
       mempool: opts.mempool,
       coinbaseFromProposer: external,
+      pruning: { ...pruningPlan(opts.pruning), minRetainBlocks: opts.pruning.minRetainBlocks },
       // impersonated txs only while the node serves the namespaces that turn it on (docs/dev-mode.md)
       impersonation: opts.jsonRpc.enable && opts.jsonRpc.api.some((n) => n === 'anvil' || n === 'hardhat'),
     },

@@ -54,6 +54,7 @@ export class HeightRepository<T> {
       get: db.prepare<[number], { rec: Buffer }>(`SELECT rec FROM ${table} WHERE height = ?`),
       put: db.prepare(`INSERT INTO ${table} (height, rec) VALUES (?, ?)`),
       latest: db.prepare<[], { h: number | null }>(`SELECT max(height) AS h FROM ${table}`),
+      lowest: db.prepare<[], { h: number | null }>(`SELECT min(height) AS h FROM ${table}`),
       deleteAbove: db.prepare(`DELETE FROM ${table} WHERE height > ?`),
     };
     this.decoded = new DecodedByHeight<T>((h) => this.stmts.get.get(h)?.rec, cacheBytes);
@@ -71,6 +72,12 @@ export class HeightRepository<T> {
   /** the highest height with a record */
   latestHeight(): bigint | undefined {
     const h = this.stmts.latest.get()?.h;
+    return h === null || h === undefined ? undefined : BigInt(h);
+  }
+
+  /** the lowest height with a record (above the first after pruning, store/prune.ts) */
+  lowestHeight(): bigint | undefined {
+    const h = this.stmts.lowest.get()?.h;
     return h === null || h === undefined ? undefined : BigInt(h);
   }
 

@@ -201,6 +201,7 @@ export class Store {
       trieGet: this.db.prepare<[Buffer], { v: Buffer }>('SELECT v FROM trie WHERE k = ?'),
       triePut: this.db.prepare('INSERT OR IGNORE INTO trie (k, v) VALUES (?, ?)'),
       latest: this.db.prepare<[], { h: number | null }>('SELECT max(height) AS h FROM blocks'),
+      lowest: this.db.prepare<[], { h: number | null }>('SELECT min(height) AS h FROM blocks WHERE height > 0'),
       blockByHeight: this.db.prepare<[number], { evm: Buffer }>('SELECT evm FROM blocks WHERE height = ?'),
       hashByHeight: this.db.prepare<[number], { hash: Buffer }>('SELECT hash FROM blocks WHERE height = ?'),
       heightByHash: this.db.prepare<[Buffer], { height: number }>('SELECT height FROM blocks WHERE hash = ?'),
@@ -273,6 +274,12 @@ export class Store {
   // ---- blocks ----
   latestHeight(): bigint | undefined {
     const h = this.stmts.latest.get()?.h;
+    return h === null || h === undefined ? undefined : BigInt(h);
+  }
+
+  /** the lowest stored block above genesis (genesis is never pruned; store/prune.ts min-retain-blocks moves it up) */
+  lowestBlockHeight(): bigint | undefined {
+    const h = this.stmts.lowest.get()?.h;
     return h === null || h === undefined ? undefined : BigInt(h);
   }
 

@@ -74,6 +74,8 @@ export interface Application {
   commit(): void;
   /** after the block transaction committed (caches, mempool recheck, notifications) */
   afterCommit(): Promise<void>;
+  /** Commit's retain_height after committing `height` (0: CometBFT keeps every block; docs/abci.md "Pruning") */
+  retainHeight(height: bigint): bigint;
   /** the block transaction failed or was abandoned: drop what FinalizeBlock computed */
   abortBlock(): Promise<void>;
   /** number of txs waiting, executable or not (a height without empty blocks waits for one) */

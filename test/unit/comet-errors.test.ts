@@ -38,6 +38,7 @@ const SAMPLE_DETAILS: { [K in ErrorKind]: ErrorDetails[K] } = {
   cancelled: undefined,
   unavailable: undefined,
   unsupported: undefined,
+  pruned: { what: 'state' },
   corrupt: undefined,
   badConfig: { key: 'rpc.laddr' },
   simulateRejected: { reason: 'blockGasLimit' },

@@ -23,6 +23,7 @@ import {
   type ErrorKind,
   type ErrorMap,
   type TxRejectReason,
+  pruned,
 } from '../../src/lib/errors.js';
 
 // ---- compile-time proof: a map without every kind does not type-check (tsc fails the build if
@@ -53,6 +54,7 @@ const SAMPLES: { [K in ErrorKind]: DomainError<K> } = {
   cancelled: new DomainError('cancelled', 'gone', undefined),
   unavailable: new DomainError('unavailable', 'node is shutting down', undefined),
   unsupported: new DomainError('unsupported', 'not supported', undefined),
+  pruned: pruned('history', 'pruned history unavailable'),
   corrupt: new DomainError('corrupt', 'bad key file', undefined),
   badConfig: badConfig('json-rpc.api', 'unknown namespace'),
   simulateRejected: simulateRejected('blockNumberOrder', 'block numbers must be in order: 1 <= 2'),
@@ -77,11 +79,14 @@ describe('Surface A error map (geth)', () => {
       cancelled: -32000,
       unavailable: -32000,
       unsupported: -32000,
+      pruned: 4444,
       corrupt: -32000,
       badConfig: -32000,
       simulateRejected: -38020,
     });
     for (const e of Object.values(SAMPLES)) assert.equal(mapDomainError(evmErrors, e).message, e.message);
+    // pruned state is geth's catch-all -32000 (core/state/database_history.go has no error code)
+    assert.equal(mapDomainError(evmErrors, pruned('state', 'historical state 00 is not available')).code, -32000);
   });
   it('a revert carries its output as 0x-hex data (empty output: "0x"); no other kind but notIncluded has data', () => {
     assert.deepEqual(toJsonRpcError(SAMPLES.reverted, undefined, evmErrors), { code: 3, message: 'execution reverted: no', data: '0x08c379a0' });

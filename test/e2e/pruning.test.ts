@@ -1,0 +1,67 @@
+/**
+ * A pruning node as an operator runs it (docs/abci.md "Pruning"): `ferry start --pruning everything
+ * --min-retain-blocks N` makes blocks, serves the head, and answers pruned heights on both surfaces
+ * with the documented errors: geth's "historical state <root> is not available" (-32000) for state it
+ * removed, "pruned history unavailable" (4444) for blocks below the retained history, and CometBFT's
+ * "height X is not available, lowest height is Y" on Surface B.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startFerry, type FerryNode } from '../helpers/node.js';
+import { call, rpc } from '../helpers/rpc.js';
+
+const MIN_RETAIN = 20;
+/** `everything` keeps 2 heights of state and prunes every 10 blocks (Cosmos SDK presets) */
+const KEEP_RECENT = 2;
+const INTERVAL = 10;
+const TARGET_HEIGHT = 3 * MIN_RETAIN;
+const hex = (n: number) => '0x' + n.toString(16);
+const ZERO = '0x' + '00'.repeat(20);
+
+describe('a node with pruning = "everything" and min-retain-blocks', () => {
+  let node: FerryNode;
+  let head = 0;
+
+  before(async () => {
+    const pruning = ['--pruning', 'everything', '--min-retain-blocks', String(MIN_RETAIN)];
+    node = await startFerry({ args: [...pruning, '--consensus.timeout_commit', '50ms'] });
+    // empty blocks keep coming: wait for enough of them that both pruners have run
+    while (Number(await call<string>(node.url, 'eth_blockNumber')) < TARGET_HEIGHT) await new Promise((r) => setTimeout(r, 200));
+    // the same home again with blocks an hour apart: the heights below stay still while they are asked about
+    await node.stop();
+    node = await startFerry({ home: node.home, args: [...pruning, '--consensus.timeout_commit', '1h'] });
+    head = Number(await call<string>(node.url, 'eth_blockNumber'));
+  });
+  after(async () => {
+    await node?.stop();
+  });
+
+  it('serves the head and the retained heights', async () => {
+    assert.match(await call<string>(node.url, 'eth_getBalance', [ZERO, 'latest']), /^0x[0-9a-f]+$/);
+    const block = await call<{ number: string } | null>(node.url, 'eth_getBlockByNumber', [hex(head), false]);
+    assert.equal(block?.number, hex(head));
+  });
+
+  it("answers state it pruned with geth's historical-state error", async () => {
+    // below the last pruning floor (head rounded down to the interval, minus keep-recent) and above the retained history
+    const floor = head - (head % INTERVAL) - KEEP_RECENT;
+    const n = floor - 1;
+    assert.ok(n > head - MIN_RETAIN, `height ${n} still has its block`);
+    const block = await call<{ stateRoot: string }>(node.url, 'eth_getBlockByNumber', [hex(n), false]);
+    const r = await rpc(node.url, 'eth_getBalance', [ZERO, hex(n)]);
+    assert.deepEqual(r.error, { code: -32000, message: `historical state ${block.stateRoot.slice(2)} is not available` });
+  });
+
+  it('answers blocks below the retained history with 4444 on Surface A and CometBFT\'s error on Surface B', async () => {
+    for (const method of ['eth_getBlockByNumber', 'eth_getBalance']) {
+      const params = method === 'eth_getBlockByNumber' ? [hex(1), false] : [ZERO, hex(1)];
+      const r = await rpc(node.url, method, params);
+      assert.deepEqual(r.error, { code: 4444, message: 'pruned history unavailable' }, method);
+    }
+    const status = (await (await fetch(`${node.cometUrl}/status`)).json()) as { result: { sync_info: { earliest_block_height: string } } };
+    const lowest = Number(status.result.sync_info.earliest_block_height);
+    assert.ok(lowest > 1 && lowest >= head - MIN_RETAIN, `earliest_block_height ${lowest}`);
+    const res = (await (await fetch(`${node.cometUrl}/block?height=1`)).json()) as { error?: { data: string } };
+    assert.match(res.error?.data ?? '', new RegExp(`^height 1 is not available, lowest height is \\d+$`));
+  });
+});
