@@ -4,7 +4,7 @@
  * --fork-transaction-hash H (the block before H's block), else the origin's latest block; the chain id is
  * the origin's unless --fork-chain-id. The block hash is taken as the origin reports it, never re-hashed.
  */
-import { OriginClient, type OriginOptions } from './origin.js';
+import { OriginClient, originQuantity, type OriginOptions } from './origin.js';
 import type { ForkRecord } from './lazystate.js';
 
 export interface ForkRequest extends OriginOptions {
@@ -13,18 +13,13 @@ export interface ForkRequest extends OriginOptions {
   chainId?: bigint;
 }
 
-function quantity(v: unknown, what: string, label: string): bigint {
-  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]+$/.test(v)) throw new Error(`fork origin ${label}: ${what}: expected a quantity, got ${JSON.stringify(v)}`);
-  return BigInt(v);
-}
-
 export async function identifyFork(req: ForkRequest): Promise<ForkRecord> {
   if (req.blockNumber !== undefined && req.transactionHash !== undefined) {
     throw new Error('--fork-block-number and --fork-transaction-hash exclude each other');
   }
   const client = new OriginClient(req);
   const label = client.label;
-  const originChainId = quantity(await client.call('eth_chainId', []), 'eth_chainId', label);
+  const originChainId = originQuantity(await client.call('eth_chainId', []), 'eth_chainId', label);
   let number: bigint;
   if (req.transactionHash !== undefined) {
     if (!/^0x[0-9a-fA-F]{64}$/.test(req.transactionHash)) throw new Error(`--fork-transaction-hash: expected a 32-byte 0x hash, got ${JSON.stringify(req.transactionHash)}`);
@@ -32,9 +27,9 @@ export async function identifyFork(req: ForkRequest): Promise<ForkRecord> {
     if (tx === null || tx.blockNumber === null || tx.blockNumber === undefined) {
       throw new Error(`fork origin ${label}: transaction ${req.transactionHash} is not in a block`);
     }
-    number = quantity(tx.blockNumber, 'eth_getTransactionByHash blockNumber', label) - 1n;
+    number = originQuantity(tx.blockNumber, 'eth_getTransactionByHash blockNumber', label) - 1n;
   } else {
-    const latest = quantity(await client.call('eth_blockNumber', []), 'eth_blockNumber', label);
+    const latest = originQuantity(await client.call('eth_blockNumber', []), 'eth_blockNumber', label);
     number = req.blockNumber === undefined ? latest : req.blockNumber < 0n ? latest + req.blockNumber : req.blockNumber;
     if (number > latest) throw new Error(`--fork-block-number ${number} is above the origin's latest block ${latest} (${label})`);
   }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { Account, KECCAK256_NULL, KECCAK256_RLP, createAccountFromRLP } from '@ethereumjs/util';
 import { SyncOrigin } from './syncorigin.js';
-import type { OriginStats } from './origin.js';
+import { originData, originQuantity, type OriginStats } from './origin.js';
 
 export const FORK_RECORD_FILE = 'fork.json';
 export const FORK_CACHE_FILE = 'fork-cache.db';
@@ -70,16 +70,6 @@ CREATE TABLE IF NOT EXISTS codes (hash BLOB PRIMARY KEY, code BLOB NOT NULL) WIT
 const EMPTY = new Uint8Array(0);
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 const hex0x = (b: Uint8Array): string => '0x' + buf(b).toString('hex');
-
-function quantity(v: unknown, what: string, label: string): bigint {
-  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]+$/.test(v)) throw new Error(`fork origin ${label}: ${what}: expected a quantity, got ${JSON.stringify(v)}`);
-  return BigInt(v);
-}
-
-function dataBytes(v: unknown, what: string, label: string): Uint8Array {
-  if (typeof v !== 'string' || !/^0x([0-9a-fA-F]{2})*$/.test(v)) throw new Error(`fork origin ${label}: ${what}: expected hex data, got ${JSON.stringify(v)}`);
-  return Uint8Array.from(Buffer.from(v.slice(2), 'hex'));
-}
 
 function strip(b: Uint8Array): Uint8Array {
   let i = 0;
@@ -141,9 +131,9 @@ export class ForkState {
       { method: 'eth_getTransactionCount', params: [a, this.block] },
       { method: 'eth_getCode', params: [a, this.block] },
     ]);
-    const balance = quantity(bal, 'eth_getBalance', label);
-    const n = quantity(nonce, 'eth_getTransactionCount', label);
-    const bytecode = dataBytes(code, 'eth_getCode', label);
+    const balance = originQuantity(bal, 'eth_getBalance', label);
+    const n = originQuantity(nonce, 'eth_getTransactionCount', label);
+    const bytecode = originData(code, 'eth_getCode', label);
     this.fetched++;
     const codeHash = bytecode.length === 0 ? KECCAK256_NULL : keccak_256(bytecode);
     const exists = balance !== 0n || n !== 0n || bytecode.length > 0;
@@ -171,7 +161,7 @@ export class ForkState {
     const row = this.stmts.slot.get(buf(k));
     if (row !== undefined) return row.v;
     const [v] = this.origin.batch([{ method: 'eth_getStorageAt', params: [hex0x(addr), hex0x(slot), this.block] }]);
-    const value = strip(dataBytes(v, 'eth_getStorageAt', this.origin.label));
+    const value = strip(originData(v, 'eth_getStorageAt', this.origin.label));
     this.fetched++;
     this.stmts.putSlot.run(buf(k), buf(value));
     return value;

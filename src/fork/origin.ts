@@ -4,6 +4,7 @@
  * optional request rate (Anvil's --fork-compute-units-per-second, one unit per call here). Every failure
  * is an Error whose message names the origin: a fork never answers from an origin it could not reach.
  */
+import { unavailable } from '../lib/errors.js';
 
 /** Origin HTTP requests one thread's client has open at once. */
 export const MAX_ORIGIN_IN_FLIGHT = 4;
@@ -59,6 +60,18 @@ export function originLabel(url: string): string {
   } catch {
     return '(invalid URL)';
   }
+}
+
+/** A quantity in an origin's answer; anything else is an `unavailable` error naming the origin. */
+export function originQuantity(v: unknown, what: string, label: string): bigint {
+  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]+$/.test(v)) throw unavailable(`fork origin ${label}: ${what}: expected a quantity, got ${JSON.stringify(v)}`);
+  return BigInt(v);
+}
+
+/** Hex data in an origin's answer. */
+export function originData(v: unknown, what: string, label: string): Uint8Array {
+  if (typeof v !== 'string' || !/^0x([0-9a-fA-F]{2})*$/.test(v)) throw unavailable(`fork origin ${label}: ${what}: expected hex data, got ${JSON.stringify(v)}`);
+  return Uint8Array.from(Buffer.from(v.slice(2), 'hex'));
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

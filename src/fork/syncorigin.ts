@@ -6,7 +6,8 @@
  * takes the answer with receiveMessageOnPort. One waiting call per thread; threads ask concurrently.
  */
 import { MessageChannel, type MessagePort, Worker, isMainThread, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { DEFAULT_FORK_RETRIES, DEFAULT_FORK_TIMEOUT_MS, MAX_ORIGIN_BACKOFF_MS, OriginClient, OriginError, type OriginOptions, type OriginStats, type RpcCall } from './origin.js';
+import { unavailable } from '../lib/errors.js';
+import { DEFAULT_FORK_RETRIES, DEFAULT_FORK_TIMEOUT_MS, MAX_ORIGIN_BACKOFF_MS, OriginClient, type OriginOptions, type OriginStats, type RpcCall } from './origin.js';
 
 interface WorkerData {
   ferryForkOrigin: { opts: OriginOptions; port: MessagePort; flag: Int32Array };
@@ -36,22 +37,19 @@ export class SyncOrigin {
     return port1;
   }
 
-  /** Sends `calls` as one batch and blocks until the answer; throws an OriginError naming the origin. */
+  /** Sends `calls` as one batch and blocks until the answer; a failure is DomainError `unavailable` naming the origin. */
   batch(calls: RpcCall[]): unknown[] {
     const port = this.start();
     Atomics.store(this.flag, 0, 0);
     port.postMessage(calls);
     const attempts = (this.opts.retries ?? DEFAULT_FORK_RETRIES) + 1;
     const bound = attempts * ((this.opts.timeoutMs ?? DEFAULT_FORK_TIMEOUT_MS) + MAX_ORIGIN_BACKOFF_MS) + 10_000;
-    if (Atomics.wait(this.flag, 0, 0, bound) === 'timed-out') throw new OriginError(this.label, 'the origin client thread did not answer');
+    if (Atomics.wait(this.flag, 0, 0, bound) === 'timed-out') throw unavailable(`fork origin ${this.label}: the origin client thread did not answer`);
     const m = receiveMessageOnPort(port)?.message as Reply | undefined;
-    if (m === undefined) throw new OriginError(this.label, 'the origin client thread gave no answer');
+    if (m === undefined) throw unavailable(`fork origin ${this.label}: the origin client thread gave no answer`);
     this.stats = m.stats;
-    if (!m.ok) {
-      const e = new Error(m.message);
-      e.name = 'OriginError';
-      throw e;
-    }
+    // the origin is a service the node depends on: each surface maps `unavailable` once (lib/errors.ts)
+    if (!m.ok) throw unavailable(m.message);
     return m.results;
   }
 
