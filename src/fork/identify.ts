@@ -4,6 +4,7 @@
  * --fork-transaction-hash H (the block before H's block), else the origin's latest block; the chain id is
  * the origin's unless --fork-chain-id. The block hash is taken as the origin reports it, never re-hashed.
  */
+import { badConfig, unavailable } from '../lib/errors.js';
 import { OriginClient, originQuantity, type OriginOptions } from './origin.js';
 import type { ForkRecord } from './lazystate.js';
 
@@ -15,28 +16,28 @@ export interface ForkRequest extends OriginOptions {
 
 export async function identifyFork(req: ForkRequest): Promise<ForkRecord> {
   if (req.blockNumber !== undefined && req.transactionHash !== undefined) {
-    throw new Error('--fork-block-number and --fork-transaction-hash exclude each other');
+    throw badConfig('fork-transaction-hash', '--fork-block-number and --fork-transaction-hash exclude each other');
   }
   const client = new OriginClient(req);
   const label = client.label;
   const originChainId = originQuantity(await client.call('eth_chainId', []), 'eth_chainId', label);
   let number: bigint;
   if (req.transactionHash !== undefined) {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(req.transactionHash)) throw new Error(`--fork-transaction-hash: expected a 32-byte 0x hash, got ${JSON.stringify(req.transactionHash)}`);
+    if (!/^0x[0-9a-fA-F]{64}$/.test(req.transactionHash)) throw badConfig('fork-transaction-hash', `--fork-transaction-hash: expected a 32-byte 0x hash, got ${JSON.stringify(req.transactionHash)}`);
     const tx = (await client.call('eth_getTransactionByHash', [req.transactionHash])) as { blockNumber?: unknown } | null;
     if (tx === null || tx.blockNumber === null || tx.blockNumber === undefined) {
-      throw new Error(`fork origin ${label}: transaction ${req.transactionHash} is not in a block`);
+      throw unavailable(`fork origin ${label}: transaction ${req.transactionHash} is not in a block`);
     }
     number = originQuantity(tx.blockNumber, 'eth_getTransactionByHash blockNumber', label) - 1n;
   } else {
     const latest = originQuantity(await client.call('eth_blockNumber', []), 'eth_blockNumber', label);
     number = req.blockNumber === undefined ? latest : req.blockNumber < 0n ? latest + req.blockNumber : req.blockNumber;
-    if (number > latest) throw new Error(`--fork-block-number ${number} is above the origin's latest block ${latest} (${label})`);
+    if (number > latest) throw badConfig('fork-block-number', `--fork-block-number ${number} is above the origin's latest block ${latest} (${label})`);
   }
-  if (number < 0n) throw new Error(`fork block ${number} is below 0 (${label})`);
+  if (number < 0n) throw badConfig('fork-block-number', `fork block ${number} is below 0 (${label})`);
   const block = (await client.call('eth_getBlockByNumber', ['0x' + number.toString(16), false])) as { hash?: unknown } | null;
   if (block === null || typeof block.hash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(block.hash)) {
-    throw new Error(`fork origin ${label}: block ${number} not found`);
+    throw unavailable(`fork origin ${label}: block ${number} not found`);
   }
   return {
     url: req.url,

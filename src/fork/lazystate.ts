@@ -14,8 +14,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { Account, KECCAK256_NULL, KECCAK256_RLP, createAccountFromRLP } from '@ethereumjs/util';
+import { corrupt } from '../lib/errors.js';
 import { SyncOrigin } from './syncorigin.js';
-import { originData, originQuantity, type OriginStats } from './origin.js';
+import { originData, originQuantity, type OriginStats, type RpcCall } from './origin.js';
 
 export const FORK_RECORD_FILE = 'fork.json';
 export const FORK_CACHE_FILE = 'fork-cache.db';
@@ -49,7 +50,7 @@ export function readForkRecord(dataDir: string): ForkRecord | undefined {
   const path = join(dataDir, FORK_RECORD_FILE);
   if (!existsSync(path)) return undefined;
   const j = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  if (typeof j.url !== 'string' || typeof j.blockHash !== 'string') throw new Error(`${path}: expected url and blockHash`);
+  if (typeof j.url !== 'string' || typeof j.blockHash !== 'string') throw corrupt(`${path}: expected url and blockHash`);
   return {
     url: j.url,
     blockNumber: BigInt(j.blockNumber as string),
@@ -65,7 +66,38 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS accounts (addr BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS slots (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS codes (hash BLOB PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS origin_stats (name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 `;
+
+/** What every thread of a fork home asked of its origin since the home was made (metrics). */
+export interface ForkTotals {
+  /** HTTP requests (a batch is one), retries included */
+  requests: number;
+  retries: number;
+  /** requests that failed for good */
+  errors: number;
+  /** bytes of the fork cache on disk */
+  cacheBytes: number;
+}
+
+const TOTALS = ['requests', 'retries', 'errors'] as const;
+
+/** The totals of a fork home's cache (undefined: not a fork home, or no cache yet); opens it read-only. */
+export function readForkTotals(dataDir: string): ForkTotals | undefined {
+  const path = join(dataDir, FORK_CACHE_FILE);
+  if (!existsSync(path)) return undefined;
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const t: ForkTotals = { requests: 0, retries: 0, errors: 0, cacheBytes: 0 };
+    for (const r of db.prepare<[], { name: string; n: number }>('SELECT name, n FROM origin_stats').all()) {
+      if ((TOTALS as readonly string[]).includes(r.name)) t[r.name as (typeof TOTALS)[number]] = r.n;
+    }
+    t.cacheBytes = (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+    return t;
+  } finally {
+    db.close();
+  }
+}
 
 const EMPTY = new Uint8Array(0);
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -100,6 +132,7 @@ export class ForkState {
       putAcct: this.db.prepare('INSERT OR IGNORE INTO accounts (addr, v) VALUES (?, ?)'),
       putSlot: this.db.prepare('INSERT OR IGNORE INTO slots (k, v) VALUES (?, ?)'),
       putCode: this.db.prepare('INSERT OR IGNORE INTO codes (hash, code) VALUES (?, ?)'),
+      addStat: this.db.prepare('INSERT INTO origin_stats (name, n) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET n = n + excluded.n'),
       size: this.db.prepare<[], { n: number }>('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()'),
     };
     this.origin = new SyncOrigin({
@@ -120,13 +153,27 @@ export class ForkState {
     return this.stmts.size.get()?.n ?? 0;
   }
 
+  /** One batch to the origin; what it cost is added to the home's totals (readForkTotals). */
+  private ask(calls: RpcCall[]): unknown[] {
+    const before = { ...this.origin.stats };
+    try {
+      return this.origin.batch(calls);
+    } finally {
+      const after = this.origin.stats;
+      for (const name of TOTALS) {
+        const d = after[name] - before[name];
+        if (d > 0) this.stmts.addStat.run(name, d);
+      }
+    }
+  }
+
   /** The account's RLP at the fork block (undefined: no account at the origin). */
   account(addr: Uint8Array): Uint8Array | undefined {
     const row = this.stmts.acct.get(buf(addr));
     if (row !== undefined) return row.v.length === 0 ? undefined : row.v;
     const a = hex0x(addr);
     const label = this.origin.label;
-    const [bal, nonce, code] = this.origin.batch([
+    const [bal, nonce, code] = this.ask([
       { method: 'eth_getBalance', params: [a, this.block] },
       { method: 'eth_getTransactionCount', params: [a, this.block] },
       { method: 'eth_getCode', params: [a, this.block] },
@@ -160,7 +207,7 @@ export class ForkState {
     k.set(slot, 20);
     const row = this.stmts.slot.get(buf(k));
     if (row !== undefined) return row.v;
-    const [v] = this.origin.batch([{ method: 'eth_getStorageAt', params: [hex0x(addr), hex0x(slot), this.block] }]);
+    const [v] = this.ask([{ method: 'eth_getStorageAt', params: [hex0x(addr), hex0x(slot), this.block] }]);
     const value = strip(originData(v, 'eth_getStorageAt', this.origin.label));
     this.fetched++;
     this.stmts.putSlot.run(buf(k), buf(value));

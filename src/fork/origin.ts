@@ -4,7 +4,7 @@
  * optional request rate (Anvil's --fork-compute-units-per-second, one unit per call here). Every failure
  * is an Error whose message names the origin: a fork never answers from an origin it could not reach.
  */
-import { unavailable } from '../lib/errors.js';
+import { DomainError, badConfig, unavailable } from '../lib/errors.js';
 
 /** Origin HTTP requests one thread's client has open at once. */
 export const MAX_ORIGIN_IN_FLIGHT = 4;
@@ -40,15 +40,15 @@ export interface OriginStats {
   inFlight: number;
 }
 
-export class OriginError extends Error {
+/** An origin failure: DomainError `unavailable` (each surface maps it once, lib/errors.ts) naming the origin. */
+export class OriginError extends DomainError<'unavailable'> {
   constructor(
     readonly origin: string,
     detail: string,
     /** worth another try (429, 5xx, timeout, connection) */
     readonly transient = false,
   ) {
-    super(`fork origin ${origin}: ${detail}`);
-    this.name = 'OriginError';
+    super('unavailable', `fork origin ${origin}: ${detail}`, undefined);
   }
 }
 
@@ -84,8 +84,8 @@ export class OriginClient {
   private id = 0;
 
   constructor(readonly opts: OriginOptions) {
-    const u = new URL(opts.url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`--fork-url: expected an http(s) URL, got ${JSON.stringify(opts.url)}`);
+    const u = URL.canParse(opts.url) ? new URL(opts.url) : undefined;
+    if (u?.protocol !== 'http:' && u?.protocol !== 'https:') throw badConfig('fork-url', `--fork-url: expected an http(s) URL, got ${JSON.stringify(opts.url)}`);
     this.label = originLabel(opts.url);
   }
 

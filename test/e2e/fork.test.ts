@@ -7,12 +7,18 @@
  * timeouts are retried, and an origin that stays down gives errors naming it while cached state answers.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
 import { OriginProxy } from '../helpers/originproxy.js';
+import { readGauge, rpcMetricsEndpoint } from '../helpers/prometheus.js';
 import { call, rpc } from '../helpers/rpc.js';
 import { compileContract } from '../helpers/solc.js';
 import { startAnvil } from './debug-fixtures.js';
@@ -55,6 +61,7 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
     let fork: FerryNode;
     let tokenAddr: Address;
     let forkBlock: number;
+    let metrics: { args: string[]; url: string };
 
     before(async () => {
       if (kind === 'ferry') {
@@ -68,7 +75,8 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
       }
       ({ token: tokenAddr, block: forkBlock } = await setUpOrigin(originUrl));
       proxy = await new OriginProxy(originUrl).start();
-      fork = await startFerry({ args: ['--dev', '--fork-url', proxy.url, ...FORK_ARGS] });
+      metrics = await rpcMetricsEndpoint();
+      fork = await startFerry({ args: ['--dev', '--fork-url', proxy.url, ...FORK_ARGS, ...metrics.args] });
     });
 
     after(async () => {
@@ -130,6 +138,12 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
       proxy.hangNext(1);
       assert.equal(await call(fork.url, 'eth_getBalance', ['0x00000000000000000000000000000000000d0d02', 'latest']), '0x0');
       assert.ok(proxy.faulted >= 3, `faulted ${proxy.faulted}`);
+      // every thread's origin requests, retries included, and the cache on disk (docs/fork-mode.md "Metrics")
+      // identifyFork's eth_chainId, eth_blockNumber, eth_getBlockByNumber at the home's making are not state
+      assert.equal(await readGauge(metrics.url, 'ferry_fork_origin_requests'), proxy.requests - 3);
+      assert.ok((await readGauge(metrics.url, 'ferry_fork_origin_retries')) >= 3);
+      assert.equal(await readGauge(metrics.url, 'ferry_fork_origin_errors'), 0);
+      assert.ok((await readGauge(metrics.url, 'ferry_fork_cache_bytes')) > 0);
     });
 
     it('an origin that stays down: a clear error naming it, cached state still answers', async () => {
@@ -143,6 +157,7 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
         assert.ok(c.error, 'eth_call touching an unfetched account fails too');
         assert.equal(await call(fork.url, 'eth_getBalance', [RICH, 'latest']), '0x75bcd15');
         assert.equal(BigInt(await call(fork.url, 'eth_call', [{ to: tokenAddr, data: balanceOfData(STRANGER) }, 'latest'])), 777n);
+        assert.ok((await readGauge(metrics.url, 'ferry_fork_origin_errors')) >= 2);
       } finally {
         proxy.down = false;
       }
@@ -162,3 +177,37 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
 
 forkSuite('ferry');
 forkSuite('anvil');
+
+describe('fork flags refused before anything starts', () => {
+  const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+  const tmp = mkdtempSync(join(tmpdir(), 'ferry-fork-flags-'));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const ferry = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'ferry.js'), ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, HOME: tmp } });
+    return { code: r.status, stderr: r.stderr };
+  };
+  const DOWN = 'http://127.0.0.1:9';
+
+  it('--fork-url needs the dev preset, and the other --fork-* flags need --fork-url', () => {
+    const a = ferry('start', '--home', join(tmp, 'a'), '--fork-url', DOWN);
+    assert.notEqual(a.code, 0);
+    assert.match(a.stderr, /--fork-url is a dev-mode flag/);
+    const b = ferry('dev', '--home', join(tmp, 'b'), '--fork-block-number', '3');
+    assert.notEqual(b.code, 0);
+    assert.match(b.stderr, /the --fork-\* flags need --fork-url/);
+  });
+
+  it('an unreachable origin names it and makes no home', () => {
+    const r = ferry('dev', '--home', join(tmp, 'c'), '--fork-url', DOWN, '--fork-retries', '0');
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /fork origin http:\/\/127\.0\.0\.1:9: unreachable/);
+    assert.equal(existsSync(join(tmp, 'c', 'config', 'genesis.json')), false);
+  });
+
+  it('a home that is not a fork home is not turned into one', () => {
+    assert.equal(ferry('init', '--home', join(tmp, 'd')).code, 0);
+    const r = ferry('dev', '--home', join(tmp, 'd'), '--fork-url', DOWN);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /holds a chain that is not a fork; --fork-url needs a new --home/);
+  });
+});
