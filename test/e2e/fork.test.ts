@@ -7,13 +7,14 @@
  * timeouts are retried, and an origin that stays down gives errors naming it while cached state answers.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address, type Hex } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, encodeFunctionData, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
@@ -24,6 +25,7 @@ import { compileContract } from '../helpers/solc.js';
 import { startAnvil } from './debug-fixtures.js';
 
 const token = compileContract('Token.sol', 'Token');
+const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
 const HOLDER_KEY = 3;
 /** an address with ether only at the origin (a dev account would be shadowed by the fork's genesis) */
 const RICH = '0x00000000000000000000000000000000000f0e2a';
@@ -101,6 +103,19 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
         assert.equal(await call(fork.url, 'eth_call', [q, 'latest']), await call(originUrl, 'eth_call', [q, at]));
       }
       assert.equal(BigInt(await call(fork.url, 'eth_call', [{ to: tokenAddr, data: balanceOfData(STRANGER) }, 'latest'])), 777n);
+    });
+
+    it("cast and viem's test client work against the fork", async () => {
+      const cast = (...a: string[]) => execFileSync(CAST, [...a, '--rpc-url', fork.url], { encoding: 'utf8' }).trim();
+      assert.equal(cast('call', tokenAddr, 'balanceOf(address)(uint256)', STRANGER), '777');
+      assert.equal(cast('balance', RICH), '123456789');
+      assert.equal(cast('storage', tokenAddr, '2'), '0x' + (10n ** 24n).toString(16).padStart(64, '0'));
+      // a local write shadows the origin's value
+      const test = createTestClient({ chain: VIEM_CHAIN, mode: 'anvil', transport: http(fork.url) });
+      const other = '0x00000000000000000000000000000000000e0e0e';
+      await test.setBalance({ address: other, value: 42n });
+      assert.equal(await clients(fork.url).pub.getBalance({ address: other }), 42n);
+      assert.equal(BigInt(await call(originUrl, 'eth_getBalance', [other, 'latest'])), 0n);
     });
 
     it('eth_getProof is refused with the reason', async () => {
