@@ -122,8 +122,9 @@ export class ForkState {
     readonly record: ForkRecord,
   ) {
     this.db = new Database(join(dataDir, FORK_CACHE_FILE));
-    this.db.pragma('journal_mode = WAL');
+    // every thread opens the cache at start: wait for the one switching it to WAL, not fail
     this.db.pragma(`busy_timeout = ${FORK_CACHE_BUSY_MS}`);
+    this.db.pragma('journal_mode = WAL');
     this.db.exec(SCHEMA);
     this.stmts = {
       acct: this.db.prepare<[Buffer], { v: Buffer }>('SELECT v FROM accounts WHERE addr = ?'),
