@@ -51,6 +51,17 @@ function addConfigOptions(cmd: Command): void {
   }
 }
 
+/** Anvil's fork flags (foundry crates/anvil/src/cmd.rs), for `ferry dev` and `ferry start --dev`; docs/fork-mode.md */
+function addForkModeOptions(cmd: Command): void {
+  cmd.option('--fork-url <url>', 'fork the chain at this JSON-RPC URL: state is fetched from it lazily and cached in the home (a new home; a fork home restarts as the same fork)');
+  cmd.option('--fork-block-number <n>', "fork at this block (negative: back from the origin's latest; default: the latest)");
+  cmd.option('--fork-transaction-hash <hash>', "fork at the block before this transaction's block");
+  cmd.option('--fork-chain-id <id>', "the fork's EVM chain id (default: the origin's)");
+  cmd.option('--fork-retries <n>', 'retries of a failed origin request (429, 5xx, timeout, refused; default: 5)');
+  cmd.option('--fork-timeout <ms>', 'timeout of one origin request, milliseconds or a duration such as 30s (default: 45000)');
+  cmd.option('--fork-compute-units-per-second <n>', 'origin calls per second at most (default: no limit)');
+}
+
 /** The config flags given on the command line, keyed by flag name (`json-rpc.api`). */
 function configFlags(cmd: Command): Record<string, unknown> {
   const values = cmd.opts<Record<string, unknown>>();
@@ -112,9 +123,15 @@ const STATE_HELP = "load the accounts of this state file (anvil_dumpState's JSON
 async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void> {
   phaseDone('mainImported');
   const home = resolveHome(cmd.opts().home);
-  const forks = forkFlags(cmd);
-  const { created } = ensureHome(home, { forks });
   const dev = preset.dev === true || cmd.opts<{ dev?: boolean }>().dev === true;
+  const forks = forkFlags(cmd);
+  const forkOpts = cmd.opts<{ forkUrl?: string }>();
+  if (forkOpts.forkUrl !== undefined && !dev) throw badConfig('fork-url', '--fork-url is a dev-mode flag: use `ferry dev` (or `ferry start --dev`)');
+  if (dev) {
+    const { prepareForkHome } = await import('../node/forkhome.js');
+    await prepareForkHome(home, forkOpts);
+  }
+  const { created } = ensureHome(home, { forks });
   const opts = loadOptions(home, configFlags(cmd), { dev });
   opts.jsonRpc.enableMetrics = cmd.opts<{ metrics?: boolean }>().metrics === true;
   opts.stateFile = cmd.opts<{ state?: string }>().state;
@@ -310,6 +327,7 @@ function buildProgram(): Command {
   addConfigOptions(startCmd);
   startCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   startCmd.option('--state <file>', STATE_HELP);
+  addForkModeOptions(startCmd);
   startCmd.action((_opts, cmd: Command) => start(cmd));
 
   const testnetCmd = program
@@ -336,6 +354,7 @@ function buildProgram(): Command {
   addConfigOptions(devCmd);
   devCmd.option('--metrics', 'serve the JSON-RPC metrics (geth names) at /debug/metrics/prometheus on json-rpc.metrics-address (Evmos\'s flag)');
   devCmd.option('--state <file>', STATE_HELP);
+  addForkModeOptions(devCmd);
   devCmd.action((_opts, cmd: Command) => start(cmd, { dev: true }));
 
   const keys = program.command('keys').description('node-held accounts: Web3 Secret Storage v3 files in <home>/keystore');

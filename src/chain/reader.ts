@@ -11,7 +11,7 @@ import { ForkSchedule } from '../evm/forks.js';
 import type { ForkTimes } from '../config/genesis.js';
 import { proofStateManager } from '../evm/statetrie.js';
 import { effectiveTip } from '../evm/tx.js';
-import { limitExceeded, notFound, pruned } from '../lib/errors.js';
+import { limitExceeded, notFound, pruned, unsupported } from '../lib/errors.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
@@ -297,6 +297,10 @@ export class ChainReader {
 
   /** eth_getProof: Merkle proofs come from the archive trie at the block's root */
   proof(addr: Addr, slots: Hash[], n: bigint): Promise<AccountProof> {
+    // a fork's trie holds only what the fork wrote: a proof of an origin account would be a wrong proof of absence
+    if (this.store.fork !== undefined) {
+      return Promise.reject(unsupported('eth_getProof is not served by a fork: its state trie holds only what the fork wrote (docs/fork-mode.md)'));
+    }
     return this.exclusive(async () => {
       this.trieDb.rootMoved();
       const sm = proofStateManager(this.common, this.trieDb, this.root(n));

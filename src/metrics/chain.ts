@@ -14,6 +14,8 @@ export const EVENT_LOOP_MONITORING_PRECISION_MS = 10;
 export interface ChainGaugeSources {
   /** bytes of the database files (main file and write-ahead log) */
   databaseBytes(): number;
+  /** a fork home's origin totals (docs/fork-mode.md "Metrics"); undefined: not a fork */
+  fork?(): { requests: number; retries: number; errors: number; cacheBytes: number } | undefined;
 }
 
 export class ChainMetrics {
@@ -42,6 +44,15 @@ export class ChainMetrics {
     this.cacheMisses = new Counter({ name: 'ferry_chain_trie_cache_misses_total', help: 'State trie node reads that went to the database', registers: r });
     this.cacheRatio = new Gauge({ name: 'ferry_chain_trie_cache_hit_ratio', help: 'Hits / (hits + misses) of the trie node cache since start', registers: r });
     new Gauge({ name: 'ferry_chain_database_size_bytes', help: 'Size of data/ferry.db and its write-ahead log', registers: r, collect() { this.set(sources.databaseBytes()); } });
+    if (sources.fork !== undefined) {
+      const fork = sources.fork;
+      const gauge = (name: string, help: string, pick: (t: NonNullable<ReturnType<typeof fork>>) => number) =>
+        new Gauge({ name, help, registers: r, collect() { const t = fork(); if (t) this.set(pick(t)); } });
+      gauge('ferry_fork_origin_requests', 'HTTP requests a fork home sent its origin, retries included (every thread, since the home was made)', (t) => t.requests);
+      gauge('ferry_fork_origin_retries', 'Origin requests retried after a 429, 5xx, timeout or refused connection', (t) => t.retries);
+      gauge('ferry_fork_origin_errors', 'Origin requests that failed for good (a clear error to the caller)', (t) => t.errors);
+      gauge('ferry_fork_cache_bytes', 'Size of data/fork-cache.db: state fetched from the origin', (t) => t.cacheBytes);
+    }
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
   }
 

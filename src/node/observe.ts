@@ -16,8 +16,10 @@
  *   `json-rpc.metrics-address` at `/debug/metrics/prometheus` (geth's exporter path, Evmos's server).
  */
 import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Genesis } from '../config/genesis.js';
 import type { NodeOptions } from '../config/options.js';
+import { readForkRecord, readForkTotals } from '../fork/lazystate.js';
 import type { DomainErrorData, ErrorDetails } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { ChainMetrics } from '../metrics/chain.js';
@@ -79,7 +81,12 @@ export class NodeObservability {
           return 0;
         }
       };
-      this.chain = new ChainMetrics({ databaseBytes: () => size(dbPath) + size(dbPath + '-wal') });
+      const dataDir = dirname(dbPath);
+      const isFork = readForkRecord(dataDir) !== undefined;
+      this.chain = new ChainMetrics({
+        databaseBytes: () => size(dbPath) + size(dbPath + '-wal'),
+        ...(isFork ? { fork: () => readForkTotals(dataDir) } : {}),
+      });
     }
   }
 

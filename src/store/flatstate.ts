@@ -137,7 +137,11 @@ export class FlatState {
     this.frontier = height;
   }
 
-  private lookup(stmt: typeof this.stmts.acct, tag: string, k: Uint8Array, height: number): Uint8Array {
+  /**
+   * The entry at `height`; `fallback` (a fork home: the origin's value at the fork block, docs/fork-mode.md)
+   * answers for a key no local block ever wrote — local writes shadow it.
+   */
+  private lookup(stmt: typeof this.stmts.acct, tag: string, k: Uint8Array, height: number, fallback?: () => Uint8Array): Uint8Array {
     if (height > this.frontier) this.follow(height);
     const ck = key(tag, k);
     const hit = this.cache.get(ck);
@@ -149,22 +153,32 @@ export class FlatState {
     if (hit === undefined) {
       const e = query(this.frontier);
       if (e.from <= height) {
+        if (e.from === -1 && fallback !== undefined) {
+          const v = fallback();
+          this.cache.set(ck, { v, from: -1 });
+          return v;
+        }
         this.cache.set(ck, e);
         return e.v;
       }
     }
-    return query(height).v;
+    const e = query(height);
+    return e.from === -1 && fallback !== undefined ? fallback() : e.v;
   }
 
   /** The account's RLP at `height` (undefined: no account). */
   account(addr: Uint8Array, height: number): Uint8Array | undefined {
-    const v = this.lookup(this.stmts.acct, 'a', addr, height);
+    const fork = this.store.fork;
+    const v = this.lookup(this.stmts.acct, 'a', addr, height, fork && (() => fork.account(addr) ?? EMPTY));
     return v.length === 0 ? undefined : v;
   }
 
   /** The slot's value at `height`, leading zeros stripped (empty: zero). */
   storage(addr: Uint8Array, slot: Uint8Array, height: number): Uint8Array {
-    return this.lookup(this.stmts.slot, 's', slotKey(addr, slot), height);
+    const fork = this.store.fork;
+    // only a contract of the origin has storage there (an account the fork created asks nothing)
+    const fromOrigin = fork && (() => (fork.hasCode(addr) ? fork.storage(addr, slot) : EMPTY));
+    return this.lookup(this.stmts.slot, 's', slotKey(addr, slot), height, fromOrigin);
   }
 
   /** Slots of `addr` with a non-zero value at `height` (wiping an account's storage). */
@@ -185,7 +199,7 @@ export class FlatState {
     const k = new Uint8Array(33);
     k[0] = CODE_PREFIX;
     k.set(hash, 1);
-    const v = this.store.trieGet(buf(k));
+    const v = this.store.trieGet(buf(k)) ?? this.store.fork?.code(hash);
     if (v === undefined) return undefined;
     this.codes.set(ck, v);
     return v;

@@ -13,6 +13,7 @@ import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } f
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 import type { CometBlockRecord } from '../types/cometbft.js';
 import { DecodedByHeight, HeightRepository } from './repository.js';
+import { ForkState, readForkRecord } from '../fork/lazystate.js';
 
 /**
  * Blocks (and their CometBFT records) kept decoded in memory by each Store (immutable once committed),
@@ -156,6 +157,9 @@ export class Store {
   /** prepared log queries by shape (address/topic0 list lengths) */
   private readonly logStmts = new Lru<string, Database.Statement>(LOG_STATEMENT_CACHE_SIZE);
 
+  /** a fork home's lazy origin state (data/fork.json beside the database; docs/fork-mode.md) */
+  readonly fork: ForkState | undefined;
+
   /** checkpoints the WAL on a worker thread (the writer opened with `walCheckpointer`) */
   private checkpointer: WalCheckpointer | undefined;
 
@@ -195,6 +199,8 @@ export class Store {
       });
     }
     this.db.defaultSafeIntegers(false);
+    const forkRecord = path === ':memory:' ? undefined : readForkRecord(dirname(path));
+    this.fork = forkRecord && new ForkState(dirname(path), forkRecord);
     this.stmts = {
       metaGet: this.db.prepare<[string], { v: Buffer }>('SELECT v FROM meta WHERE k = ?'),
       metaPut: this.db.prepare('INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)'),
@@ -233,6 +239,7 @@ export class Store {
       // does not begin with a WAL of up to WAL_WRITER_CHECKPOINT_PAGES to read
       this.db.pragma('wal_checkpoint(TRUNCATE)');
     }
+    this.fork?.close();
     this.db.close();
   }
 

@@ -19,6 +19,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   types: 1,
   config: 1,
   metrics: 1,
+  fork: 1,
   store: 2,
   eventquery: 2,
   jsonrpc: 2,
