@@ -108,7 +108,9 @@ export class RevmCalls {
       number: Number(ctx.number),
       timestamp: Number(ctx.timestamp),
       coinbase: Buffer.from(ctx.coinbase),
-      baseFee: word(ctx.baseFee),
+      // a call without fee fields sees BASEFEE 0 (go-ethereum core/vm/evm.go NewEVM: NoBaseFee with a zero
+      // fee cap and tip zeroes the context's base fee), and revm takes only such calls
+      baseFee: ZERO32,
       gasLimit: Number(ctx.gasLimit),
       prevrandao: padded(ctx.mixHash),
     };
