@@ -10,7 +10,7 @@
  * genesis of `--accounts` funded accounts and an ERC-20 whose `--holders` balances are all in state.
  *
  *   npm run build && node dist/bench/state.js [--accounts N] [--holders N] [--sample N]
- *     [--blocks N] [--block-txs N] [--call-rounds N]
+ *     [--blocks N] [--block-txs N] [--call-rounds N] [--call-engine ethereumjs|revm]
  */
 import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,7 @@ import { wrapEthereumTx } from '../src/chain/nativetx.js';
 import { ChainReader } from '../src/chain/reader.js';
 import { Simulator } from '../src/chain/simulator.js';
 import { devGenesis } from '../src/config/genesis.js';
+import type { CallEngine } from '../src/config/options.js';
 import { keccak256 } from '../src/evm/common.js';
 import type { Logger } from '../src/lib/log.js';
 import { Store } from '../src/store/store.js';
@@ -29,7 +30,7 @@ import { devKeys } from '../test/helpers/accounts.js';
 import { compileToken, slotOf } from '../test/helpers/solc.js';
 
 const { values } = parseArgs({
-  options: { accounts: { type: 'string' }, holders: { type: 'string', default: '4096' }, sample: { type: 'string', default: '4096' }, blocks: { type: 'string', default: '10' }, 'block-txs': { type: 'string', default: '200' }, 'call-rounds': { type: 'string', default: '2' } },
+  options: { accounts: { type: 'string' }, holders: { type: 'string', default: '4096' }, sample: { type: 'string', default: '4096' }, blocks: { type: 'string', default: '10' }, 'block-txs': { type: 'string', default: '200' }, 'call-rounds': { type: 'string', default: '2' }, 'call-engine': { type: 'string', default: 'ethereumjs' } },
 });
 const HOLDERS = Number(values.holders);
 /** funded EOAs in genesis (the holders by default) */
@@ -122,7 +123,8 @@ async function main(): Promise<void> {
   await measure('ERC-20 transfers (execute + commit)', BLOCKS * BLOCK_TXS, () => runBlocks(erc20Blocks));
 
   const reader = new Store(path, { reader: true });
-  const sim = await Simulator.create(reader, { chainId: 9000n, hardfork: 'cancun', gasCap: 25_000_000n, evmTimeoutMs: 0 });
+  const sim = await Simulator.create(reader, { chainId: 9000n, hardfork: 'cancun', gasCap: 25_000_000n, evmTimeoutMs: 0, callEngine: values['call-engine'] as CallEngine });
+  console.log(`eth_call engine: ${sim.engine()}`);
   const chain = await ChainReader.create(reader, {
     chainId: 9000n, hardfork: 'cancun', gasCap: 25_000_000n, logsCap: 10_000, coinbase: new Uint8Array(20), simulator: sim as never,
     submit: () => Promise.reject(new Error('no submissions in this bench')),

@@ -31,6 +31,8 @@ import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/chain.js';
 import { GethText } from '../lib/gethtexts.js';
+import type { CallEngine } from '../config/options.js';
+import { RevmCalls } from './revmcalls.js';
 
 /** eth_estimateGas stops when the bracket is within this ratio (geth: 1.5%). */
 export const ESTIMATE_ERROR_RATIO = 0.015;
@@ -57,6 +59,8 @@ export interface SimulatorOptions {
   gasCap: bigint;
   /** wall-clock budget per call, ms (0 = none) */
   evmTimeoutMs: number;
+  /** the engine of plain eth_calls (chain/revmcalls.ts); default ethereumjs */
+  callEngine?: CallEngine;
 }
 
 /** Idle EVMs a Simulator keeps for the next calls (more are made while more calls run at once). */
@@ -97,6 +101,7 @@ export class Simulator {
   /** `onConsoleLog`: each Solidity console.log of the calls (evm/consolelog.ts) */
   static async create(store: Store, opts: SimulatorOptions, onConsoleLog?: (line: string) => void): Promise<Simulator> {
     const sim = new Simulator(store, new TrieDB(store), new FlatState(store), opts, onConsoleLog);
+    sim.engine();
     sim.idle.push(await sim.newRunner());
     return sim;
   }
@@ -111,6 +116,23 @@ export class Simulator {
     this.flat.forget(Number(height));
     this.idle.length = 0;
     this.generation++;
+  }
+
+  /** plain eth_calls go to revm when it is the engine and its addon loaded */
+  private revm: RevmCalls | undefined;
+
+  /** which engine answers plain eth_calls, and why (logged at start by the call pool) */
+  engine(): string {
+    if (this.opts.callEngine !== 'revm') return 'ethereumjs';
+    if (this.revm !== undefined) return 'revm';
+    // the prototype runs one hardfork: a chain with later forks scheduled (evm/forks.ts) stays on ethereumjs
+    if (Object.values(this.opts.forkTimes ?? {}).some((t) => t !== undefined)) return 'ethereumjs (revm asked for, but the chain schedules later hardforks, which the revm prototype does not follow)';
+    const why = RevmCalls.create(this.flat, (n) => this.store.evmBlock(n)?.header.hash, this.opts.hardfork, this.opts.chainId);
+    if (typeof why !== 'string') {
+      this.revm = why;
+      return 'revm';
+    }
+    return `ethereumjs (revm asked for, but ${why})`;
   }
 
   /** bumped by each rewind: a runner busy across one is not kept */
@@ -183,11 +205,14 @@ export class Simulator {
       const root = this.stateRef(n);
       const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
       const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
-      let res;
-      try {
-        res = await runner.simulateCall(root, withBlockOverrides(this.blockContext(n), block), this.simCall(req, gas), overrides, gate);
-      } catch (e) {
-        throw simulationFailure(e, this.opts.evmTimeoutMs);
+      // a plain call (no overrides) may go to revm; what it does not take runs on ethereumjs
+      let res = overrides === undefined && block === undefined ? this.revm?.call(n, this.blockContext(n), this.simCall(req, gas)) : undefined;
+      if (res === undefined) {
+        try {
+          res = await runner.simulateCall(root, withBlockOverrides(this.blockContext(n), block), this.simCall(req, gas), overrides, gate);
+        } catch (e) {
+          throw simulationFailure(e, this.opts.evmTimeoutMs);
+        }
       }
       const err = simulationError({ execResult: res });
       if (err) throw err;

@@ -6,7 +6,7 @@
 import { badConfig } from '../lib/errors.js';
 import { parseAbciAddress, parseHostPort, parseLaddr } from './address.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { ABCI_TRANSPORTS, PRUNING_STRATEGIES, type PruningStrategy, EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
+import { ABCI_TRANSPORTS, CALL_ENGINES, type CallEngine, PRUNING_STRATEGIES, type PruningStrategy, EVM_DENOM, LOG_LEVELS, MAX_MINIMUM_GAS_PRICE, NAMESPACES, type Namespace, type NodeOptions } from './options.js';
 
 /**
  * A bad configuration value or file throws badConfig (src/lib/errors.ts): its `key` is the flag-style
@@ -159,6 +159,12 @@ function readTransport(raw: unknown, name: string): string {
   return text;
 }
 
+function readCallEngine(raw: unknown, name: string): CallEngine {
+  const text = readString(raw, name);
+  if (!(CALL_ENGINES as readonly string[]).includes(text)) throw new Invalid(`${name}: unknown engine ${JSON.stringify(text)}, want one of ${CALL_ENGINES.join(', ')}`);
+  return text as CallEngine;
+}
+
 function readNamespaces(raw: unknown, name: string): Namespace[] {
   const out: Namespace[] = [];
   for (const ns of readList(raw, name)) {
@@ -283,6 +289,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'gas cap of eth_call and eth_estimateGas (0 = no cap)'),
   def(APP, JR, 'evm-timeout', readDuration, (o, v) => (o.jsonRpc.evmTimeoutMs = v),
     (o) => tomlString(formatDuration(o.jsonRpc.evmTimeoutMs)), 'time limit of eth_call and eth_estimateGas (0s = none)'),
+  def(APP, JR, 'call-engine', readCallEngine, (o, v) => (o.jsonRpc.callEngine = v), (o) => tomlString(o.jsonRpc.callEngine),
+    'engine of plain eth_calls: ethereumjs, or revm (a native addon built when cargo is present; bounded by gas-cap, not evm-timeout)'),
   def(APP, JR, 'call-workers', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.callWorkers = v),
     (o) => String(o.jsonRpc.callWorkers), 'worker threads that run eth_call and eth_estimateGas off the serving thread'),
   def(APP, JR, 'filter-cap', readCount, (o, v) => (o.jsonRpc.filterCap = v), (o) => String(o.jsonRpc.filterCap),

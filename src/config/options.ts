@@ -7,6 +7,10 @@ import { availableParallelism } from 'node:os';
 export const NAMESPACES = ['eth', 'web3', 'net', 'debug', 'trace', 'ots', 'erigon', 'miner', 'txpool', 'personal', 'evm', 'anvil', 'hardhat'] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
+/** engines of plain eth_calls (json-rpc.call-engine; evm/revm.ts) */
+export const CALL_ENGINES = ['ethereumjs', 'revm'] as const;
+export type CallEngine = (typeof CALL_ENGINES)[number];
+
 export interface JsonRpcOptions {
   enable: boolean;
   /** host:port */
@@ -17,6 +21,8 @@ export interface JsonRpcOptions {
   gasCap: bigint;
   /** milliseconds */
   evmTimeoutMs: number;
+  /** the engine of plain eth_calls (evm/revm.ts): revm when its addon was built, else ethereumjs */
+  callEngine: CallEngine;
   /** worker threads for eth_call / eth_estimateGas */
   callWorkers: number;
   filterCap: number;
@@ -207,6 +213,7 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   api: ['eth', 'net', 'web3'],
   gasCap: 25_000_000n,
   evmTimeoutMs: 5_000,
+  callEngine: 'ethereumjs',
   callWorkers: DEFAULT_CALL_WORKERS,
   filterCap: 200,
   feeHistoryCap: 100,

@@ -4,6 +4,7 @@
  * workers, Surface A (node/ethrpc.ts) and Surface B (node/consensusrpc.ts) — and wires them. Closes
  * in reverse. Behaviour lives in the modules it wires (docs/architecture.md "Surface A's assembly").
  */
+import { callEngineText } from '../evm/revm.js';
 import { loadCoinbase } from '../chain/app.js';
 import { abciQuery } from '../chain/query.js';
 import { ChainReader } from '../chain/reader.js';
@@ -80,9 +81,10 @@ export async function runNode(opts: NodeOptions, genesis: Genesis, log: Logger, 
   const calls = CallPool.start(
     opts.jsonRpc.callWorkers,
     dbPath,
-    { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs },
+    { chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes, gasCap: opts.jsonRpc.gasCap, evmTimeoutMs: opts.jsonRpc.evmTimeoutMs, callEngine: opts.jsonRpc.callEngine },
     log.child({ module: 'calls' }),
   );
+  log.info({ engine: callEngineText(opts.jsonRpc.callEngine) }, 'eth_call engine');
   reader = await ChainReader.create(store, {
     chainId: genesis.evmChainId,
     hardfork: genesis.evm.hardfork,

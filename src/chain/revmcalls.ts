@@ -1,0 +1,136 @@
+/**
+ * Plain eth_calls on the revm engine (evm/revm.ts; docs/benchmarks.md "revm prototype"), answered from
+ * the flat state directly: better-sqlite3 is synchronous, so the addon's state callbacks read
+ * store/flatstate.ts at the call's height. Only calls revm answers exactly as ethereumjs does are
+ * taken: no state or block overrides, no fee fields, no value, no access list (the Simulator's caller
+ * decides the first two); a result revm names differently (a rare halt, a rejected message) is left to
+ * ethereumjs, which runs the call again.
+ *
+ * Fairness: revm's loop cannot give way to the call worker's scheduler (lib/slices.ts) nor stop at the
+ * deadline; a call is bounded by its gas, which the RPC gas cap (app.toml json-rpc.gas-cap) bounds.
+ */
+import { RLP } from '@ethereumjs/rlp';
+import type { BlockContext } from '../evm/runner.js';
+import type { CallOutcome, SimCall } from '../evm/simulate.js';
+import { haltError, loadRevm, revmSpec, type RevmCallInput, type RevmState } from '../evm/revm.js';
+import type { FlatState } from '../store/flatstate.js';
+
+const ZERO32 = Buffer.alloc(32);
+const NO_ACCOUNT = null;
+
+/** big-endian 32 bytes of a non-negative bigint below 2^256 */
+function word(v: bigint): Buffer {
+  const b = Buffer.alloc(32);
+  let x = v;
+  for (let i = 31; i >= 0 && x > 0n; i--) {
+    b[i] = Number(x & 0xffn);
+    x >>= 8n;
+  }
+  return b;
+}
+
+function padded(v: Uint8Array): Buffer {
+  if (v.length === 32) return Buffer.from(v.buffer, v.byteOffset, 32);
+  const b = Buffer.alloc(32);
+  b.set(v, 32 - v.length);
+  return b;
+}
+
+function uintOf(b: Uint8Array): bigint {
+  return b.length === 0 ? 0n : BigInt('0x' + Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
+}
+
+export class RevmCalls {
+  private constructor(
+    private readonly addon: NonNullable<ReturnType<typeof loadRevm>['addon']>,
+    private readonly flat: FlatState,
+    private readonly blockHash: (n: bigint) => Uint8Array | undefined,
+    private readonly spec: string,
+    private readonly chainId: number,
+  ) {}
+
+  /** the engine, or why not (no addon) */
+  static create(
+    flat: FlatState,
+    blockHash: (n: bigint) => Uint8Array | undefined,
+    hardfork: string,
+    chainId: bigint,
+  ): RevmCalls | string {
+    const { addon, why } = loadRevm();
+    if (addon === undefined) return why;
+    return new RevmCalls(addon, flat, blockHash, revmSpec(hardfork), Number(chainId));
+  }
+
+  /** the state at `height`, as the addon reads it */
+  private state(height: number): RevmState {
+    const flat = this.flat;
+    return {
+      account(address) {
+        const rlp = flat.account(address, height);
+        if (rlp === undefined) return NO_ACCOUNT;
+        const [nonce, balance, , codeHash] = RLP.decode(rlp) as Uint8Array[];
+        const out = Buffer.alloc(72);
+        word(uintOf(balance!)).copy(out, 0);
+        out.writeBigUInt64BE(uintOf(nonce!), 32);
+        out.set(codeHash!, 40);
+        return out;
+      },
+      code(hash) {
+        const c = flat.code(hash);
+        return c === undefined ? Buffer.alloc(0) : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+      },
+      storage(address, slot) {
+        return padded(flat.storage(address, slot, height));
+      },
+      blockHash: (n) => {
+        const h = this.blockHash(BigInt(n));
+        return h === undefined ? ZERO32 : padded(h);
+      },
+    };
+  }
+
+  /**
+   * The call's outcome at `height` under `ctx`, or undefined: not one revm takes (run it on ethereumjs).
+   */
+  call(height: bigint, ctx: BlockContext, c: SimCall): CallOutcome | undefined {
+    if (c.gasPrice !== undefined || c.maxFeePerGas !== undefined || c.maxPriorityFeePerGas !== undefined) return undefined;
+    if ((c.value ?? 0n) !== 0n || c.accessList !== undefined || ctx.blobBaseFee !== undefined) return undefined;
+    if (c.gas > BigInt(Number.MAX_SAFE_INTEGER) || ctx.gasLimit > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+    const input: RevmCallInput = {
+      spec: this.spec,
+      chainId: this.chainId,
+      from: padded20(c.from),
+      to: c.to === undefined ? undefined : Buffer.from(c.to),
+      value: ZERO32,
+      data: c.data === undefined ? Buffer.alloc(0) : Buffer.from(c.data),
+      gas: Number(c.gas),
+      gasPrice: ZERO32,
+      number: Number(ctx.number),
+      timestamp: Number(ctx.timestamp),
+      coinbase: Buffer.from(ctx.coinbase),
+      // a call without fee fields sees BASEFEE 0 (go-ethereum core/vm/evm.go NewEVM: NoBaseFee with a zero
+      // fee cap and tip zeroes the context's base fee), and revm takes only such calls
+      baseFee: ZERO32,
+      gasLimit: Number(ctx.gasLimit),
+      prevrandao: padded(ctx.mixHash),
+    };
+    const s = this.state(Number(height));
+    const out = this.addon.call(input, s.account, s.code, s.storage, s.blockHash);
+    switch (out.status) {
+      case 'success':
+        return { returnValue: out.output };
+      case 'revert':
+        return { returnValue: out.output, exceptionError: { error: 'revert' } };
+      case 'halt': {
+        const error = haltError(out.reason);
+        return error === undefined ? undefined : { returnValue: new Uint8Array(0), exceptionError: { error } };
+      }
+      default:
+        return undefined;
+    }
+  }
+}
+
+function padded20(a: Uint8Array | undefined): Buffer {
+  return a === undefined ? Buffer.alloc(20) : Buffer.from(a);
+}

@@ -1,0 +1,123 @@
+/**
+ * The revm call engine (docs/benchmarks.md, "revm prototype"): a native addon built from
+ * native/revm-call/ (`npm run build:native`) that executes one eth_call in revm, reading state through
+ * synchronous callbacks. It is optional: without the addon (no Rust toolchain at build time) every call
+ * runs on ethereumjs. This module loads the addon and turns its answer into the shape eth_call's
+ * answers are made from (evm/vmerrors.ts simulationError), or says "not mine" so the caller runs the
+ * call on ethereumjs (which has the exact texts for the rarer failures).
+ */
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CallEngine } from '../config/options.js';
+
+/** the addon's file, under dist/native/ (scripts/build-native.mjs puts it there) */
+export const REVM_ADDON_FILE = 'ferry_revm_call.node';
+
+
+export interface RevmCallInput {
+  spec: string;
+  chainId: number;
+  from: Buffer;
+  to?: Buffer;
+  value: Buffer;
+  data: Buffer;
+  gas: number;
+  gasPrice: Buffer;
+  number: number;
+  timestamp: number;
+  coinbase: Buffer;
+  baseFee: Buffer;
+  gasLimit: number;
+  prevrandao: Buffer;
+}
+
+export interface RevmCallOutput {
+  status: 'success' | 'revert' | 'halt' | 'invalid';
+  reason: string;
+  output: Buffer;
+  gasUsed: number;
+  logs: { address: Buffer; topics: Buffer[]; data: Buffer }[];
+  created?: Buffer;
+}
+
+/** The state the addon reads (wire formats in native/revm-call/src/lib.rs). */
+export interface RevmState {
+  /** null or balance (32) ‖ nonce (8) ‖ code hash (32) */
+  account(address: Buffer): Buffer | null;
+  code(hash: Buffer): Buffer;
+  /** 32 bytes */
+  storage(address: Buffer, slot: Buffer): Buffer;
+  /** 32 bytes */
+  blockHash(n: number): Buffer;
+}
+
+interface Addon {
+  call(
+    input: RevmCallInput,
+    account: RevmState['account'],
+    code: RevmState['code'],
+    storage: RevmState['storage'],
+    blockHash: RevmState['blockHash'],
+  ): RevmCallOutput;
+}
+
+let loaded: { addon: Addon | undefined; why: string } | undefined;
+
+/** The addon's path: dist/native/, two levels above this module (dist/src/evm/ or dist/src/bundle/). */
+export function revmAddonPath(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'native', REVM_ADDON_FILE);
+}
+
+/** The addon, or why there is none (loaded once per thread). */
+export function loadRevm(): { addon: Addon | undefined; why: string } {
+  if (loaded) return loaded;
+  const path = revmAddonPath();
+  if (!existsSync(path)) {
+    loaded = { addon: undefined, why: `${path} was not built (no Rust toolchain at build time?)` };
+    return loaded;
+  }
+  try {
+    loaded = { addon: createRequire(import.meta.url)(path) as Addon, why: 'loaded' };
+  } catch (e) {
+    loaded = { addon: undefined, why: `${path} failed to load: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  return loaded;
+}
+
+/** revm's name of an ethereumjs hardfork ("cancun" → "Cancun"), as revm's SpecId::from_str reads it */
+export function revmSpec(hardfork: string): string {
+  return hardfork.charAt(0).toUpperCase() + hardfork.slice(1);
+}
+
+/**
+ * The ethereumjs error name of a revm halt (revm-context-interface result.rs HaltReason), for the ones
+ * whose geth text evm/vmerrors.ts vmErrorText gives; undefined: run the call on ethereumjs instead.
+ */
+export function haltError(reason: string): string | undefined {
+  if (reason.startsWith('OutOfGas')) return 'out of gas';
+  switch (reason) {
+    case 'OpcodeNotFound':
+    case 'InvalidFEOpcode':
+    case 'NotActivated':
+      return 'invalid opcode';
+    case 'InvalidJump':
+      return 'invalid JUMP';
+    case 'StackUnderflow':
+      return 'stack underflow';
+    case 'StackOverflow':
+      return 'stack overflow';
+    case 'StateChangeDuringStaticCall':
+      return 'static state change';
+    default:
+      return undefined;
+  }
+}
+
+/** The engine plain eth_calls run on under `wanted`, said at start-up (node/run.ts). */
+export function callEngineText(wanted: CallEngine): string {
+  if (wanted === 'ethereumjs') return 'ethereumjs';
+  const { addon, why } = loadRevm();
+  return addon !== undefined ? 'revm' : `ethereumjs (revm asked for, but ${why})`;
+}
