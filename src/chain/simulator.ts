@@ -236,7 +236,9 @@ export class Simulator {
       // sender can pay after the value, and a value the sender cannot leave a wei beside fails here
       const feeCap = callFees(req, ctx.baseFee).feeCap;
       if (feeCap > 0n) {
-        const bal = (await runner.account(root, req.from ?? new Uint8Array(20)))?.balance ?? 0n;
+        const from = req.from ?? new Uint8Array(20);
+        // an overridden balance (a state override, or a pending dev cheat such as anvil_setBalance) is what the call sees
+        const bal = overrideOf(overrides, from)?.balance ?? (await runner.account(root, from))?.balance ?? 0n;
         const value = req.value ?? 0n;
         if (value >= bal) throw txRejected('insufficientFunds', 'insufficient funds for transfer');
         const allowance = (bal - value) / feeCap;

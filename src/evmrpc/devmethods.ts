@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { invalidArgument } from '../lib/errors.js';
 import { address, bool, hash, string } from '../jsonrpc/codecs.js';
 import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
-import type { Address } from '../types/chain.js';
+import type { Address, CallOrigin } from '../types/chain.js';
 import type { CallArgs } from './codecs.js';
 import { sendArgs } from './accounts.js';
 import type { DevChannel } from '../types/dev.js';
@@ -36,7 +36,7 @@ export interface Impersonation {
   setImpersonated(address: Address, on: boolean): void;
   setAutoImpersonate(on: boolean): void;
   /** eth_sendTransaction's fill and send (impersonated when the sender has no key) */
-  sendTransaction(args: CallArgs): Promise<string>;
+  sendTransaction(args: CallArgs, passphrase?: string, origin?: CallOrigin): Promise<string>;
 }
 
 /**
@@ -275,11 +275,12 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       return null;
     }, PRIVATE),
     // Anvil sends from `from` with no signature; Ferry impersonates the sender as anvil_impersonateAccount does and leaves it so (docs/dev-mode.md)
-    eth_sendUnsignedTransaction: method([sendArgs], async ([args]) => {
+    eth_sendUnsignedTransaction: method([sendArgs], async ([args], ctx) => {
       if (args.from === undefined) throw invalidArgument('eth_sendUnsignedTransaction needs a from address');
       await chain.dev({ op: 'impersonate', address: args.from, on: true });
       signer.setImpersonated(args.from, true);
-      return signer.sendTransaction(args);
+      // the request's origin: the gas estimate sees the pending dev cheats (anvil_setBalance …), as eth_sendTransaction's
+      return signer.sendTransaction(args, undefined, ctx);
     }, PRIVATE),
     anvil_setNextBlockPrevRandao: setPrevRandao,
     hardhat_setPrevRandao: setPrevRandao,

@@ -105,6 +105,19 @@ describe('anvil aliases and interval state: ferry start --dev against Anvil', ()
     }
   });
 
+  it('by name, as raw JSON-RPC: the hardhat_ interval twins, hardhat_setRpcUrl, eth_sendUnsignedTransaction', async () => {
+    // viem's hardhat mode sends these (the tests below); here each is sent by its own name
+    assert.equal(await call(node.url, 'hardhat_setBlockTimestampInterval', [1000]), null);
+    assert.equal(await call(node.url, 'hardhat_removeBlockTimestampInterval', []), true);
+    assert.equal(await call(node.url, 'hardhat_removeBlockTimestampInterval', []), false);
+    const refused = await rpc(node.url, 'hardhat_setRpcUrl', ['http://127.0.0.1:1']);
+    assert.equal(refused.error?.code, -32602);
+    const from = devAddress(7);
+    const hash = await call<string>(node.url, 'eth_sendUnsignedTransaction', [{ from, to: devAddress(8), value: '0x1' }]);
+    const tx = await call<{ from: string } | null>(node.url, 'eth_getTransactionByHash', [hash]);
+    assert.equal(tx?.from.toLowerCase(), from.toLowerCase());
+  });
+
   it('anvil_setRpcUrl is refused with a clear error (Anvil ignores it when not forking); viem setRpcUrl sees it', async () => {
     const r = await rpc(node.url, 'anvil_setRpcUrl', ['http://127.0.0.1:1']);
     assert.equal(r.error?.code, -32602);
