@@ -7,6 +7,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { DEV_ACCOUNT_BALANCE, DEV_ACCOUNT_COUNT, devAccounts } from './devaccounts.js';
 import { PREDEPLOYS, predeployAccount } from './predeploys.js';
+import { base64, data, DECIMAL, fail, fixed, int64, INT64_MAX, join, kind, object, record, string, uint, type Obj } from './genesiscodec.js';
 
 export interface GenesisValidator {
   /** 20 bytes: first 20 bytes of sha256(pubKey) */
@@ -100,12 +101,6 @@ export const FIXED_CONSENSUS_PARAMS = {
 /** Evmos `ethermint/types/chain_id.go` */
 const CHAIN_ID = /^([a-z]{1,})_{1}([1-9][0-9]*)-{1}([1-9][0-9]*)$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-const INT64_TEXT = /^-?\d+$/;
-const HEX_QUANTITY = /^0x[0-9a-fA-F]+$/;
-const DECIMAL = /^\d+$/;
-const HEX_DATA = /^0x([0-9a-fA-F]{2})*$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const INT64_MAX = (1n << 63n) - 1n;
 const UINT64_MAX = (1n << 64n) - 1n;
 const UINT256_MAX = (1n << 256n) - 1n;
 const ADDRESS_BYTES = 20;
@@ -166,77 +161,6 @@ export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array
 
 // ---------------------------------------------------------------------------------------------
 // parsing
-
-function fail(path: string, detail: string): never {
-  throw badConfig(path, `invalid genesis: ${path}: ${detail}`);
-}
-
-type Obj = Record<string, unknown>;
-
-/** An object with exactly the allowed keys (`required` must be present). */
-function object(v: unknown, path: string, required: readonly string[], optional: readonly string[] = []): Obj {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `expected an object, got ${kind(v)}`);
-  const o = v as Obj;
-  for (const key of Object.keys(o)) {
-    if (!required.includes(key) && !optional.includes(key)) fail(join(path, key), 'unknown field');
-  }
-  for (const key of required) {
-    if (!(key in o)) fail(join(path, key), 'missing');
-  }
-  return o;
-}
-
-/** A JSON object used as a map (any keys). */
-function record(v: unknown, path: string): Obj {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(path, `expected an object, got ${kind(v)}`);
-  return v as Obj;
-}
-
-function string(v: unknown, path: string): string {
-  if (typeof v !== 'string') fail(path, `expected a string, got ${kind(v)}`);
-  return v;
-}
-
-/** CometBFT int64: a decimal string. */
-function int64(v: unknown, path: string, min: bigint): bigint {
-  const s = string(v, path);
-  if (!INT64_TEXT.test(s)) fail(path, `expected an integer string, got ${JSON.stringify(s)}`);
-  const n = BigInt(s);
-  if (n > INT64_MAX) fail(path, `${s} overflows int64`);
-  if (n < min) fail(path, `must be at least ${min}, got ${s}`);
-  return n;
-}
-
-/** geth HexOrDecimal: `0x…` hex or decimal digits. */
-function uint(v: unknown, path: string, max: bigint): bigint {
-  const s = string(v, path);
-  if (!HEX_QUANTITY.test(s) && !DECIMAL.test(s)) fail(path, `expected a 0x-hex or decimal number, got ${JSON.stringify(s)}`);
-  const n = BigInt(s);
-  if (n > max) fail(path, `${s} is too large`);
-  return n;
-}
-
-function data(v: unknown, path: string, size?: number): Uint8Array {
-  const s = string(v, path);
-  if (!HEX_DATA.test(s)) fail(path, `expected 0x-prefixed hex bytes, got ${JSON.stringify(s)}`);
-  const bytes = new Uint8Array(Buffer.from(s.slice(2), 'hex'));
-  if (size !== undefined && bytes.length !== size) fail(path, `expected ${size} bytes, got ${bytes.length}`);
-  return bytes;
-}
-
-function base64(v: unknown, path: string, size: number): Uint8Array {
-  const s = string(v, path);
-  if (!BASE64.test(s)) fail(path, 'expected base64');
-  const bytes = new Uint8Array(Buffer.from(s, 'base64'));
-  if (bytes.length !== size) fail(path, `expected ${size} bytes, got ${bytes.length}`);
-  return bytes;
-}
-
-function fixed(v: unknown, path: string, want: unknown): void {
-  if (JSON.stringify(v) !== JSON.stringify(want)) {
-    fail(path, `ferry supports only ${JSON.stringify(want)}, got ${JSON.stringify(v)}`);
-  }
-}
 
 /** Parses and checks genesis.json text (or its already-parsed JSON value). Errors name the field. */
 export function parseGenesis(json: string | unknown): Genesis {
@@ -526,14 +450,4 @@ function hex(b: Uint8Array): string {
 
 function quantity(n: bigint): string {
   return '0x' + n.toString(16);
-}
-
-function join(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
-}
-
-function kind(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  return typeof v;
 }
