@@ -129,7 +129,7 @@ async function start(cmd: Command, preset: { dev?: boolean } = {}): Promise<void
   if (forkOpts.forkUrl !== undefined && !dev) throw badConfig('fork-url', '--fork-url is a dev-mode flag: use `ferry dev` (or `ferry start --dev`)');
   if (dev) {
     const { prepareForkHome } = await import('../node/forkhome.js');
-    await prepareForkHome(home, forkOpts);
+    await prepareForkHome(home, forkOpts, forks);
   }
   const { created } = ensureHome(home, { forks });
   const opts = loadOptions(home, configFlags(cmd), { dev });

@@ -7,7 +7,10 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { DEV_ACCOUNT_BALANCE, DEV_ACCOUNT_COUNT, devAccounts } from './devaccounts.js';
 import { PREDEPLOYS, predeployAccount } from './predeploys.js';
-import { base64, data, DECIMAL, fail, fixed, int64, INT64_MAX, join, kind, object, record, string, uint, type Obj } from './genesiscodec.js';
+import { base64, data, DECIMAL, fail, fixed, int64, join, kind, object, record, string, uint, type Obj } from './genesiscodec.js';
+
+/** int64's largest value: a fork time must fit CometBFT's block time */
+const INT64_MAX = (1n << 63n) - 1n;
 
 export interface GenesisValidator {
   /** 20 bytes: first 20 bytes of sha256(pubKey) */

@@ -9,7 +9,7 @@ const HEX_QUANTITY = /^0x[0-9a-fA-F]+$/;
 export const DECIMAL = /^\d+$/;
 const HEX_DATA = /^0x([0-9a-fA-F]{2})*$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-export const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MAX = (1n << 63n) - 1n;
 
 export function fail(path: string, detail: string): never {
   throw badConfig(path, `invalid genesis: ${path}: ${detail}`);

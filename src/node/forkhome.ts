@@ -12,6 +12,7 @@ import { badConfig } from '../lib/errors.js';
 import { identifyFork } from '../fork/identify.js';
 import { FORK_RECORD_FILE, readForkRecord, renderForkRecord, type ForkRecord } from '../fork/lazystate.js';
 import { originLabel } from '../fork/origin.js';
+import type { ForkChoice } from '../config/genesis.js';
 import { ensureHome, homeExists, homePaths } from './home.js';
 
 export interface ForkFlags {
@@ -43,7 +44,7 @@ function timeout(v: string): number {
 }
 
 /** Makes or checks the fork home; returns its record (undefined: no --fork-url and not a fork home). */
-export async function prepareForkHome(home: string, f: ForkFlags): Promise<ForkRecord | undefined> {
+export async function prepareForkHome(home: string, f: ForkFlags, forks?: ForkChoice): Promise<ForkRecord | undefined> {
   const dataDir = homePaths(home).dataDir;
   const existing = homeExists(home) ? readForkRecord(dataDir) : undefined;
   const others = [f.forkBlockNumber, f.forkTransactionHash, f.forkChainId, f.forkRetries, f.forkTimeout, f.forkComputeUnitsPerSecond];
@@ -78,6 +79,7 @@ export async function prepareForkHome(home: string, f: ForkFlags): Promise<ForkR
   // written before the genesis (which makes the home a home): a home is a fork home from its first start on
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dataDir, FORK_RECORD_FILE), renderForkRecord(record), { mode: 0o600 });
-  ensureHome(home, { chainId: `ferry_${record.chainId}-1` });
+  // the genesis runs the rules --hardfork / --<fork>-time ask for, as any new home's
+  ensureHome(home, { chainId: `ferry_${record.chainId}-1`, forks });
   return record;
 }
