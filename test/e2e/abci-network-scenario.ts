@@ -92,16 +92,13 @@ export function describeNetwork(line: CometLine, o: { transport?: 'socket' | 'gr
 
     before(async () => {
       if (comet.skip) return;
-      net = await CometNet.create({ cometBin: comet.bin!, validators: 4, fullNodes: 1, timeoutCommit: '300ms', transport, mempool });
+      net = await CometNet.started({ cometBin: comet.bin!, validators: 4, fullNodes: 1, timeoutCommit: '300ms', transport, mempool });
       nodes = net.nodes;
-      await net.start();
-      await net.waitHeight(2n);
     });
 
     after(async () => {
       if (comet.skip) return;
-      if (process.exitCode) process.stderr.write(net.logs());
-      await net?.stop();
+      await net?.finish();
     });
 
     it(`every node runs CometBFT v${line}`, { skip: comet.skip }, async () => {

@@ -5,8 +5,6 @@
  * ferry's events with `txType` 4; a set-code tx without authorizations is refused by CheckTx with geth's text.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -20,18 +18,6 @@ const POLL_MS = 100;
 const FEES = { maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
 const delegate = compileContract('Delegate.sol', 'Delegate');
 
-/** The same genesis for CometBFT and ferry, under Prague rules (written before either starts). */
-function useHardfork(net: CometNet, hardfork: string): void {
-  for (const n of net.nodes) {
-    for (const home of [n.ferryHome, n.cometHome]) {
-      const file = join(home, 'config', 'genesis.json');
-      const g = JSON.parse(readFileSync(file, 'utf8'));
-      g.app_state.evm.hardfork = hardfork;
-      writeFileSync(file, JSON.stringify(g, null, 2));
-    }
-  }
-}
-
 describe('EIP-7702 under one CometBFT v0.38 + one ferry over ABCI (prague genesis)', { timeout: 180_000 }, () => {
   let net: CometNet;
   const sponsor = privateKeyToAccount(devKeys()[0] as Hex);
@@ -39,16 +25,13 @@ describe('EIP-7702 under one CometBFT v0.38 + one ferry over ABCI (prague genesi
 
   before(async () => {
     if (comet.skip) return;
-    net = await CometNet.create({ cometBin: comet.bin!, validators: 1, timeoutCommit: '200ms' });
-    useHardfork(net, 'prague');
-    await net.start();
-    await net.waitHeight(2n);
+    // the same Prague genesis for CometBFT and ferry (`ferry testnet --hardfork prague`)
+    net = await CometNet.started({ cometBin: comet.bin!, validators: 1, timeoutCommit: '200ms', forkArgs: ['--hardfork', 'prague'] });
   });
 
   after(async () => {
     if (comet.skip) return;
-    if (process.exitCode) process.stderr.write(net.logs());
-    await net?.stop();
+    await net?.finish();
   });
 
   it('a viem type-4 tx is checked, proposed, executed and found by CometBFT with txType 4', { skip: comet.skip }, async () => {

@@ -47,16 +47,13 @@ describe('Prague → Osaka by block time on a 4-validator CometBFT network', () 
   before(async () => {
     if (comet.skip) return;
     osakaTime = Math.floor(Date.now() / 1000) + OSAKA_AFTER_S;
-    net = await CometNet.create({ cometBin: comet.bin!, validators: 4, timeoutCommit: '300ms', forkArgs: ['--hardfork', 'prague', '--osaka-time', String(osakaTime)] });
+    net = await CometNet.started({ cometBin: comet.bin!, validators: 4, timeoutCommit: '300ms', forkArgs: ['--hardfork', 'prague', '--osaka-time', String(osakaTime)] });
     nodes = net.nodes;
-    await net.start();
-    await net.waitHeight(2n);
   });
 
   after(async () => {
     if (comet.skip) return;
-    if (process.exitCode) process.stderr.write(net.logs());
-    await net?.stop();
+    await net?.finish();
   });
 
   it('CLZ fails before osaka_time and runs after; every node agrees on every block', { skip: comet.skip }, async () => {

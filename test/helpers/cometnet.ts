@@ -397,6 +397,20 @@ export class CometNet {
     await Promise.all(this.nodes.map((n) => n.start()));
   }
 
+  /** A network written, started and past height 2: a network test's `before`. */
+  static async started(o: Parameters<typeof CometNet.create>[0]): Promise<CometNet> {
+    const net = await CometNet.create(o);
+    await net.start();
+    await net.waitHeight(2n);
+    return net;
+  }
+
+  /** A network test's `after`: every node's log when the run failed, then the nodes stopped. */
+  async finish(): Promise<void> {
+    if (process.exitCode) process.stderr.write(this.logs());
+    await this.stop();
+  }
+
   /** Waits until every given node (default: all) reports at least `height`. */
   async waitHeight(height: bigint, nodes: NetNode[] = this.nodes, timeoutMs = START_TIMEOUT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs;

@@ -1,9 +1,9 @@
 /**
- * A ferry home made by `ferry init` whose genesis names a hardfork (`app_state.evm.hardfork`), started
- * with the given flags: the way to run ferry under Prague rules (EIP-7702 and the rest).
+ * A ferry home made by `ferry init --hardfork <name>`, started with the given flags: the way to run
+ * ferry under given rules (Prague for EIP-7702 and the rest).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FERRY_BIN } from './paths.js';
@@ -21,12 +21,8 @@ process.on('exit', () => {
 export function initHome(hardfork: string): string {
   const home = mkdtempSync(join(tmpdir(), `ferry-${hardfork}-`));
   homes.add(home);
-  const init = spawnSync(process.execPath, [FERRY_BIN, 'init', '--home', home], { encoding: 'utf8', timeout: INIT_TIMEOUT_MS });
+  const init = spawnSync(process.execPath, [FERRY_BIN, 'init', '--home', home, '--hardfork', hardfork], { encoding: 'utf8', timeout: INIT_TIMEOUT_MS });
   if (init.status !== 0) throw new Error(`ferry init failed: ${init.stderr}`);
-  const path = join(home, 'config', 'genesis.json');
-  const genesis = JSON.parse(readFileSync(path, 'utf8'));
-  genesis.app_state.evm.hardfork = hardfork;
-  writeFileSync(path, JSON.stringify(genesis, null, 2));
   return home;
 }
 
