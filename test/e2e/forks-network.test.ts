@@ -65,7 +65,8 @@ describe('Prague → Osaka by block time on a 4-validator CometBFT network', () 
     assert.ok((await blockTime(nodes[0]!, afterR.blockNumber!)) >= osakaTime);
     assert.equal(afterR.status, '0x1');
     const top = BigInt(afterR.blockNumber!);
-    await net.waitHeight(top);
+    // assertEvmMatchesComet reads CometBFT header top + 1 (its app_hash is block top's state root)
+    await net.waitHeight(top + 1n);
     for (const n of nodes) await assertEvmMatchesComet(n, top);
     for (let h = 1n; h <= top; h++) {
       const tag = '0x' + h.toString(16);
