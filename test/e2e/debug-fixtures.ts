@@ -168,11 +168,11 @@ export function anvilBinary(): string {
   return join(dirname(pkg), 'bin', 'anvil');
 }
 
-/** Anvil on loopback: ferry's dev mnemonic and chain id, Cancun (or `hardfork`), automine, step tracing on. */
-export async function startAnvil(hardfork = 'cancun'): Promise<AnvilNode> {
+/** Anvil on loopback: ferry's dev mnemonic and chain id, Cancun (or `hardfork`), automine, step tracing on, plus `extra` flags. */
+export async function startAnvil(hardfork = 'cancun', extra: string[] = []): Promise<AnvilNode> {
   const port = await freePort();
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(EVM_CHAIN_ID), '--mnemonic', DEV_MNEMONIC];
-  args.push('--hardfork', hardfork, '--balance', '10000', '--steps-tracing', '--silent');
+  args.push('--hardfork', hardfork, '--balance', '10000', '--steps-tracing', '--silent', ...extra);
   const proc = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'ignore'] });
   anvils.add(proc);
   let exited = false;
