@@ -144,6 +144,7 @@ export class EvmApp implements Application {
       latestAccount,
       nextBaseFee,
       blockGasLimit: () => this.dev.blockGasLimit,
+      commonAt: (t) => this.forks.commonAt(t),
     });
   }
 

@@ -4,7 +4,9 @@
  * verdict on another validator's block. The last own proposal's decoded txs are kept for the
  * FinalizeBlock that follows (`takeDecoded`), so it decodes nothing again.
  */
+import type { Common } from '@ethereumjs/common';
 import type { Account } from '@ethereumjs/util';
+import { blockSizeBound, blockSizeBounded, builderTxBudget, MAX_RLP_BLOCK_SIZE } from '../evm/blocksize.js';
 import { feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
 import type { ProposalRequest } from '../types/abci.js';
 import { isTxRejected } from './checkcodes.js';
@@ -24,6 +26,16 @@ export interface ProposalDeps {
   latestAccount(addr: Uint8Array): Promise<Account | undefined>;
   nextBaseFee(): bigint;
   blockGasLimit(): bigint;
+  /** the rules of a block with this timestamp (unix seconds): EIP-7934 bounds its size from Osaka on */
+  commonAt(timestamp: bigint): Common;
+}
+
+/** the rules of the block a proposal makes, from its CometBFT time (FinalizeBlock's timestamp) */
+const rulesAt = (d: ProposalDeps, timeMs: number) => d.commonAt(BigInt(Math.floor(timeMs / 1000)));
+
+/** EIP-7934's budget for the txs' envelopes of a block built under `common`; unbounded before Osaka. */
+function ethBytesBudget(common: Common): number {
+  return blockSizeBounded(common) ? builderTxBudget(common) : Number.POSITIVE_INFINITY;
 }
 
 export class Proposals {
@@ -32,9 +44,13 @@ export class Proposals {
 
   constructor(private readonly d: ProposalDeps) {}
 
-  /** The embedded engine's proposal: the pool's executable txs in block order, within the gas limit and `maxTxBytes`. */
-  prepare(req: { maxTxBytes: number }): Uint8Array[] {
-    const entries = this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes);
+  /**
+   * The embedded engine's proposal: the pool's executable txs in block order, within the gas limit,
+   * `maxTxBytes` and, under Osaka, EIP-7934's block size (evm/blocksize.ts).
+   */
+  prepare(req: { timeMs: number; maxTxBytes: number }): Uint8Array[] {
+    const budget = ethBytesBudget(rulesAt(this.d, req.timeMs));
+    const entries = this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes, budget);
     this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
     return entries.map((e) => e.native);
   }
@@ -52,7 +68,8 @@ export class Proposals {
   /**
    * PrepareProposal under CometBFT: from the mempool's txs, the executable ones in block order — per
    * sender in nonce order from its committed nonce, across senders the highest effective tip first —
-   * within the block gas limit and `maxTxBytes`; undecodable, gapped, stale or underpriced txs are left out.
+   * within the block gas limit, `maxTxBytes` and, under Osaka, EIP-7934's block size; undecodable, gapped,
+   * stale or underpriced txs are left out.
    */
   async order(req: ProposalRequest): Promise<Uint8Array[]> {
     const { decoded, nonces } = await this.decodeAll(req.txs);
@@ -67,12 +84,13 @@ export class Proposals {
       }
     });
     const maxBytes = req.maxTxBytes ?? Number.MAX_SAFE_INTEGER;
-    return scratch.select(baseFee, this.d.maxGas, maxBytes).map((e) => e.native);
+    return scratch.select(baseFee, this.d.maxGas, maxBytes, ethBytesBudget(rulesAt(this.d, req.timeMs))).map((e) => e.native);
   }
 
   /**
    * ProcessProposal: every tx decodes, pays at least the base fee, each sender's nonces follow its
-   * committed nonce without gap or repeat, and the gas limits fit the block. Anything else rejects.
+   * committed nonce without gap or repeat, the gas limits fit the block and, under Osaka, the block's
+   * RLP fits EIP-7934's bound (go-ethereum core/block_validator.go ValidateBody). Anything else rejects.
    */
   async process(req: ProposalRequest): Promise<boolean> {
     const { decoded, nonces } = await this.decodeAll(req.txs);
@@ -88,6 +106,8 @@ export class Proposals {
       gas += d.evm.gasLimit;
       if (gas > this.d.maxGas) return false;
     }
+    const common = rulesAt(this.d, req.timeMs);
+    if (blockSizeBounded(common) && blockSizeBound(common, decoded.map((d) => d!.evm.raw)) > MAX_RLP_BLOCK_SIZE) return false;
     return true;
   }
 

@@ -232,14 +232,17 @@ export class TxPool {
 
   /**
    * Picks executable txs for a block: across senders, the head with the highest effective tip first
-   * (ties: arrival order), nonces in order per sender, until gas or bytes run out.
+   * (ties: arrival order), nonces in order per sender, until gas or bytes run out. `maxEthBytes`
+   * (EIP-7934, evm/blocksize.ts builderTxBudget): the signed envelopes' total stays below it, and the
+   * first tx that would reach it ends the selection, as geth's builder stops (miner/worker.go txFitsSize).
    */
-  select(baseFee: bigint, maxGas: bigint, maxBytes: number): PoolEntry[] {
+  select(baseFee: bigint, maxGas: bigint, maxBytes: number, maxEthBytes = Number.POSITIVE_INFINITY): PoolEntry[] {
     const heads: { acct: Account; next: bigint }[] = [];
     for (const acct of this.accounts.values()) heads.push({ acct, next: acct.stateNonce });
     const out: PoolEntry[] = [];
     let gas = 0n;
     let bytes = 0;
+    let ethBytes = 0;
     const entryOf = (h: { acct: Account; next: bigint }) => h.acct.txs.get(h.next);
     let live = heads.filter((h) => {
       const e = entryOf(h);
@@ -261,9 +264,11 @@ export class TxPool {
         live.splice(best, 1);
         continue;
       }
+      if (ethBytes + e.decoded.evm.raw.length >= maxEthBytes) break;
       out.push(e);
       gas += g;
       bytes += e.native.length;
+      ethBytes += e.decoded.evm.raw.length;
       head.next++;
       const nx = entryOf(head);
       if (!nx || feeCap(nx.decoded.evm) < baseFee) live.splice(best, 1);
