@@ -204,7 +204,7 @@ function describeForks(f: ForkChoice): string {
 /** the fork flags of the commands that make a genesis */
 function addForkOptions(c: Command): Command {
   return c
-    .option('--hardfork <name>', `the genesis hardfork of a new home: ${SUPPORTED_HARDFORKS.join(', ')} (default: ${DEFAULT_NEW_HARDFORK}; Anvil's names)`)
+    .option('--hardfork <name>', `the genesis hardfork of a new home: ${SUPPORTED_HARDFORKS.join(', ')} (default: ${DEFAULT_NEW_HARDFORK}; Anvil's names); an existing home keeps its genesis's rules (eth_config shows them)`)
     .option('--prague-time <seconds>', 'schedule Prague at this block time in a new home (unix seconds, or +N seconds from now)')
     .option('--osaka-time <seconds>', 'schedule Osaka at this block time in a new home (unix seconds, or +N seconds from now), e.g. --hardfork prague --osaka-time +30');
 }
