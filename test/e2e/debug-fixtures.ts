@@ -11,7 +11,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ContractFactory, Interface, JsonRpcProvider, NonceManager, keccak256, type Wallet, type TransactionRequest } from 'ethers';
 import { devWallet } from '../helpers/accounts.js';
-import { DEV_MNEMONIC, EVM_CHAIN_ID, freePort } from '../helpers/node.js';
+import { startFerryOn } from '../helpers/hardfork.js';
+import { DEV_MNEMONIC, EVM_CHAIN_ID, freePort, type FerryNode } from '../helpers/node.js';
 import { call, sleep } from '../helpers/rpc.js';
 import { compileContract, compileToken, type CompiledContract } from '../helpers/solc.js';
 
@@ -201,4 +202,40 @@ export async function startAnvil(hardfork = 'cancun', extra: string[] = []): Pro
       await exit;
     },
   };
+}
+
+/** ferry and Anvil side by side on one hardfork, after the same steps ran on each. */
+export interface SideBySide<R> {
+  ferry: FerryNode;
+  anvil: AnvilNode;
+  onFerry: R;
+  onAnvil: R;
+  /** node url → the lower-case coinbase of the block the steps' `blockOf` names (each node has its own) */
+  coinbase: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Anvil (`hardfork`, plus `anvilFlags`) and ferry on a fresh home of the same hardfork with the
+ * debug namespace, runs `steps` on Anvil and then on ferry, and reads each node's coinbase; stops both
+ * when anything fails.
+ */
+export async function sideBySide<R>(hardfork: string, anvilFlags: string[], steps: (url: string) => Promise<R>, blockOf: (r: R) => string): Promise<SideBySide<R>> {
+  const [anvil, ferry] = await Promise.all([startAnvil(hardfork, anvilFlags), startFerryOn(hardfork, ['--dev', '--json-rpc.api', 'eth,net,web3,debug,txpool'])]);
+  const stop = async () => {
+    await Promise.all([anvil.stop(), ferry.stop()]);
+  };
+  try {
+    const onAnvil = await steps(anvil.url);
+    const onFerry = await steps(ferry.url);
+    const coinbase: Record<string, string> = {};
+    for (const [url, r] of [[ferry.url, onFerry], [anvil.url, onAnvil]] as const) {
+      const b = await call(url, 'eth_getBlockByHash', [blockOf(r), false]);
+      coinbase[url] = b.miner.toLowerCase();
+    }
+    return { ferry, anvil, onFerry, onAnvil, coinbase, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }

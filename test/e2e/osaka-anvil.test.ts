@@ -20,11 +20,10 @@ import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, encodeFunctionData, http, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devKeys } from '../helpers/accounts.js';
-import { startFerryOn } from '../helpers/hardfork.js';
-import { EVM_CHAIN_ID, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
+import { EVM_CHAIN_ID, VIEM_CHAIN } from '../helpers/node.js';
 import { call, rpc, toHex } from '../helpers/rpc.js';
 import { compileContract } from '../helpers/solc.js';
-import { normAccounts, startAnvil, type AnvilNode } from './debug-fixtures.js';
+import { normAccounts, sideBySide, type SideBySide } from './debug-fixtures.js';
 import { MODEXP, P256, P256_SHORT } from './osaka-vectors.js';
 
 /** runtime: PUSH1 0, CALLDATALOAD, CLZ (0x1e), DUP1, PUSH1 0, SSTORE, PUSH1 0, MSTORE, LOG0(0, 32), RETURN(0, 32) */
@@ -83,43 +82,33 @@ interface Run {
 
 const word = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}` as Hex;
 
+/** the CLZ steps: the word each passes to the CLZ contract */
+const CLZ_INPUTS: Partial<Record<Step, bigint>> = { clzZero: 0n, clzOne: 1n, clzTop: 1n << 255n };
+/** the precompile steps: [precompile, input, through the probe contract (else a tx straight to it)] */
+const PRECOMPILE_CALLS: Partial<Record<Step, [Address, Hex, boolean]>> = {
+  p256Valid: [P256_ADDRESS, P256.valid, false],
+  p256Modified: [P256_ADDRESS, P256.modified, false],
+  p256Zero: [P256_ADDRESS, P256.zero, false],
+  p256Short: [P256_ADDRESS, P256_SHORT, false],
+  p256ValidProbe: [P256_ADDRESS, P256.valid, true],
+  p256ModifiedProbe: [P256_ADDRESS, P256.modified, true],
+  modexpSmall: [MODEXP_ADDRESS, MODEXP.small, true],
+  modexpLongExponent: [MODEXP_ADDRESS, MODEXP.longExponent, true],
+  modexpAtBound: [MODEXP_ADDRESS, MODEXP.atBound, true],
+  modexpOverBound: [MODEXP_ADDRESS, MODEXP.overBound, true],
+  modexpOverBoundDirect: [MODEXP_ADDRESS, MODEXP.overBound, false],
+};
+
 /** step → the call it makes (to, data, gas), once the contracts are deployed */
 function callOf(step: Step, r: Pick<Run, 'clz' | 'probe'>): { to: Address; data?: Hex; gas?: bigint } {
-  const viaProbe = (target: Address, input: Hex) => ({ to: r.probe, data: encodeFunctionData({ abi: probe.abi, functionName: 'probe', args: [target, input] }) });
-  switch (step) {
-    case 'clzZero':
-      return { to: r.clz, data: word(0n) };
-    case 'clzOne':
-      return { to: r.clz, data: word(1n) };
-    case 'clzTop':
-      return { to: r.clz, data: word(1n << 255n) };
-    case 'p256Valid':
-      return { to: P256_ADDRESS, data: P256.valid };
-    case 'p256Modified':
-      return { to: P256_ADDRESS, data: P256.modified };
-    case 'p256Zero':
-      return { to: P256_ADDRESS, data: P256.zero };
-    case 'p256Short':
-      return { to: P256_ADDRESS, data: P256_SHORT };
-    case 'p256ValidProbe':
-      return viaProbe(P256_ADDRESS, P256.valid);
-    case 'p256ModifiedProbe':
-      return viaProbe(P256_ADDRESS, P256.modified);
-    case 'modexpSmall':
-      return viaProbe(MODEXP_ADDRESS, MODEXP.small);
-    case 'modexpLongExponent':
-      return viaProbe(MODEXP_ADDRESS, MODEXP.longExponent);
-    case 'modexpAtBound':
-      return viaProbe(MODEXP_ADDRESS, MODEXP.atBound);
-    case 'modexpOverBound':
-      return viaProbe(MODEXP_ADDRESS, MODEXP.overBound);
-    case 'modexpOverBoundDirect':
-      return { to: MODEXP_ADDRESS, data: MODEXP.overBound };
-    case 'gasAtCap':
-      return { to: receiver, gas: TX_GAS_CAP };
-    default:
-      throw new Error(`${step} is a deployment`);
-  }
+  if (step === 'gasAtCap') return { to: receiver, gas: TX_GAS_CAP };
+  const clz = CLZ_INPUTS[step];
+  if (clz !== undefined) return { to: r.clz, data: word(clz) };
+  const pc = PRECOMPILE_CALLS[step];
+  if (pc === undefined) throw new Error(`${step} is a deployment`);
+  const [target, input, viaProbe] = pc;
+  if (!viaProbe) return { to: target, data: input };
+  return { to: r.probe, data: encodeFunctionData({ abi: probe.abi, functionName: 'probe', args: [target, input] }) };
 }
 
 async function runSteps(url: string): Promise<Run> {
@@ -177,66 +166,51 @@ const receiptPart = (r: any) => ({
 const trace = (url: string, hash: string, cfg: object) => call(url, 'debug_traceTransaction', [hash, cfg]);
 
 describe('Osaka: ferry (osaka genesis) vs Anvil --hardfork osaka', { timeout: 300_000 }, () => {
-  let ferry: FerryNode;
-  let anvil: AnvilNode;
-  let onFerry: Run;
-  let onAnvil: Run;
-  const coinbase: Record<string, string> = {};
+  let n: SideBySide<Run>;
 
   before(async () => {
-    [anvil, ferry] = await Promise.all([
-      startAnvil('osaka', ['--enable-tx-gas-limit']),
-      startFerryOn('osaka', ['--dev', '--json-rpc.api', 'eth,net,web3,debug,txpool']),
-    ]);
-    onAnvil = await runSteps(anvil.url);
-    onFerry = await runSteps(ferry.url);
-    for (const [url, r] of [[ferry.url, onFerry], [anvil.url, onAnvil]] as const) {
-      const b = await call(url, 'eth_getBlockByHash', [r.receipts.clzOne.blockHash, false]);
-      coinbase[url] = b.miner.toLowerCase();
-    }
+    n = await sideBySide('osaka', ['--enable-tx-gas-limit'], runSteps, (r) => r.receipts.clzOne.blockHash);
   });
-  after(async () => {
-    await Promise.all([anvil?.stop(), ferry?.stop()]);
-  });
+  after(() => n?.stop());
 
   it('the contracts are at the same addresses, with the same code; the precompiles have none', () => {
-    assert.equal(onFerry.clz, onAnvil.clz);
-    assert.equal(onFerry.probe, onAnvil.probe);
-    assert.deepEqual(onFerry.codes, onAnvil.codes);
-    assert.equal(onFerry.codes[0], `0x${CLZ_RUNTIME}`);
-    assert.deepEqual(onFerry.codes.slice(2), ['0x', '0x']);
+    assert.equal(n.onFerry.clz, n.onAnvil.clz);
+    assert.equal(n.onFerry.probe, n.onAnvil.probe);
+    assert.deepEqual(n.onFerry.codes, n.onAnvil.codes);
+    assert.equal(n.onFerry.codes[0], `0x${CLZ_RUNTIME}`);
+    assert.deepEqual(n.onFerry.codes.slice(2), ['0x', '0x']);
   });
 
   for (const step of STEPS) {
     it(`receipt (type, status, gasUsed, logs): ${step}`, () => {
-      assert.deepEqual(receiptPart(onFerry.receipts[step]), receiptPart(onAnvil.receipts[step]));
+      assert.deepEqual(receiptPart(n.onFerry.receipts[step]), receiptPart(n.onAnvil.receipts[step]));
     });
   }
 
   it('CLZ counts leading zero bits (256 for zero) and P-256 accepts only the valid vector', () => {
-    const logged = (s: Step) => onFerry.receipts[s].logs[0].data;
+    const logged = (s: Step) => n.onFerry.receipts[s].logs[0].data;
     assert.deepEqual([logged('clzZero'), logged('clzOne'), logged('clzTop')], [word(256n), word(255n), word(0n)]);
-    assert.equal(onFerry.calls.p256Valid.result, word(1n));
-    for (const s of ['p256Modified', 'p256Zero', 'p256Short'] as const) assert.equal(onFerry.calls[s].result, '0x', s);
+    assert.equal(n.onFerry.calls.p256Valid.result, word(1n));
+    for (const s of ['p256Modified', 'p256Zero', 'p256Short'] as const) assert.equal(n.onFerry.calls[s].result, '0x', s);
   });
 
   it("modexp over EIP-7823's 1024-byte bound fails; at the bound it answers", () => {
-    const decode = (s: Step) => onFerry.receipts[s].logs[0].data.slice(2, 66);
+    const decode = (s: Step) => n.onFerry.receipts[s].logs[0].data.slice(2, 66);
     assert.equal(BigInt('0x' + decode('modexpAtBound')), 1n, 'ok at 1024 bytes');
     assert.equal(BigInt('0x' + decode('modexpOverBound')), 0n, 'not ok at 1025 bytes');
   });
 
   it("a tx one gas over EIP-7825's cap is refused by both; ferry gives geth's text", () => {
-    assert.ok(onFerry.overCap.error && onAnvil.overCap.error, JSON.stringify([onFerry.overCap, onAnvil.overCap]));
-    assert.equal(onFerry.overCap.error.code, onAnvil.overCap.error.code);
-    assert.equal(onFerry.overCap.error.message, `transaction gas limit too high (cap: ${TX_GAS_CAP}, tx: ${TX_GAS_CAP + 1n})`);
-    assert.match(onAnvil.overCap.error.message, /gas_limit > .*tx_gas_limit_cap/);
+    assert.ok(n.onFerry.overCap.error && n.onAnvil.overCap.error, JSON.stringify([n.onFerry.overCap, n.onAnvil.overCap]));
+    assert.equal(n.onFerry.overCap.error.code, n.onAnvil.overCap.error.code);
+    assert.equal(n.onFerry.overCap.error.message, `transaction gas limit too high (cap: ${TX_GAS_CAP}, tx: ${TX_GAS_CAP + 1n})`);
+    assert.match(n.onAnvil.overCap.error.message, /gas_limit > .*tx_gas_limit_cap/);
   });
 
   for (const step of CALL_STEPS) {
     it(`eth_call and eth_estimateGas: ${step}`, () => {
-      const [fc, ac] = [onFerry.calls[step], onAnvil.calls[step]];
-      const [fe, ae] = [onFerry.estimates[step], onAnvil.estimates[step]];
+      const [fc, ac] = [n.onFerry.calls[step], n.onAnvil.calls[step]];
+      const [fe, ae] = [n.onFerry.estimates[step], n.onAnvil.estimates[step]];
       if (FAILING.has(step)) {
         // a precompile refusing its input fails the call on both; the texts differ three ways: ethereumjs
         // reports any failed precompile as out of gas, geth says `base length is too large`
@@ -264,8 +238,8 @@ describe('Osaka: ferry (osaka genesis) vs Anvil --hardfork osaka', { timeout: 30
   for (const step of STEPS) {
     it(`callTracer with logs: ${step}`, async () => {
       const cfg = { tracer: 'callTracer', tracerConfig: { withLog: true } };
-      const f = await trace(ferry.url, onFerry.txs[step], cfg);
-      const a = await trace(anvil.url, onAnvil.txs[step], cfg);
+      const f = await trace(n.ferry.url, n.onFerry.txs[step], cfg);
+      const a = await trace(n.anvil.url, n.onAnvil.txs[step], cfg);
       const limit = step === 'gasAtCap' ? TX_GAS_CAP : step === 'deployProbe' ? GAS * 2n : GAS;
       assert.equal(f.gas, toHex(limit), 'top call gas is the tx gas limit (geth)');
       const [fTop, aTop] = [{ ...f, gas: undefined }, { ...a, gas: undefined }];
@@ -280,9 +254,9 @@ describe('Osaka: ferry (osaka genesis) vs Anvil --hardfork osaka', { timeout: 30
     });
 
     it(`prestateTracer: ${step}`, async () => {
-      const f = await trace(ferry.url, onFerry.txs[step], { tracer: 'prestateTracer' });
-      const a = await trace(anvil.url, onAnvil.txs[step], { tracer: 'prestateTracer' });
-      assert.deepEqual(normAccounts(f, coinbase[ferry.url]!, false, FEE_PAYERS), normAccounts(a, coinbase[anvil.url]!, true, FEE_PAYERS));
+      const f = await trace(n.ferry.url, n.onFerry.txs[step], { tracer: 'prestateTracer' });
+      const a = await trace(n.anvil.url, n.onAnvil.txs[step], { tracer: 'prestateTracer' });
+      assert.deepEqual(normAccounts(f, n.coinbase[n.ferry.url]!, false, FEE_PAYERS), normAccounts(a, n.coinbase[n.anvil.url]!, true, FEE_PAYERS));
     });
   }
 });

@@ -19,11 +19,10 @@ import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, encodeFunctionData, http, zeroAddress, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devKeys } from '../helpers/accounts.js';
-import { startFerryOn } from '../helpers/hardfork.js';
-import { EVM_CHAIN_ID, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
+import { EVM_CHAIN_ID, VIEM_CHAIN } from '../helpers/node.js';
 import { call } from '../helpers/rpc.js';
 import { compileContract } from '../helpers/solc.js';
-import { normAccounts, startAnvil, type AnvilNode } from './debug-fixtures.js';
+import { normAccounts, sideBySide, type SideBySide } from './debug-fixtures.js';
 
 const STEPS = ['delegate', 'callThrough', 'forward', 'selfSponsored', 'wrongChain', 'wrongNonce', 'chainZero', 'revoke', 'afterRevoke'] as const;
 type Step = (typeof STEPS)[number];
@@ -99,53 +98,41 @@ const receiptPart = (r: any) => ({
 });
 
 describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prague', { timeout: 240_000 }, () => {
-  let ferry: FerryNode;
-  let anvil: AnvilNode;
-  let onFerry: Run;
-  let onAnvil: Run;
-  const coinbase: Record<string, string> = {};
+  let n: SideBySide<Run>;
 
   before(async () => {
-    [anvil, ferry] = await Promise.all([startAnvil('prague'), startFerryOn('prague', ['--dev', '--json-rpc.api', 'eth,net,web3,debug,txpool'])]);
-    onAnvil = await runSteps(anvil.url);
-    onFerry = await runSteps(ferry.url);
-    for (const [url, r] of [[ferry.url, onFerry], [anvil.url, onAnvil]] as const) {
-      const b = await call(url, 'eth_getBlockByHash', [r.receipts.delegate.blockHash, false]);
-      coinbase[url] = b.miner.toLowerCase();
-    }
+    n = await sideBySide('prague', [], runSteps, (r) => r.receipts.delegate.blockHash);
   });
-  after(async () => {
-    await Promise.all([anvil?.stop(), ferry?.stop()]);
-  });
+  after(() => n?.stop());
 
   it('the delegate contract is at the same address on both nodes', () => {
-    assert.equal(onFerry.delegate, onAnvil.delegate);
+    assert.equal(n.onFerry.delegate, n.onAnvil.delegate);
   });
 
   for (const step of STEPS) {
     it(`receipt (type, status, gasUsed, logs) and authority codes: ${step}`, () => {
-      assert.deepEqual(receiptPart(onFerry.receipts[step]), receiptPart(onAnvil.receipts[step]));
-      assert.deepEqual(onFerry.codes[step], onAnvil.codes[step]);
+      assert.deepEqual(receiptPart(n.onFerry.receipts[step]), receiptPart(n.onAnvil.receipts[step]));
+      assert.deepEqual(n.onFerry.codes[step], n.onAnvil.codes[step]);
     });
   }
 
   it('delegation designators, revocation and skipped authorizations leave the same codes and nonces', () => {
-    const designator = '0xef0100' + onFerry.delegate.slice(2).toLowerCase();
-    assert.deepEqual(onFerry.codes.delegate, [designator, '0x']);
-    assert.deepEqual(onFerry.codes.wrongNonce, [designator, '0x'], 'wrong chain id / nonce: skipped');
-    assert.deepEqual(onFerry.codes.chainZero, [designator, designator], 'chain id 0 is valid on every chain');
-    assert.deepEqual(onFerry.codes.revoke, ['0x', designator], 'delegating to the zero address clears the code');
-    assert.deepEqual(onFerry.nonces, onAnvil.nonces);
+    const designator = '0xef0100' + n.onFerry.delegate.slice(2).toLowerCase();
+    assert.deepEqual(n.onFerry.codes.delegate, [designator, '0x']);
+    assert.deepEqual(n.onFerry.codes.wrongNonce, [designator, '0x'], 'wrong chain id / nonce: skipped');
+    assert.deepEqual(n.onFerry.codes.chainZero, [designator, designator], 'chain id 0 is valid on every chain');
+    assert.deepEqual(n.onFerry.codes.revoke, ['0x', designator], 'delegating to the zero address clears the code');
+    assert.deepEqual(n.onFerry.nonces, n.onAnvil.nonces);
   });
 
   it('EXTCODESIZE/EXTCODEHASH/EXTCODECOPY of a delegated EOA read the 23-byte designator', () => {
-    assert.equal(onFerry.codeOfAlice, onAnvil.codeOfAlice);
-    assert.match(onFerry.codeOfAlice, /^0x0{62}17/);
+    assert.equal(n.onFerry.codeOfAlice, n.onAnvil.codeOfAlice);
+    assert.match(n.onFerry.codeOfAlice, /^0x0{62}17/);
   });
 
   it('eth_getTransactionByHash shows type 0x4 and the authorizationList', async () => {
-    const f = await call(ferry.url, 'eth_getTransactionByHash', [onFerry.txs.delegate]);
-    const a = await call(anvil.url, 'eth_getTransactionByHash', [onAnvil.txs.delegate]);
+    const f = await call(n.ferry.url, 'eth_getTransactionByHash', [n.onFerry.txs.delegate]);
+    const a = await call(n.anvil.url, 'eth_getTransactionByHash', [n.onAnvil.txs.delegate]);
     assert.equal(f.type, '0x4');
     assert.deepEqual(f.authorizationList, a.authorizationList);
     assert.deepEqual(Object.keys(f.authorizationList[0]), ['chainId', 'address', 'nonce', 'yParity', 'r', 's']);
@@ -154,26 +141,26 @@ describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prag
   for (const step of STEPS) {
     it(`callTracer with logs: ${step}`, async () => {
       const cfg = { tracer: 'callTracer', tracerConfig: { withLog: true } };
-      const f = await trace(ferry.url, onFerry.txs[step], cfg);
-      const a = await trace(anvil.url, onAnvil.txs[step], cfg);
+      const f = await trace(n.ferry.url, n.onFerry.txs[step], cfg);
+      const a = await trace(n.anvil.url, n.onAnvil.txs[step], cfg);
       assert.equal(f.gas, '0x' + GAS.toString(16), 'top call gas is the tx gas limit (geth)');
       assert.deepEqual({ ...f, gas: undefined }, { ...a, gas: undefined });
     });
 
     it(`prestateTracer: ${step}`, async () => {
-      const f = await trace(ferry.url, onFerry.txs[step], { tracer: 'prestateTracer' });
-      const a = await trace(anvil.url, onAnvil.txs[step], { tracer: 'prestateTracer' });
+      const f = await trace(n.ferry.url, n.onFerry.txs[step], { tracer: 'prestateTracer' });
+      const a = await trace(n.anvil.url, n.onAnvil.txs[step], { tracer: 'prestateTracer' });
       if (step === 'wrongChain') {
         const b = bob.address.toLowerCase();
         assert.ok(f[b] !== undefined && a[b] === undefined, 'geth lists the authority of a skipped tuple');
         delete f[b];
       }
       if (step === 'delegate' || step === 'chainZero') {
-        const d = onAnvil.delegate.toLowerCase();
+        const d = n.onAnvil.delegate.toLowerCase();
         assert.ok(f[d] === undefined && a[d] !== undefined, 'geth looks the delegation target up before the tx installs it');
         delete a[d];
       }
-      assert.deepEqual(normAccounts(f, coinbase[ferry.url]!, false, FEE_PAYERS), normAccounts(a, coinbase[anvil.url]!, true, FEE_PAYERS));
+      assert.deepEqual(normAccounts(f, n.coinbase[n.ferry.url]!, false, FEE_PAYERS), normAccounts(a, n.coinbase[n.anvil.url]!, true, FEE_PAYERS));
     });
   }
 });
