@@ -143,8 +143,9 @@ export class StateSync implements SnapshotApp {
       await this.finish(r);
       return { result: 'accept' };
     } catch (e) {
-      if (!(e instanceof SnapshotFormatError)) throw e;
-      this.log.error({ index, err: e.message }, 'snapshot refused');
+      // a malformed record (SnapshotFormatError, or the store codec or RLP refusing its bytes) or a
+      // state that is not the verified one: this snapshot is refused whole, the home stays empty
+      this.log.error({ index, err: e instanceof SnapshotFormatError ? e.message : e instanceof Error ? e.stack : String(e) }, 'snapshot refused');
       this.restoring = undefined;
       this.store.transaction(() => this.rows.clearPartial());
       return { result: 'rejectSnapshot' };

@@ -140,41 +140,52 @@ describe('state sync: snapshot, restore, and the blocks after it', () => {
     assert.ok(reader.ended);
   });
 
-  it('refuses a snapshot whose state does not hash to the verified app hash, and stays empty', async () => {
-    const target = await openNode(join(dir, 'tampered'));
-    // the same records with one account changed, chunked and hashed anew (every chunk matches the metadata)
+  /** The snapshot's records with `edit` applied to each body, chunked and hashed anew (every chunk matches the metadata). */
+  function rewritten(edit: (tag: RecordTag, body: Buffer) => Buffer): { info: SnapshotInfo; chunks: Uint8Array[] } {
     const reader = new RecordReader();
     const chunks: Uint8Array[] = [];
     const w = new ChunkWriter((c) => chunks.push(new Uint8Array(c)), CHUNK_BYTES);
-    let changed = false;
     for (const c of chunksOf(source, snap)) {
-      for (const r of reader.records(c)) {
-        if (r.tag === RecordTag.End) continue;
-        const body = Buffer.from(r.body);
-        if (r.tag === RecordTag.Account && !changed) {
-          body[body.length - 1]! ^= 1; // the last byte of its code hash
-          changed = true;
-        }
-        w.record(r.tag, body);
-      }
+      for (const r of reader.records(c)) if (r.tag !== RecordTag.End) w.record(r.tag, edit(r.tag, Buffer.from(r.body)));
     }
     w.end();
-    const id = snapshotIdentity(chunks.map(sha256));
-    const tampered: SnapshotInfo = { height: SNAP_HEIGHT, format: 1, chunks: chunks.length, ...id };
-    const appHash = source.app.latestHeader().stateRoot; // not H's: replaced below
+    return { info: { height: SNAP_HEIGHT, format: 1, chunks: chunks.length, ...snapshotIdentity(chunks.map(sha256)) }, chunks };
+  }
+
+  it('refuses a snapshot whose state does not hash to the verified app hash, or whose records are malformed, and stays empty', async () => {
+    const target = await openNode(join(dir, 'tampered'));
     const stateRootAtH = (await readerOf(source)).blockByNumber(SNAP_HEIGHT)!.header.stateRoot;
-    assert.notDeepEqual(appHash, stateRootAtH);
-    assert.equal(target.sync.offerSnapshot(tampered, stateRootAtH), 'accept');
-    let last;
-    for (let i = 0; i < chunks.length; i++) last = await target.sync.applySnapshotChunk(i, chunks[i]!, 'peer');
-    assert.deepEqual(last, { result: 'rejectSnapshot' });
-    assert.equal(target.app.info().lastBlockHeight, 0n);
+    let changed = false;
+    const tampered = rewritten((tag, body) => {
+      if (tag === RecordTag.Account && !changed) {
+        body[body.length - 1] = body[body.length - 1]! ^ 1; // the last byte of its code hash
+        changed = true;
+      }
+      return body;
+    });
+    let blocks = 0;
+    const garbled = rewritten((tag, body) => (tag === RecordTag.Block && blocks++ === 1 ? Buffer.from([1, 2, 3]) : body));
+    for (const bad of [tampered, garbled]) {
+      assert.equal(target.sync.offerSnapshot(bad.info, stateRootAtH), 'accept');
+      let last;
+      for (let i = 0; i < bad.chunks.length && last?.result !== 'rejectSnapshot'; i++) last = await target.sync.applySnapshotChunk(i, bad.chunks[i]!, 'peer');
+      assert.deepEqual(last, { result: 'rejectSnapshot' });
+      // CometBFT goes on with another snapshot: a chunk of this one now aborts
+      assert.deepEqual(await target.sync.applySnapshotChunk(0, bad.chunks[0]!, 'peer'), { result: 'abort' });
+      assert.equal(target.app.info().lastBlockHeight, 0n);
+    }
     assert.deepEqual(target.restored, []);
     // an app hash other than the snapshot's own root is refused at the first chunk
+    const appHash = source.app.latestHeader().stateRoot;
+    assert.notDeepEqual(appHash, stateRootAtH);
     assert.equal(target.sync.offerSnapshot(snap, appHash), 'accept');
     assert.deepEqual(await target.sync.applySnapshotChunk(0, chunksOf(source, snap)[0]!, 'peer'), { result: 'rejectSnapshot' });
     assert.equal(target.sync.offerSnapshot({ ...snap, format: 2 }, stateRootAtH), 'rejectFormat');
     assert.equal(target.sync.offerSnapshot({ ...snap, hash: new Uint8Array(32) }, stateRootAtH), 'reject');
+    // the genesis state is still answered: nothing of the refused snapshots is visible
+    const r = await readerOf(target);
+    assert.equal(thrown(() => r.checkState(0n)), undefined);
+    assert.equal(await r.balance(TO, 0n), 0n);
     target.store.close();
   });
 
