@@ -15,20 +15,20 @@ import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { EvmApp } from '../../src/chain/app.js';
 import { wrapEthereumTx } from '../../src/chain/nativetx.js';
-import { ChainReader, type ReaderOptions } from '../../src/chain/reader.js';
+import type { ChainReader } from '../../src/chain/reader.js';
 import { StateSync } from '../../src/chain/statesync.js';
 import { evmErrors } from '../../src/evmrpc/errors.js';
-import { DomainError, mapDomainError } from '../../src/lib/errors.js';
+import { mapDomainError } from '../../src/lib/errors.js';
 import type { Logger } from '../../src/lib/log.js';
 import { ChunkWriter, RecordReader, RecordTag, sha256, snapshotIdentity, SnapshotDir, type SnapshotInfo } from '../../src/store/snapshot.js';
 import { writeSnapshot } from '../../src/store/snapshotwrite.js';
 import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
+import { commitBlock, openReader, thrown } from '../helpers/appblocks.js';
 import { chainGenesis } from '../helpers/chaingen.js';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const GWEI = 10n ** 9n;
-const GENESIS_MS = Date.parse('2026-01-01T00:00:00Z');
 const MEMPOOL = { size: 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: 64 };
 const bytes = (h: string) => Uint8Array.from(Buffer.from(h.replace(/^0x/, ''), 'hex'));
 const SNAP_HEIGHT = 8n;
@@ -62,34 +62,9 @@ async function openNode(dir: string): Promise<Node> {
 }
 
 async function readerOf(n: Node): Promise<ChainReader> {
-  const opts: ReaderOptions = {
-    chainId: 9000n,
-    hardfork: 'prague',
-    gasCap: 0n,
-    logsCap: 0,
-    coinbase: new Uint8Array(20),
-    simulator: undefined as never,
-    submit: () => Promise.reject(new Error('no submissions in this test')),
-  };
-  const r = await ChainReader.create(new Store(join(n.dir, 'ferry.db'), { reader: true }), opts);
+  const r = await openReader(join(n.dir, 'ferry.db'));
   r.onCommitted(n.store.latestHeight()!);
   return r;
-}
-
-async function commitBlock(n: Node, height: bigint, txs: Uint8Array[]): Promise<void> {
-  await n.app.finalizeBlock({ height, timeMs: GENESIS_MS + Number(height) * 1000, hash: new Uint8Array(32).fill(Number(height) & 0xff), proposerAddress: new Uint8Array(20).fill(0x44), txs });
-  n.store.transaction(() => n.app.commit());
-  await n.app.afterCommit();
-}
-
-function thrown(fn: () => unknown): DomainError | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  return undefined;
 }
 
 /** Every chunk of a snapshot, as its files hold them. */
