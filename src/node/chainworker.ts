@@ -267,7 +267,8 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
 
   port.on('message', (m: ToChain) => {
     if (m.type === 'stop') {
-      void server.close().then(() => {
+      // a snapshot being taken finishes first (its worker reads the database)
+      void server.close().then(() => snapshots.idle()).then(() => {
         store.close();
         send({ type: 'stopped' });
       });
