@@ -7,9 +7,9 @@
  */
 import type { Logger } from '../lib/log.js';
 import type { AbciQueryRequest, AbciQueryResponse } from '../types/cometbft.js';
-import type { Application } from '../types/abci.js';
-import { crashNow, testFaultFromEnv, type TestFault } from './testfault.js';
-import { APPLY_SNAPSHOT_CHUNK_ABORT, OFFER_SNAPSHOT_REJECT, protoSizeOfTxs, type AbciRequest, type AbciResponse } from './wire.js';
+import type { Application, SnapshotApp } from '../types/abci.js';
+import { corruptChunk, crashNow, testFaultFromEnv, type TestFault } from './testfault.js';
+import { APPLY_SNAPSHOT_CHUNK_RESULT, OFFER_SNAPSHOT_RESULT, protoSizeOfTxs, type AbciRequest, type AbciResponse } from './wire.js';
 
 export interface AbciDriverHost {
   app: Application;
@@ -19,6 +19,8 @@ export interface AbciDriverHost {
   /** after Commit: the height now committed and what it took */
   onCommitted(height: bigint, info: { txs: number; executeMs: number; commitMs: number }): void;
   log: Logger;
+  /** state-sync snapshots (docs/abci.md "State sync"; absent: none listed, every offer rejected) */
+  snapshots?: SnapshotApp;
   /** a fault injected by an end-to-end test (default: from FERRY_TEST_FAULT, src/abci/testfault.ts) */
   fault?: TestFault;
 }
@@ -132,13 +134,17 @@ export class AbciDriver {
         return { kind: 'commit', retainHeight: app.retainHeight(f.height) };
       }
       case 'listSnapshots':
-        return { kind: 'listSnapshots' };
+        return { kind: 'listSnapshots', snapshots: this.host.snapshots?.listSnapshots() ?? [] };
       case 'offerSnapshot':
-        return { kind: 'offerSnapshot', result: OFFER_SNAPSHOT_REJECT };
-      case 'loadSnapshotChunk':
-        return { kind: 'loadSnapshotChunk' };
-      case 'applySnapshotChunk':
-        return { kind: 'applySnapshotChunk', result: APPLY_SNAPSHOT_CHUNK_ABORT };
+        return { kind: 'offerSnapshot', result: OFFER_SNAPSHOT_RESULT[this.host.snapshots?.offerSnapshot(req.snapshot, req.appHash) ?? 'reject'] };
+      case 'loadSnapshotChunk': {
+        const chunk = this.host.snapshots?.loadSnapshotChunk(req.height, req.format, req.chunk) ?? new Uint8Array();
+        return { kind: 'loadSnapshotChunk', chunk: this.fault?.kind === 'corrupt-snapshot-chunks' ? corruptChunk(chunk) : chunk };
+      }
+      case 'applySnapshotChunk': {
+        const r = (await this.host.snapshots?.applySnapshotChunk(req.index, req.chunk, req.sender)) ?? { result: 'abort' as const };
+        return { kind: 'applySnapshotChunk', result: APPLY_SNAPSHOT_CHUNK_RESULT[r.result], refetchChunks: r.refetchChunks, rejectSenders: r.rejectSenders };
+      }
     }
   };
 }

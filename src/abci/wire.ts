@@ -2,10 +2,11 @@
  * ABCI 2.0 (CometBFT v0.38) socket messages: decodes `tendermint.abci.Request` and encodes
  * `tendermint.abci.Response` with the project's protobuf wire format (src/lib/protobuf.ts). Field
  * numbers follow cometbft v0.38 `proto/tendermint/abci/types.proto`; fields ferry does not use
- * (consensus params, commit info, misbehavior, snapshot bodies) are skipped on decode.
+ * (consensus params, commit info, misbehavior) are skipped on decode.
  */
-import { ProtoDecodeError, ProtoWriter, readFields, type ProtoField } from '../lib/protobuf.js';
+import { ProtoDecodeError, ProtoWriter, readFields, uvarint, type ProtoField } from '../lib/protobuf.js';
 import type { AbciEvent, AbciQueryRequest, AbciQueryResponse, ExecTxResult, ValidatorUpdate } from '../types/cometbft.js';
+import type { ApplyChunkResult, OfferResult, SnapshotInfo } from '../types/abci.js';
 
 /** The `Request` oneof, as ferry needs it. */
 export type AbciRequest =
@@ -17,9 +18,9 @@ export type AbciRequest =
   | { kind: 'checkTx'; tx: Uint8Array; recheck: boolean }
   | { kind: 'commit' }
   | { kind: 'listSnapshots' }
-  | { kind: 'offerSnapshot' }
-  | { kind: 'loadSnapshotChunk' }
-  | { kind: 'applySnapshotChunk' }
+  | { kind: 'offerSnapshot'; snapshot: SnapshotInfo; appHash: Uint8Array }
+  | { kind: 'loadSnapshotChunk'; height: bigint; format: number; chunk: number }
+  | { kind: 'applySnapshotChunk'; index: number; chunk: Uint8Array; sender: string }
   | { kind: 'prepareProposal'; maxTxBytes: bigint; txs: Uint8Array[]; height: bigint; timeMs: number }
   | { kind: 'processProposal'; txs: Uint8Array[]; hash: Uint8Array; height: bigint; timeMs: number }
   | { kind: 'extendVote'; height: bigint }
@@ -38,10 +39,10 @@ export type AbciResponse =
   | ({ kind: 'query' } & AbciQueryResponse)
   | { kind: 'checkTx'; code: number; data: Uint8Array; log: string; gasWanted: bigint; gasUsed: bigint; events: AbciEvent[]; codespace: string }
   | { kind: 'commit'; retainHeight: bigint }
-  | { kind: 'listSnapshots' }
+  | { kind: 'listSnapshots'; snapshots?: SnapshotInfo[] }
   | { kind: 'offerSnapshot'; result: number }
-  | { kind: 'loadSnapshotChunk' }
-  | { kind: 'applySnapshotChunk'; result: number }
+  | { kind: 'loadSnapshotChunk'; chunk?: Uint8Array }
+  | { kind: 'applySnapshotChunk'; result: number; refetchChunks?: number[]; rejectSenders?: string[] }
   | { kind: 'prepareProposal'; txs: Uint8Array[] }
   | { kind: 'processProposal'; accept: boolean }
   | { kind: 'extendVote' }
@@ -50,9 +51,10 @@ export type AbciResponse =
   | { kind: 'insertTx'; code: number }
   | { kind: 'reapTxs'; txs: Uint8Array[] };
 
-/** `ResponseOfferSnapshot.Result` REJECT and `ResponseApplySnapshotChunk.Result` ABORT: ferry keeps no snapshots. */
-export const OFFER_SNAPSHOT_REJECT = 3;
-export const APPLY_SNAPSHOT_CHUNK_ABORT = 2;
+/** `ResponseOfferSnapshot.Result` values (cometbft v0.38 proto/tendermint/abci/types.proto) */
+export const OFFER_SNAPSHOT_RESULT: Readonly<Record<OfferResult, number>> = { accept: 1, abort: 2, reject: 3, rejectFormat: 4, rejectSender: 5 };
+/** `ResponseApplySnapshotChunk.Result` values */
+export const APPLY_SNAPSHOT_CHUNK_RESULT: Readonly<Record<ApplyChunkResult['result'], number>> = { accept: 1, abort: 2, retry: 3, retrySnapshot: 4, rejectSnapshot: 5 };
 const PROPOSAL_ACCEPT = 1;
 const PROPOSAL_REJECT = 2;
 
@@ -105,6 +107,25 @@ function timestampMs(buf: Uint8Array): number {
   return Number(seconds) * 1000 + Math.floor(Number(nanos) / 1_000_000);
 }
 
+const uint32 = (f: ProtoField): number => Number(BigInt.asUintN(32, f.int ?? 0n));
+
+/** abci.Snapshot: height (uint64), format (uint32), chunks (uint32), hash, metadata */
+function snapshotOf(buf: Uint8Array): SnapshotInfo {
+  const s: SnapshotInfo = { height: 0n, format: 0, chunks: 0, hash: new Uint8Array(), metadata: new Uint8Array() };
+  for (const f of fields(buf)) {
+    if (f.field === 1) s.height = BigInt.asUintN(64, f.int ?? 0n);
+    else if (f.field === 2) s.format = uint32(f);
+    else if (f.field === 3) s.chunks = uint32(f);
+    else if (f.field === 4) s.hash = bytesOf(f);
+    else if (f.field === 5) s.metadata = bytesOf(f);
+  }
+  return s;
+}
+
+function snapshotBytes(s: SnapshotInfo): Uint8Array {
+  return new ProtoWriter().uint(1, s.height).uint(2, s.format).uint(3, s.chunks).bytes(4, s.hash).bytes(5, s.metadata).finish();
+}
+
 function validatorUpdate(buf: Uint8Array): ValidatorUpdate {
   let pubKey: Uint8Array = new Uint8Array();
   let power = 0n;
@@ -154,6 +175,14 @@ export function decodeRequest(buf: Uint8Array): AbciRequest {
       return { kind, txs: all(1), hash: b(4), height: i64(5), timeMs: time(6), proposerAddress: b(8) };
     case 'insertTx':
       return { kind, tx: b(1) };
+    case 'offerSnapshot': {
+      const f = get(1);
+      return { kind, snapshot: snapshotOf(f ? bytesOf(f) : new Uint8Array()), appHash: b(2) };
+    }
+    case 'loadSnapshotChunk':
+      return { kind, height: BigInt.asUintN(64, get(1)?.int ?? 0n), format: Number(BigInt.asUintN(32, get(2)?.int ?? 0n)), chunk: Number(BigInt.asUintN(32, get(3)?.int ?? 0n)) };
+    case 'applySnapshotChunk':
+      return { kind, index: Number(BigInt.asUintN(32, get(1)?.int ?? 0n)), chunk: b(2), sender: str(3) };
     case 'reapTxs':
       return { kind, maxBytes: BigInt.asUintN(64, get(1)?.int ?? 0n), maxGas: BigInt.asUintN(64, get(2)?.int ?? 0n) };
     default:
@@ -207,9 +236,21 @@ export function responseBody(r: AbciResponse): Uint8Array {
     }
     case 'commit':
       return w.int(3, r.retainHeight).finish();
+    case 'listSnapshots':
+      for (const snap of r.snapshots ?? []) w.lengthDelimited(1, snapshotBytes(snap));
+      return w.finish();
     case 'offerSnapshot':
-    case 'applySnapshotChunk':
       return w.uint(1, r.result).finish();
+    case 'loadSnapshotChunk':
+      return w.bytes(1, r.chunk ?? new Uint8Array()).finish();
+    case 'applySnapshotChunk': {
+      w.uint(1, r.result);
+      // refetch_chunks: a packed repeated uint32 (proto3's default)
+      const refetch = r.refetchChunks ?? [];
+      if (refetch.length > 0) w.lengthDelimited(2, new Uint8Array(Buffer.concat(refetch.map((i) => uvarint(i)))));
+      for (const s of r.rejectSenders ?? []) w.string(3, s);
+      return w.finish();
+    }
     case 'prepareProposal':
       for (const tx of r.txs) w.lengthDelimited(1, tx);
       return w.finish();

@@ -37,6 +37,7 @@ import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import { Pruner, type PrunePlan } from '../store/prune.js';
 import { CheatTable } from '../store/cheats.js';
+import { syncedHashLookup } from '../store/snapshot.js';
 import type { EvmHeader, EvmLog, EvmTx } from '../types/chain.js';
 import type { Cheat } from '../types/cheats.js';
 import { Admission, type Checked } from './admission.js';
@@ -152,7 +153,9 @@ export class EvmApp implements Application {
     const common = new ForkSchedule(genesis.evmChainId, genesis.evm);
     const trieDb = new TrieDB(store);
     const flat = new FlatState(store);
-    const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash;
+    // a state-synced home holds the hashes of the blocks below its snapshot height apart (store/snapshot.ts)
+    const synced = syncedHashLookup(store.db);
+    const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash ?? synced(n);
     const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
     // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts): state-replay
@@ -283,6 +286,18 @@ export class EvmApp implements Application {
 
   /** Dev revert, after the transaction: the head, caches and EVMs follow; pool senders get their nonces back. */
   async afterRewind(height: bigint): Promise<void> {
+    await this.afterRestore(height);
+    // pool txs stay (as in Anvil); each sender's run starts again at its nonce as of `height`
+    const nonces = new Map<string, bigint>();
+    for (const sender of this.pool.senders()) {
+      nonces.set(hexKey(sender), (await this.checkRunner.account(this.latestRef(), sender))?.nonce ?? 0n);
+    }
+    const dropped = this.pool.resetNonces(nonces);
+    if (dropped.length > 0) this.events.onPoolChange({ added: [], removed: dropped.map((t) => t.hash) });
+  }
+
+  /** The store moved to `height` (a dev revert; a state-sync restore, chain/statesync.ts): the head, caches and EVMs follow. */
+  async afterRestore(height: bigint): Promise<void> {
     this.store.forgetCaches();
     this.flat.forget(Number(height));
     this.latest = this.store.evmBlock(height)!.header;
@@ -291,13 +306,6 @@ export class EvmApp implements Application {
     this.trieDb.discard();
     await this.runner.reset(this.latestRef());
     await this.checkRunner.reset(this.latestRef());
-    // pool txs stay (as in Anvil); each sender's run starts again at its nonce as of `height`
-    const nonces = new Map<string, bigint>();
-    for (const sender of this.pool.senders()) {
-      nonces.set(hexKey(sender), (await this.checkRunner.account(this.latestRef(), sender))?.nonce ?? 0n);
-    }
-    const dropped = this.pool.resetNonces(nonces);
-    if (dropped.length > 0) this.events.onPoolChange({ added: [], removed: dropped.map((t) => t.hash) });
   }
 
   /** The logs a revert to `height` removes, oldest first, at most `limit` (chain/devstate.ts). */

@@ -17,6 +17,7 @@ import {
   DEFAULT_MEMPOOL,
   DEFAULT_MINIMUM_GAS_PRICE,
   DEFAULT_PRUNING,
+  DEFAULT_STATE_SYNC,
   DEFAULT_RPC,
   MIN_PRUNING_INTERVAL,
   MIN_PRUNING_KEEP_RECENT,
@@ -46,6 +47,7 @@ export function defaultOptions(home: string): NodeOptions {
     mempool: { ...DEFAULT_MEMPOOL },
     abci: { ...DEFAULT_ABCI },
     pruning: { ...DEFAULT_PRUNING },
+    stateSync: { ...DEFAULT_STATE_SYNC },
     instrumentation: { ...DEFAULT_INSTRUMENTATION },
     dev: false,
   };

@@ -183,9 +183,21 @@ export function pruningPlan(p: PruningOptions): { keepRecent: number; interval: 
   }
 }
 
+/** app.toml's `[state-sync]` keys (Cosmos SDK server/config/config.go StateSyncConfig; docs/abci.md "State sync"). */
+export interface StateSyncOptions {
+  /** take a snapshot every this many blocks (0: never) */
+  snapshotInterval: number;
+  /** snapshots kept (0: all) */
+  snapshotKeepRecent: number;
+}
+
+/** Cosmos SDK's defaults: no snapshots, the two most recent kept. */
+export const DEFAULT_STATE_SYNC: StateSyncOptions = { snapshotInterval: 0, snapshotKeepRecent: 2 };
+
 export interface NodeOptions {
   home: string;
   pruning: PruningOptions;
+  stateSync: StateSyncOptions;
   /** wei per gas; txs below are rejected by CheckTx */
   minimumGasPrice: bigint;
   /** true when --minimum-gas-prices was given on the command line (miner_setGasPrice then has no effect) */

@@ -19,6 +19,7 @@ const HEADERS: Readonly<Record<ConfigFile, string>> = {
 
 const SECTION_TITLES: Readonly<Record<string, string>> = {
   'json-rpc': 'EVM JSON-RPC server (Surface A)',
+  'state-sync': 'state-sync snapshots (under CometBFT)',
   rpc: 'consensus RPC server (Surface B, CometBFT-compatible)',
   consensus: 'block production',
   mempool: 'transaction pool',

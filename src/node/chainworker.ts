@@ -8,6 +8,9 @@ import { broadcastTxSync, CometRpcError, rpcUrl } from '../abci/cometclient.js';
 import { startAbciGrpcServer } from '../abci/grpc.js';
 import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
 import { APP_VERSION, EvmApp } from '../chain/app.js';
+import { StateSync } from '../chain/statesync.js';
+import { testSnapshotChunkBytes } from '../abci/testfault.js';
+import { dirname, join } from 'node:path';
 import { nativeHash, wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
 import { pruningPlan } from '../config/options.js';
@@ -222,8 +225,24 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
   await app.initChain();
   const queries = new Map<number, (r: AbciQueryResponse) => void>();
   let nextQuery = 1;
+  // state-sync snapshots: taken every snapshot-interval blocks, restored into an empty home (docs/abci.md "State sync")
+  const snapshots = new StateSync(
+    store,
+    app,
+    {
+      interval: opts.stateSync.snapshotInterval,
+      keepRecent: opts.stateSync.snapshotKeepRecent,
+      dbPath: data.dbPath,
+      snapshotsDir: join(dirname(data.dbPath), 'snapshots'),
+      chainId: data.genesis.chainId,
+      chunkBytes: testSnapshotChunkBytes(process.env),
+    },
+    log.child({ module: 'statesync' }),
+    (height) => send({ type: 'committed', height }),
+  );
   const driver = new AbciDriver({
     app,
+    snapshots,
     transaction: (fn) => store.transaction(fn),
     query: (req) =>
       new Promise((resolve) => {
@@ -233,6 +252,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       }),
     onCommitted: (height, t) => {
       send({ type: 'committed', height });
+      snapshots.afterCommit(height);
       const fields = { height: Number(height), txs: t.txs, executeMs: Math.round(t.executeMs), commitMs: Math.round(t.commitMs) };
       if (t.txs > 0) log.info(fields, 'committed block');
       else log.debug(fields, 'committed block');
@@ -247,7 +267,8 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
 
   port.on('message', (m: ToChain) => {
     if (m.type === 'stop') {
-      void server.close().then(() => {
+      // a snapshot being taken finishes first (its worker reads the database)
+      void server.close().then(() => snapshots.idle()).then(() => {
         store.close();
         send({ type: 'stopped' });
       });

@@ -83,3 +83,31 @@ export interface Application {
   /** whether a block made now would include a tx (block-on-tx makes the next block at once only then) */
   hasExecutable(): boolean;
 }
+
+/** abci.Snapshot (CometBFT v0.38 proto/tendermint/abci/types.proto): a state-sync snapshot, listed or offered. */
+export interface SnapshotInfo {
+  height: bigint;
+  format: number;
+  chunks: number;
+  hash: Uint8Array;
+  metadata: Uint8Array;
+}
+
+/** ResponseOfferSnapshot.Result */
+export type OfferResult = 'accept' | 'abort' | 'reject' | 'rejectFormat' | 'rejectSender';
+
+/** ResponseApplySnapshotChunk: Result, and the chunks to fetch again and the peers to reject */
+export interface ApplyChunkResult {
+  result: 'accept' | 'abort' | 'retry' | 'retrySnapshot' | 'rejectSnapshot';
+  refetchChunks?: number[];
+  rejectSenders?: string[];
+}
+
+/** The application's side of state sync (docs/abci.md "State sync"): ABCI's four snapshot calls. */
+export interface SnapshotApp {
+  listSnapshots(): SnapshotInfo[];
+  loadSnapshotChunk(height: bigint, format: number, index: number): Uint8Array;
+  /** `appHash`: the app hash of the snapshot height that CometBFT's light client verified */
+  offerSnapshot(snapshot: SnapshotInfo, appHash: Uint8Array): OfferResult;
+  applySnapshotChunk(index: number, chunk: Uint8Array, sender: string): Promise<ApplyChunkResult>;
+}

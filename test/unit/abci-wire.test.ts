@@ -65,6 +65,13 @@ describe('ABCI requests decode as CometBFT v0.38 encodes them', () => {
     });
   });
 
+  it('offer_snapshot, load_snapshot_chunk, apply_snapshot_chunk (state sync)', () => {
+    const snapshot = { height: 20n, format: 1, chunks: 3, hash: u8(0xaa, 0xbb), metadata: u8(1, 2, 3) };
+    assert.deepEqual(decodeRequest(bytes('req_offer_snapshot')), { kind: 'offerSnapshot', snapshot, appHash: u8(0xfe, 0xed) });
+    assert.deepEqual(decodeRequest(bytes('req_load_snapshot_chunk')), { kind: 'loadSnapshotChunk', height: 20n, format: 1, chunk: 2 });
+    assert.deepEqual(decodeRequest(bytes('req_apply_snapshot_chunk')), { kind: 'applySnapshotChunk', index: 2, chunk: u8(7, 8), sender: 'a5d823be9b4fe335d75c9b5c3c1e3cf2b39c697d' });
+  });
+
   it('rejects garbage with a decode error', () => {
     assert.throws(() => decodeRequest(u8(0xff)), /varint|Request/);
     assert.throws(() => decodeRequest(u8(0x3a, 0x00)), /unknown field 7/); // reserved BeginBlock
@@ -89,6 +96,19 @@ describe('ABCI responses encode byte for byte as CometBFT v0.38', () => {
     ['res_list_snapshots', { kind: 'listSnapshots' }],
     ['res_offer_snapshot', { kind: 'offerSnapshot', result: 3 }],
     ['res_apply_snapshot_chunk', { kind: 'applySnapshotChunk', result: 2 }],
+    [
+      'res_list_snapshots_two',
+      {
+        kind: 'listSnapshots',
+        snapshots: [
+          { height: 20n, format: 1, chunks: 3, hash: u8(0xaa, 0xbb), metadata: u8(1, 2, 3) },
+          { height: 10n, format: 1, chunks: 1, hash: u8(1), metadata: u8(2) },
+        ],
+      },
+    ],
+    ['res_load_snapshot_chunk', { kind: 'loadSnapshotChunk', chunk: u8(7, 8, 9) }],
+    ['res_offer_snapshot_accept', { kind: 'offerSnapshot', result: 1 }],
+    ['res_apply_snapshot_chunk_retry', { kind: 'applySnapshotChunk', result: 3, refetchChunks: [2, 300], rejectSenders: ['a5d823be9b4fe335d75c9b5c3c1e3cf2b39c697d'] }],
     [
       'res_query',
       { kind: 'query', code: 0, log: '', info: '', index: 0n, key: u8(1), value: u8(2), proofOps: [{ type: 'ferry/mpt-account', key: u8(1), data: u8(3) }], height: 7n, codespace: '' },

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Transaction, Wallet } from 'ethers';
 import { devGenesis } from '../../src/config/genesis.js';
-import { DEFAULT_ABCI, DEFAULT_PRUNING, DEFAULT_CONSENSUS, DEFAULT_INSTRUMENTATION, DEFAULT_JSON_RPC, DEFAULT_MEMPOOL, DEFAULT_RPC, type NodeOptions } from '../../src/config/options.js';
+import { DEFAULT_ABCI, DEFAULT_PRUNING, DEFAULT_STATE_SYNC, DEFAULT_CONSENSUS, DEFAULT_INSTRUMENTATION, DEFAULT_JSON_RPC, DEFAULT_MEMPOOL, DEFAULT_RPC, type NodeOptions } from '../../src/config/options.js';
 import { generateValidatorKey, validatorKeyJson } from '../../src/consensus/cometbft/keys.js';
 import { evmErrors } from '../../src/evmrpc/errors.js';
 import { DomainError, mapDomainError, type TxRejectReason } from '../../src/lib/errors.js';
@@ -70,6 +70,7 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
       mempool: { ...DEFAULT_MEMPOOL, accountQueue: ACCOUNT_QUEUE },
       abci: DEFAULT_ABCI,
       pruning: DEFAULT_PRUNING,
+      stateSync: DEFAULT_STATE_SYNC,
       instrumentation: DEFAULT_INSTRUMENTATION,
       // the dev preset: no block timer, so the pool keeps what it admits for the whole test
       dev: true,

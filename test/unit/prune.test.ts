@@ -14,20 +14,20 @@ import { after, before, describe, it } from 'node:test';
 import { Wallet, keccak256 } from 'ethers';
 import { EvmApp } from '../../src/chain/app.js';
 import { wrapEthereumTx } from '../../src/chain/nativetx.js';
-import { ChainReader, type ReaderOptions } from '../../src/chain/reader.js';
+import type { ChainReader } from '../../src/chain/reader.js';
 import { loadOptions } from '../../src/config/load.js';
 import { pruningPlan } from '../../src/config/options.js';
 import { evmErrors } from '../../src/evmrpc/errors.js';
-import { DomainError, mapDomainError } from '../../src/lib/errors.js';
+import { mapDomainError } from '../../src/lib/errors.js';
 import type { Logger } from '../../src/lib/log.js';
 import type { PrunePlan } from '../../src/store/prune.js';
 import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
+import { commitBlock, openReader, thrown } from '../helpers/appblocks.js';
 import { chainGenesis } from '../helpers/chaingen.js';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const GWEI = 10n ** 9n;
-const GENESIS_MS = Date.parse('2026-01-01T00:00:00Z');
 const MEMPOOL = { size: 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: 64 };
 const bytes = (h: string) => Uint8Array.from(Buffer.from(h.replace(/^0x/, ''), 'hex'));
 const BLOCKS = 150;
@@ -47,32 +47,7 @@ async function openNode(dir: string, pruning: PrunePlan | undefined): Promise<No
   const store = new Store(join(dir, 'ferry.db'));
   const app = await EvmApp.create(store, chainGenesis(), { minGasPrice: 0n, mempool: MEMPOOL, pruning }, silent, { onPoolChange() {} });
   await app.initChain();
-  const opts: ReaderOptions = {
-    chainId: 9000n,
-    hardfork: 'prague',
-    gasCap: 0n,
-    logsCap: 0,
-    coinbase: new Uint8Array(20),
-    simulator: undefined as never,
-    submit: () => Promise.reject(new Error('no submissions in this test')),
-  };
-  return { store, app, reader: await ChainReader.create(new Store(join(dir, 'ferry.db'), { reader: true }), opts) };
-}
-
-async function commitBlock(n: Node, height: bigint, txs: Uint8Array[]): Promise<void> {
-  await n.app.finalizeBlock({ height, timeMs: GENESIS_MS + Number(height) * 1000, hash: new Uint8Array(32).fill(Number(height) & 0xff), proposerAddress: new Uint8Array(20), txs });
-  n.store.transaction(() => n.app.commit());
-  await n.app.afterCommit();
-}
-
-function thrown(fn: () => unknown): DomainError | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  return undefined;
+  return { store, app, reader: await openReader(join(dir, 'ferry.db')) };
 }
 
 const count = (s: Store, sql: string) => (s.db.prepare(sql).get() as { n: number }).n;
