@@ -119,6 +119,11 @@ export class ChainReader {
     return this.latest;
   }
 
+  /** the lowest block this node made: its genesis block (0; a fork's stands at the fork block, chain/genesisblock.ts) */
+  genesisNumber(): bigint {
+    return this.store.fork?.record.blockNumber ?? 0n;
+  }
+
   resolveBlock(sel: BlockSelector): bigint | undefined {
     switch (sel.kind) {
       case 'number':

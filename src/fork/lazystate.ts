@@ -168,6 +168,11 @@ export class ForkState {
     }
   }
 
+  /** Adds requests made elsewhere on this thread (fork/history.ts) to the home's totals. */
+  addTotals(d: { requests: number; retries: number; errors: number }): void {
+    for (const name of TOTALS) if (d[name] > 0) this.stmts.addStat.run(name, d[name]);
+  }
+
   /** The account's RLP at the fork block (undefined: no account at the origin). */
   account(addr: Uint8Array): Uint8Array | undefined {
     const row = this.stmts.acct.get(buf(addr));
