@@ -40,7 +40,7 @@ function clients(url: string) {
   };
 }
 
-async function setUpOrigin(url: string): Promise<{ token: Address; block: number }> {
+async function setUpOrigin(url: string): Promise<{ token: Address; block: number; deployTx: Hex; transferTx: Hex }> {
   const c = clients(url);
   const hash = await c.wallet.deployContract({ abi: token.abi, bytecode: token.bytecode, args: ['Test', 'TST', 10n ** 24n] });
   const r = await c.pub.waitForTransactionReceipt({ hash });
@@ -50,7 +50,7 @@ async function setUpOrigin(url: string): Promise<{ token: Address; block: number
   assert.equal((await c.pub.waitForTransactionReceipt({ hash: t })).status, 'success');
   const v = await c.wallet.sendTransaction({ to: RICH, value: 123456789n });
   const last = await c.pub.waitForTransactionReceipt({ hash: v });
-  return { token: addr, block: Number(last.blockNumber) };
+  return { token: addr, block: Number(last.blockNumber), deployTx: hash, transferTx: t };
 }
 
 const balanceOfData = (who: string) => encodeFunctionData({ abi: token.abi, functionName: 'balanceOf', args: [who as Address] });
@@ -63,6 +63,8 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
     let fork: FerryNode;
     let tokenAddr: Address;
     let forkBlock: number;
+    let originTxs: { deployTx: Hex; transferTx: Hex };
+    let forkTransfer: Hex;
     let metrics: { args: string[]; url: string };
 
     before(async () => {
@@ -75,7 +77,9 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
         originUrl = a.url;
         stopOrigin = () => a.stop();
       }
-      ({ token: tokenAddr, block: forkBlock } = await setUpOrigin(originUrl));
+      let deployTx: Hex, transferTx: Hex;
+      ({ token: tokenAddr, block: forkBlock, deployTx, transferTx } = await setUpOrigin(originUrl));
+      originTxs = { deployTx, transferTx };
       proxy = await new OriginProxy(originUrl).start();
       metrics = await rpcMetricsEndpoint();
       fork = await startFerry({ args: ['--dev', '--fork-url', proxy.url, ...FORK_ARGS, ...metrics.args] });
@@ -159,11 +163,42 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
       const hash = await c.wallet.sendTransaction({ to: tokenAddr, data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [to, 5n] }) });
       const r = await c.pub.waitForTransactionReceipt({ hash });
       assert.equal(r.status, 'success');
+      forkTransfer = hash;
       assert.equal(BigInt(await call(fork.url, 'eth_call', [{ to: tokenAddr, data: balanceOfData(to) }, 'latest'])), 5n);
       const holder = { to: tokenAddr, data: balanceOfData(devAddress(HOLDER_KEY)) };
       assert.equal(BigInt(await call(fork.url, 'eth_call', [holder, 'latest'])), 10n ** 24n - 777n - 5n);
       assert.equal(BigInt(await call(originUrl, 'eth_call', [holder, 'latest'])), 10n ** 24n - 777n);
       assert.equal(BigInt(await call(originUrl, 'eth_call', [{ to: tokenAddr, data: balanceOfData(to) }, 'latest'])), 0n);
+    });
+
+    it('history at or below the fork block is the origin\'s; eth_getLogs across the fork block merges both', async () => {
+      const same = async (method: string, params: unknown[]) => {
+        const theirs = await call(originUrl, method, params);
+        assert.notEqual(theirs, null, `${method} ${JSON.stringify(params)} at the origin`);
+        assert.deepEqual(await call(fork.url, method, params), theirs, `${method} ${JSON.stringify(params)}`);
+        return theirs;
+      };
+      const at = '0x' + forkBlock.toString(16);
+      const top = (await same('eth_getBlockByNumber', [at, true])) as { hash: string };
+      await same('eth_getBlockByNumber', ['0x' + (forkBlock - 1).toString(16), false]);
+      await same('eth_getBlockByNumber', ['earliest', false]);
+      await same('eth_getBlockByHash', [top.hash, false]);
+      for (const tx of [originTxs.deployTx, originTxs.transferTx]) {
+        await same('eth_getTransactionByHash', [tx]);
+        await same('eth_getTransactionReceipt', [tx]);
+        await same('debug_traceTransaction', [tx, { tracer: 'callTracer' }]);
+      }
+      await same('eth_getBalance', [RICH, '0x' + (forkBlock - 1).toString(16)]);
+      // the fork's own transaction is the fork's, not the origin's
+      assert.equal(await call(originUrl, 'eth_getTransactionByHash', [forkTransfer]), null);
+      assert.equal(((await call(fork.url, 'eth_getTransactionReceipt', [forkTransfer])) as { transactionHash: string }).transactionHash, forkTransfer);
+      // the origin's Transfer logs (mint, 777) up to the fork block, then the fork's transfer of 5
+      const originLogs = (await call(originUrl, 'eth_getLogs', [{ address: tokenAddr, fromBlock: '0x0', toBlock: at }])) as { transactionHash: string }[];
+      assert.equal(originLogs.length, 2);
+      const all = (await call(fork.url, 'eth_getLogs', [{ address: tokenAddr, fromBlock: 'earliest', toBlock: 'latest' }])) as { transactionHash: string }[];
+      assert.deepEqual(all.slice(0, 2), originLogs);
+      assert.deepEqual(all.slice(2).map((l) => l.transactionHash), [forkTransfer]);
+      assert.deepEqual(await call(fork.url, 'eth_getLogs', [{ address: tokenAddr, fromBlock: '0x0', toBlock: at }]), originLogs);
     });
 
     it('429s and timeouts of the origin are retried', async () => {
