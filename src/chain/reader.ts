@@ -382,7 +382,9 @@ export class ChainReader {
 
   feeHistory(count: number, newest: bigint, percentiles: number[] | undefined): FeeHistory {
     const last = newest > this.latest ? this.latest : newest;
-    const n = BigInt(count) > last + 1n ? Number(last + 1n) : count;
+    // a fork's own blocks only: below its genesis block are the origin's (docs/fork-mode.md)
+    const held = last - this.genesisNumber() + 1n;
+    const n = BigInt(count) > held ? Number(held) : count;
     const oldest = last - BigInt(n) + 1n;
     const baseFeePerGas: bigint[] = [];
     const gasUsedRatio: number[] = [];

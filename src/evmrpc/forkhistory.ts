@@ -56,13 +56,14 @@ const BY_TX = [
   'trace_transaction',
   'trace_replayTransaction',
 ];
-/** state at a block: the index of the block param */
+/** state (and fee history) at a block: the index of the block param */
 const STATE_AT: Readonly<Record<string, number>> = {
   eth_getBalance: 1,
   eth_getTransactionCount: 1,
   eth_getCode: 1,
   eth_call: 1,
   eth_getStorageAt: 2,
+  eth_feeHistory: 1,
 };
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;

@@ -189,6 +189,10 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
         await same('debug_traceTransaction', [tx, { tracer: 'callTracer' }]);
       }
       await same('eth_getBalance', [RICH, '0x' + (forkBlock - 1).toString(16)]);
+      await same('eth_feeHistory', ['0x2', at, []]);
+      // above the fork block: the fork's own blocks, its genesis block (the fork block) the oldest
+      const fh = (await call(fork.url, 'eth_feeHistory', ['0x40', 'latest', []])) as { oldestBlock: string };
+      assert.equal(fh.oldestBlock, at);
       // the fork's own transaction is the fork's, not the origin's
       assert.equal(await call(originUrl, 'eth_getTransactionByHash', [forkTransfer]), null);
       assert.equal(((await call(fork.url, 'eth_getTransactionReceipt', [forkTransfer])) as { transactionHash: string }).transactionHash, forkTransfer);
