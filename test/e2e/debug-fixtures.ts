@@ -169,10 +169,11 @@ export function anvilBinary(): string {
 }
 
 /** Anvil on loopback: ferry's dev mnemonic and chain id, Cancun (or `hardfork`), automine, step tracing on. */
-export async function startAnvil(hardfork = 'cancun'): Promise<AnvilNode> {
+/** `extra`: more anvil flags (bench/fork.ts: --fork-url) */
+export async function startAnvil(hardfork = 'cancun', extra: readonly string[] = []): Promise<AnvilNode> {
   const port = await freePort();
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(EVM_CHAIN_ID), '--mnemonic', DEV_MNEMONIC];
-  args.push('--hardfork', hardfork, '--balance', '10000', '--steps-tracing', '--silent');
+  args.push('--hardfork', hardfork, '--balance', '10000', '--steps-tracing', '--silent', ...extra);
   const proc = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'ignore'] });
   anvils.add(proc);
   let exited = false;
