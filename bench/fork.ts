@@ -95,22 +95,20 @@ async function main(): Promise<void> {
   } finally {
     await origin.stop();
   }
-  console.log(
-    [
-      `ERC-20 transfer on a fork of an Anvil origin (median of ${ROUNDS} rounds; a new fork each round):`,
-      '',
-      '| node | send → receipt ms | origin requests |',
-      '|---|---|---|',
-      ...rows.map((r) => `| ${r.node} | ${median(r.ms).toFixed(1)} | ${median(r.requests)} |`),
-      '',
-      'Origin requests are HTTP requests (a JSON-RPC batch is one). Ferry asks for an account as one batch of',
-      'eth_getBalance, eth_getTransactionCount and eth_getCode, and a slot with eth_getStorageAt. A swap through',
-      'a Uniswap-style pair is not measured: forge is not installed here.',
-    ].join('\n'),
-  );
+  const table = rows.map((r) => `| ${r.node} | ${median(r.ms).toFixed(1)} | ${median(r.requests)} |`);
+  process.stdout.write(`ERC-20 transfer on a fork of an Anvil origin (median of ${ROUNDS} rounds; a new fork each round):
+
+| node | send → receipt ms | origin requests |
+|---|---|---|
+${table.join('\n')}
+
+Origin requests are HTTP requests (a JSON-RPC batch is one). Ferry asks for an account as one batch of
+eth_getBalance, eth_getTransactionCount and eth_getCode, and a slot with eth_getStorageAt. A swap through
+a Uniswap-style pair is not measured: forge is not installed here.
+`);
 }
 
-main().catch((e: unknown) => {
+main().then(undefined, (e: unknown) => {
   console.error(e);
   process.exitCode = 1;
 });
