@@ -53,9 +53,10 @@ function positive(raw: string | undefined, what: string): number | undefined {
  * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
  * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
  * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), metrics (the JSON-RPC metrics'
- * cost in the dispatcher, on vs off).
+ * cost in the dispatcher, on vs off), fork (an ERC-20 transfer on a cold and a warm fork beside Anvil
+ * forking the same origin: time and origin requests).
  */
-const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'metrics'] as const;
+const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'metrics', 'fork'] as const;
 type Suite = (typeof SUITES)[number];
 
 function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
@@ -70,6 +71,8 @@ function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
       return quick ? ['--quick'] : [];
     case 'metrics':
       return quick ? ['--rounds', '7'] : [];
+    case 'fork':
+      return quick ? ['--rounds', '1'] : [];
   }
 }
 

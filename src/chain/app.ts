@@ -45,7 +45,7 @@ import { assembleBlock, decodeBlockTxs, type PendingBlock } from './blockbuild.j
 import { CheatOverlay, MAX_PENDING_CHEATS, type PendingCheat } from './cheats.js';
 import { DevState, logsAbove, type DevFields } from './devstate.js';
 import { baseFeeAfter } from './fees.js';
-import { AppStateError, checkInitChain, writeGenesisBlock } from './genesisblock.js';
+import { AppStateError, checkInitChain, genesisHeight, writeGenesisBlock } from './genesisblock.js';
 import { rebuildFlatState } from './migration.js';
 import { Proposals } from './proposal.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
@@ -319,14 +319,15 @@ export class EvmApp implements Application {
       data: 'ferry',
       version: '0.1.0',
       appVersion: APP_VERSION,
-      lastBlockHeight: h ?? 0n,
+      // the genesis block alone is height 0 to CometBFT (a fork's stands at the fork block: genesisblock.ts)
+      lastBlockHeight: h === undefined || h === genesisHeight(this.genesis) ? 0n : h,
       lastBlockAppHash: h === undefined ? new Uint8Array() : this.latest.stateRoot,
     };
   }
 
   async initChain(req?: InitChainRequest): Promise<Uint8Array> {
     if (req) checkInitChain(this.genesis, req);
-    const existing = this.store.evmBlock(0n);
+    const existing = this.store.evmBlock(genesisHeight(this.genesis));
     if (existing) {
       this.latest ??= existing.header;
       return existing.header.stateRoot;
@@ -335,6 +336,11 @@ export class EvmApp implements Application {
     const common = this.forks.commonAt(BigInt(Math.floor(Date.parse(genesis.genesisTime) / 1000)));
     this.latest = await writeGenesisBlock({ store, genesis, common, trieDb, flat, runner });
     return this.latest.stateRoot;
+  }
+
+  /** the genesis block's height (0; a fork's: the fork block) */
+  genesisHeight(): bigint {
+    return genesisHeight(this.genesis);
   }
 
   private latestRef() {

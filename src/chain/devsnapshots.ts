@@ -46,6 +46,8 @@ export interface SnapshotParticipant<T> {
 export interface RewindPort {
   /** the EVM head: height and hash */
   head(): { height: bigint; hash: Uint8Array };
+  /** the genesis block's height (0; a fork's: the fork block, chain/genesisblock.ts) */
+  base(): bigint;
   /** waits until no block is being made */
   idle(): Promise<void>;
   /** the logs a rewind to `height` removes, oldest first, at most `limit` */
@@ -125,7 +127,7 @@ export class DevSnapshots {
   async rollback(depth: bigint): Promise<void> {
     await this.port.idle();
     const head = this.port.head().height;
-    if (depth > head) throw invalidArgument(`Rollback depth must not exceed current chain height: current height ${head}, depth ${depth}`);
+    if (depth > head - this.port.base()) throw invalidArgument(`Rollback depth must not exceed current chain height: current height ${head}, depth ${depth}`);
     const height = head - depth;
     for (const [k, s] of [...this.snapshots]) if (s.height > height) this.snapshots.delete(k);
     await this.rewindTo(height, () => {});
@@ -134,7 +136,7 @@ export class DevSnapshots {
   /** anvil_reset: back to genesis; every snapshot is removed (the id counter goes on, as Anvil's). */
   async reset(): Promise<void> {
     this.snapshots.clear();
-    await this.rewindTo(0n, () => {
+    await this.rewindTo(this.port.base(), () => {
       for (const r of this.participants) {
         if (r.p.reset) r.p.reset();
         else r.p.restore(r.initial);

@@ -29,13 +29,30 @@ export interface GenesisDeps {
   runner: EvmRunner<FlatStateManager>;
 }
 
-/** Applies the genesis allocation and writes block 0; returns its header. */
+/**
+ * The height of the genesis block: 0, or the block before CometBFT's initial_height. A fork's is the fork
+ * block (its first block continues the origin's numbers: docs/fork-mode.md "Numbering and history").
+ */
+export function genesisHeight(genesis: Genesis): bigint {
+  return genesis.initialHeight - 1n;
+}
+
+/**
+ * Applies the genesis allocation and writes the genesis block; returns its header. A fork's genesis block
+ * stands in for the origin's fork block: its number, and its hash as the origin reported it (never
+ * re-hashed), so that the first block's parentHash is the origin's fork block hash.
+ */
 export async function writeGenesisBlock(d: GenesisDeps): Promise<EvmHeader> {
   const stateRoot = await d.runner.applyGenesis(d.genesis.evm.alloc);
+  const number = genesisHeight(d.genesis);
+  const fork = d.store.fork?.record;
+  if (fork !== undefined && fork.blockNumber !== number) {
+    throw new AppStateError(`genesis initial_height ${d.genesis.initialHeight} does not follow the fork block ${fork.blockNumber} (data/fork.json)`);
+  }
   const timestamp = BigInt(Math.floor(Date.parse(d.genesis.genesisTime) / 1000));
   const ethHeader = createBlockHeader(
     {
-      number: 0n,
+      number,
       stateRoot,
       gasLimit: d.genesis.maxGas,
       timestamp,
@@ -48,8 +65,8 @@ export async function writeGenesisBlock(d: GenesisDeps): Promise<EvmHeader> {
     { common: d.common, skipConsensusFormatValidation: true },
   );
   const header: EvmHeader = {
-    number: 0n,
-    hash: ethHeader.hash(),
+    number,
+    hash: fork !== undefined ? Uint8Array.from(Buffer.from(fork.blockHash.slice(2), 'hex')) : ethHeader.hash(),
     // size is set below from the full block encoding
     parentHash: new Uint8Array(32),
     stateRoot,
@@ -69,11 +86,11 @@ export async function writeGenesisBlock(d: GenesisDeps): Promise<EvmHeader> {
   const genesisChange = d.runner.genesisChange!;
   d.store.transaction(() => {
     d.trieDb.flushInto(d.store);
-    d.flat.write(0, genesisChange);
-    d.store.putBlock({ height: 0n, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
+    d.flat.write(Number(number), genesisChange);
+    d.store.putBlock({ height: number, hash: header.hash, evm: { header, transactions: [] }, receipts: [], nativeHashes: [] });
   });
   d.trieDb.afterCommit();
-  d.flat.applied(0, genesisChange);
+  d.flat.applied(Number(number), genesisChange);
   d.runner.genesisChange = undefined; // a large genesis's change set is not kept alive
   return header;
 }

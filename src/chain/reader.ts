@@ -119,6 +119,11 @@ export class ChainReader {
     return this.latest;
   }
 
+  /** the lowest block this node made: its genesis block (0; a fork's stands at the fork block, chain/genesisblock.ts) */
+  genesisNumber(): bigint {
+    return this.store.fork?.record.blockNumber ?? 0n;
+  }
+
   resolveBlock(sel: BlockSelector): bigint | undefined {
     switch (sel.kind) {
       case 'number':
@@ -377,7 +382,9 @@ export class ChainReader {
 
   feeHistory(count: number, newest: bigint, percentiles: number[] | undefined): FeeHistory {
     const last = newest > this.latest ? this.latest : newest;
-    const n = BigInt(count) > last + 1n ? Number(last + 1n) : count;
+    // a fork's own blocks only: below its genesis block are the origin's (docs/fork-mode.md)
+    const held = last - this.genesisNumber() + 1n;
+    const n = BigInt(count) > held ? Number(held) : count;
     const oldest = last - BigInt(n) + 1n;
     const baseFeePerGas: bigint[] = [];
     const gasUsedRatio: number[] = [];

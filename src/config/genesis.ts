@@ -130,7 +130,7 @@ export function coinbaseOf(pubKey: Uint8Array): Uint8Array {
 }
 
 /** A dev genesis: one validator, the dev accounts funded with 10000 ETH each, the predeploys (config/predeploys.ts). */
-export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array; genesisTime?: string; hardfork?: string; forkTimes?: ForkTimes }): Genesis {
+export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array; genesisTime?: string; hardfork?: string; forkTimes?: ForkTimes; initialHeight?: bigint }): Genesis {
   const chainId = args.chainId ?? DEFAULT_CHAIN_ID;
   const alloc = new Map<string, GenesisAccount>();
   for (const a of devAccounts(DEV_ACCOUNT_COUNT)) {
@@ -141,7 +141,7 @@ export function devGenesis(args: { chainId?: string; validatorPubKey: Uint8Array
     genesisTime: args.genesisTime ?? new Date().toISOString(),
     chainId,
     evmChainId: parseChainId(chainId),
-    initialHeight: 1n,
+    initialHeight: args.initialHeight ?? 1n,
     maxBytes: DEFAULT_BLOCK_MAX_BYTES,
     maxGas: DEFAULT_BLOCK_MAX_GAS,
     validators: [

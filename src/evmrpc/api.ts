@@ -21,6 +21,7 @@ import { createDebugMethods, type TraceRunner } from './debug.js';
 import { createCheatMethods, type CheatBackend } from './devcheats.js';
 import { createDevMethods } from './devmethods.js';
 import { createExtraEthMethods, type AccessListRunner } from './extra.js';
+import { ForkHistory, type ForkHistoryPort } from './forkhistory.js';
 import type { EvmFeed } from './feed.js';
 import type { FilterService } from './filters.js';
 import { createEvmMethods } from './methods.js';
@@ -56,6 +57,8 @@ export interface EvmApiModules {
   subscriptions: SubscriptionService;
   /** the runtime reports follow `debug`; its file-writing methods exist only with `json-rpc.enable-profiling` */
   profiler: Profiler;
+  /** a fork's history at or below the fork block, from its origin (docs/fork-mode.md); undefined: not a fork */
+  history?: ForkHistoryPort;
 }
 
 export interface EvmApiOptions {
@@ -81,7 +84,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     feeHistoryCap: jsonRpc.feeHistoryCap,
     evmTimeoutMs: jsonRpc.evmTimeoutMs,
   });
-  return mergeTables(
+  const table = mergeTables(
     core,
     createExtraEthMethods(modules, { gasCap: jsonRpc.gasCap, evmTimeoutMs: jsonRpc.evmTimeoutMs }, core),
     createReadMethods(modules.reader),
@@ -103,4 +106,5 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createTraceMethods(modules, { gasCap: jsonRpc.gasCap, commonNow: () => forks.commonAt(BigInt(Math.floor(Date.now() / 1000))) }),
     createOtsMethods(modules, core),
   );
+  return modules.history === undefined ? table : new ForkHistory(table, modules.history).wrap();
 }

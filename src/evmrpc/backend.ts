@@ -17,6 +17,8 @@ export interface EvmBackend {
 
   /** latest committed EVM block number */
   latestNumber(): bigint;
+  /** the genesis block's number (0; a fork's: the fork block, docs/fork-mode.md) */
+  genesisNumber(): bigint;
   /**
    * `listener` runs after a dev revert rewound the chain to `height` (blocks above it are gone, and
    * their heights will be reused): caches of committed answers must be dropped. Returns the unsubscribe.

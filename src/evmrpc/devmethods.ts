@@ -45,7 +45,7 @@ export interface Impersonation {
  * miner for the fee recipient.
  */
 export interface DevModules {
-  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'blockByNumber' | 'gasPrice' | 'balance'>;
+  reader: Pick<EvmBackend, 'chainId' | 'latestNumber' | 'genesisNumber' | 'blockByNumber' | 'gasPrice' | 'balance'>;
   chain: DevChannel;
   signer: Impersonation;
   miner: Pick<MinerBackend, 'setEtherbase'>;
@@ -261,7 +261,7 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     hardhat_setBlockTimestampInterval: setTimestampInterval(1),
     hardhat_removeBlockTimestampInterval: removeTimestampInterval,
     // the genesis time, seconds (Anvil: u64)
-    anvil_getGenesisTime: method([], () => Number(reader.blockByNumber(0n)?.header.timestamp ?? 0n), PRIVATE),
+    anvil_getGenesisTime: method([], () => Number(reader.blockByNumber(reader.genesisNumber())?.header.timestamp ?? 0n), PRIVATE),
     anvil_setLoggingEnabled: setLoggingEnabled,
     hardhat_setLoggingEnabled: setLoggingEnabled,
     anvil_addBalance: method([address, wei], async ([a, amount]) => {

@@ -87,7 +87,7 @@ export function forkHash(genesisHash: Uint8Array, activations: readonly ForkActi
   return new Uint8Array(out);
 }
 
-export type EthConfigBackend = Pick<EvmBackend, 'latestNumber' | 'blockByNumber'>;
+export type EthConfigBackend = Pick<EvmBackend, 'latestNumber' | 'genesisNumber' | 'blockByNumber'>;
 
 export function createEthConfigMethods(reader: EthConfigBackend, opts: { chainId: bigint; forks: ForkSchedule }): MethodTable {
   const { forks } = opts;
@@ -109,7 +109,7 @@ export function createEthConfigMethods(reader: EthConfigBackend, opts: { chainId
   };
   return {
     eth_config: method([], () => {
-      const genesis = reader.blockByNumber(0n)!.header;
+      const genesis = reader.blockByNumber(reader.genesisNumber())!.header;
       const head = reader.blockByNumber(reader.latestNumber())!.header;
       const current = forks.activations.filter((a) => a.time <= head.timestamp).at(-1) ?? forks.activations[0]!;
       const next = forks.nextAfter(head.timestamp);

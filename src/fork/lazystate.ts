@@ -16,6 +16,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { Account, KECCAK256_NULL, KECCAK256_RLP, createAccountFromRLP } from '@ethereumjs/util';
 import { corrupt } from '../lib/errors.js';
 import { SyncOrigin } from './syncorigin.js';
+import { FetchProgress } from './progress.js';
 import { originData, originQuantity, type OriginStats, type RpcCall } from './origin.js';
 
 export const FORK_RECORD_FILE = 'fork.json';
@@ -116,6 +117,8 @@ export class ForkState {
   private readonly block: string;
   /** state entries fetched from the origin by this thread (tests, metrics) */
   fetched = 0;
+  /** the console line while a large call fetches (fork/progress.ts) */
+  private readonly progress: FetchProgress;
 
   constructor(
     dataDir: string,
@@ -143,6 +146,7 @@ export class ForkState {
       ...(record.computeUnitsPerSecond !== undefined ? { computeUnitsPerSecond: record.computeUnitsPerSecond } : {}),
     });
     this.block = '0x' + record.blockNumber.toString(16);
+    this.progress = new FetchProgress(this.origin.label);
   }
 
   get stats(): OriginStats {
@@ -168,6 +172,11 @@ export class ForkState {
     }
   }
 
+  /** Adds requests made elsewhere on this thread (fork/history.ts) to the home's totals. */
+  addTotals(d: { requests: number; retries: number; errors: number }): void {
+    for (const name of TOTALS) if (d[name] > 0) this.stmts.addStat.run(name, d[name]);
+  }
+
   /** The account's RLP at the fork block (undefined: no account at the origin). */
   account(addr: Uint8Array): Uint8Array | undefined {
     const row = this.stmts.acct.get(buf(addr));
@@ -183,6 +192,7 @@ export class ForkState {
     const n = originQuantity(nonce, 'eth_getTransactionCount', label);
     const bytecode = originData(code, 'eth_getCode', label);
     this.fetched++;
+    this.progress.fetched('account');
     const codeHash = bytecode.length === 0 ? KECCAK256_NULL : keccak_256(bytecode);
     const exists = balance !== 0n || n !== 0n || bytecode.length > 0;
     const rlp = exists ? new Account(n, balance, KECCAK256_RLP, codeHash).serialize() : EMPTY;
@@ -211,6 +221,7 @@ export class ForkState {
     const [v] = this.ask([{ method: 'eth_getStorageAt', params: [hex0x(addr), hex0x(slot), this.block] }]);
     const value = strip(originData(v, 'eth_getStorageAt', this.origin.label));
     this.fetched++;
+    this.progress.fetched('slot');
     this.stmts.putSlot.run(buf(k), buf(value));
     return value;
   }

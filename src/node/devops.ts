@@ -31,6 +31,7 @@ function devSnapshots({ engine: eng, app, send, log }: DevOpsDeps): DevSnapshots
   const snapshots = new DevSnapshots(
     {
       head: () => ({ height: app.latestHeader().number, hash: app.latestHeader().hash }),
+      base: () => app.genesisHeight(),
       idle: () => eng.idle(),
       logsAbove: (height, limit) => app.logsAbove(height, limit),
       rewind: (height, after) =>

@@ -23,6 +23,8 @@ import type { Logger } from '../lib/log.js';
 import { startHttpServer } from '../server/http.js';
 import { startWsServer } from '../server/ws.js';
 import type { Store } from '../store/store.js';
+import type { ForkState } from '../fork/lazystate.js';
+import { OriginHistory } from '../fork/history.js';
 import type { DevChannel } from '../types/dev.js';
 import type { Boot } from './boot.js';
 import type { CallPool } from './callpool.js';
@@ -57,6 +59,11 @@ export interface EthRpc {
 
 const url = (scheme: string, host: string, port: number) => `${scheme}://${formatHostPort({ host, port })}`;
 
+/** A fork's history port: the origin's answers, counted in the home's origin totals (docs/fork-mode.md). */
+function forkHistory(fork: ForkState): OriginHistory {
+  return new OriginHistory(fork.record, (t) => fork.addTotals(t));
+}
+
 export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
   const { opts, genesis, reader, log } = d;
   const o = opts.jsonRpc;
@@ -89,6 +96,7 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     filters,
     subscriptions,
     profiler,
+    ...(d.store.fork !== undefined ? { history: forkHistory(d.store.fork) } : {}),
   };
   const table = createEvmApi({ jsonRpc: o, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes }, modules);
   let ws: Awaited<ReturnType<typeof startWsServer>> | undefined;

@@ -79,7 +79,9 @@ export async function prepareForkHome(home: string, f: ForkFlags, forks?: ForkCh
   // written before the genesis (which makes the home a home): a home is a fork home from its first start on
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dataDir, FORK_RECORD_FILE), renderForkRecord(record), { mode: 0o600 });
-  // the genesis runs the rules --hardfork / --<fork>-time ask for, as any new home's
-  ensureHome(home, { chainId: `ferry_${record.chainId}-1`, forks });
+  // the genesis runs the rules --hardfork / --<fork>-time ask for, as any new home's; the chain continues the
+  // origin's numbers: its first block is the fork block + 1 (CometBFT initial_height), whose parent is the
+  // fork block (chain/genesisblock.ts writes the stand-in for it)
+  ensureHome(home, { chainId: `ferry_${record.chainId}-1`, forks, initialHeight: record.blockNumber + 1n });
   return record;
 }

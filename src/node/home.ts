@@ -86,7 +86,8 @@ export function homeExists(home: string): boolean {
  * new validator and node keys, and a dev genesis (the 10 dev accounts funded, one validator).
  * `overwrite` replaces an existing home, and deletes its `data/` so the new chain starts clean.
  */
-export function ensureHome(home: string, opts: { chainId?: string; overwrite?: boolean; forks?: ForkChoice } = {}): { created: boolean } {
+/** `initialHeight`: CometBFT's initial_height (a fork continues its origin's numbers: docs/fork-mode.md). */
+export function ensureHome(home: string, opts: { chainId?: string; overwrite?: boolean; forks?: ForkChoice; initialHeight?: bigint } = {}): { created: boolean } {
   const paths = homePaths(home);
   if (existsSync(paths.genesis) && !opts.overwrite) {
     ensureJwtSecret(home);
@@ -111,7 +112,7 @@ export function ensureHome(home: string, opts: { chainId?: string; overwrite?: b
 
   // a new home runs the newest fork unless told otherwise (docs/configuration.md "Hardforks")
   const forks = opts.forks ?? { hardfork: DEFAULT_NEW_HARDFORK };
-  const genesis = devGenesis({ chainId, validatorPubKey: validatorKey.pubKey, ...forks });
+  const genesis = devGenesis({ chainId, validatorPubKey: validatorKey.pubKey, ...forks, ...(opts.initialHeight !== undefined ? { initialHeight: opts.initialHeight } : {}) });
   writeFileAtomic(paths.genesis, renderGenesis(genesis), FILE_MODE);
   return { created: true };
 }

@@ -169,8 +169,8 @@ export function anvilBinary(): string {
   return join(dirname(pkg), 'bin', 'anvil');
 }
 
-/** Anvil on loopback: ferry's dev mnemonic and chain id, Cancun (or `hardfork`), automine, step tracing on, plus `extra` flags. */
-export async function startAnvil(hardfork = 'cancun', extra: string[] = []): Promise<AnvilNode> {
+/** Anvil on loopback: ferry's dev mnemonic and chain id, Cancun (or `hardfork`), automine, step tracing on, plus `extra` flags (e.g. --fork-url). */
+export async function startAnvil(hardfork = 'cancun', extra: readonly string[] = []): Promise<AnvilNode> {
   const port = await freePort();
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(EVM_CHAIN_ID), '--mnemonic', DEV_MNEMONIC];
   args.push('--hardfork', hardfork, '--balance', '10000', '--steps-tracing', '--silent', ...extra);

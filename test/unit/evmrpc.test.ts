@@ -172,6 +172,9 @@ class FakeBackend implements EvmBackend {
   latestNumber(): bigint {
     return LATEST;
   }
+  genesisNumber(): bigint {
+    return 0n;
+  }
   resolveBlock(sel: BlockSelector): bigint | undefined {
     this.record('resolveBlock', sel);
     switch (sel.kind) {
