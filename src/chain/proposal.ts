@@ -4,10 +4,13 @@
  * verdict on another validator's block. The last own proposal's decoded txs are kept for the
  * FinalizeBlock that follows (`takeDecoded`), so it decodes nothing again.
  */
+import type { Common } from '@ethereumjs/common';
 import type { Account } from '@ethereumjs/util';
-import { feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
+import { decodeTx, feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
 import type { ProposalRequest } from '../types/abci.js';
+import { notImpersonated } from './admission.js';
 import { isTxRejected } from './checkcodes.js';
+import { wrapEthereumTx } from './nativetx.js';
 import { hexKey, TxPool } from './txpool.js';
 
 /** What proposing reads. */
@@ -24,17 +27,49 @@ export interface ProposalDeps {
   latestAccount(addr: Uint8Array): Promise<Account | undefined>;
   nextBaseFee(): bigint;
   blockGasLimit(): bigint;
+  /** the rules txs decode under now, and whether a placeholder-signed tx from an address may go into a block (anvil_reorg) */
+  rules(): Common;
+  mayImpersonate(address: Uint8Array): boolean;
+}
+
+/** A tx the next own proposal must hold (anvil_reorg), decoded and in its native form. */
+export interface ForcedTx {
+  decoded: DecodedTx;
+  native: Uint8Array;
 }
 
 export class Proposals {
   /** the last own proposal's entries: FinalizeBlock reuses their decoded txs (no second decode) */
   private proposed = new Map<Uint8Array, DecodedTx>();
 
+  /** anvil_reorg: what the next own proposal holds instead of the pool's txs (taken once) */
+  private forced: ForcedTx[] | undefined;
+
   constructor(private readonly d: ProposalDeps) {}
 
-  /** The embedded engine's proposal: the pool's executable txs in block order, within the gas limit and `maxTxBytes`. */
+  /**
+   * anvil_reorg's txs of one new block (signed EVM bytes), decoded and checked now, before the chain
+   * is rewound: bytes that do not decode, or a placeholder signature for an address not impersonated,
+   * are refused (txRejected) and nothing changes. The block's execution leaves out what then fails
+   * (a wrong nonce), as Anvil's miner does (foundry crates/anvil/src/eth/backend/mem/mod.rs reorg).
+   */
+  decodeForced(raws: readonly Uint8Array[]): ForcedTx[] {
+    return raws.map((raw) => {
+      const d = decodeTx(raw, this.d.rules());
+      if (isImpersonated(d.evm) && !this.d.mayImpersonate(d.evm.from)) throw notImpersonated(d.evm.from);
+      return { decoded: d, native: wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm)) };
+    });
+  }
+
+  /** The next own proposal holds exactly `txs` (in this order), not the pool's. */
+  force(txs: ForcedTx[]): void {
+    this.forced = txs;
+  }
+
+  /** The embedded engine's proposal: the pool's executable txs in block order, within the gas limit and `maxTxBytes` (or the forced ones). */
   prepare(req: { maxTxBytes: number }): Uint8Array[] {
-    const entries = this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes);
+    const entries = this.forced ?? this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes);
+    this.forced = undefined;
     this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
     return entries.map((e) => e.native);
   }
