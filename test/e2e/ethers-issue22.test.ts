@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { JsonRpcProvider, Network, Transaction, Wallet, toBeHex } from 'ethers';
+import { JsonRpcProvider, Network, Transaction, Wallet } from 'ethers';
 import { devAddress, devKeys } from '../helpers/accounts.js';
 import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
 
@@ -33,7 +33,7 @@ describe('ethers 6 provider.send: issue 22 methods on ferry dev', () => {
     assert.equal(receipt.status, '0x1');
     const read = await provider.getTransactionReceipt(Transaction.from(signed).hash!);
     assert.equal(read?.blockHash, receipt.blockHash);
-    assert.equal(toBeHex(read!.blockNumber), receipt.blockNumber);
+    assert.equal(BigInt(read!.blockNumber), BigInt(receipt.blockNumber));
   });
 
   it('eth_fillTransaction: the raw unsigned tx parses with Transaction.from and carries the filled fields', async () => {
@@ -42,7 +42,7 @@ describe('ethers 6 provider.send: issue 22 methods on ferry dev', () => {
     assert.equal(tx.to, devAddress(4));
     assert.equal(tx.value, 7n);
     assert.equal(tx.chainId, BigInt(EVM_CHAIN_ID));
-    assert.equal(toBeHex(tx.nonce), toBeHex(filled.tx.nonce));
+    assert.equal(BigInt(tx.nonce), BigInt(filled.tx.nonce));
     assert.equal(tx.gasLimit, BigInt(filled.tx.gas));
   });
 
