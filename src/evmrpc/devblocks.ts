@@ -17,7 +17,7 @@ import { invalidArgument } from '../lib/errors.js';
 import { hash } from '../jsonrpc/codecs.js';
 import { method, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import { revertReason } from '../evm/vmerrors.js';
-import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
+import type { TraceOptions } from '../evm/tracing/types.js';
 import { argumentError, jsonKind, parseData } from '../lib/hex.js';
 import type { CallOrigin, EvmBlock } from '../types/chain.js';
 import type { DevChannel } from '../types/dev.js';
@@ -27,6 +27,7 @@ import type { CallArgs } from './codecs.js';
 import type { TraceRunner } from './debug.js';
 import { checkBlocks, mineOptions, numeric, PRIVATE } from './devmethods.js';
 import { formatBlock, hexData, type RpcTransaction } from './format.js';
+import { CALL_TRACER } from './ots.js';
 
 /** The part of Surface A's modules (evmrpc/api.ts) these methods use. */
 export interface DevBlockModules {
@@ -70,16 +71,7 @@ const reorgPairs: ParamCodec<ReorgOptions['pairs']> = {
 };
 
 /** evm_mine_detailed's tracer: the top call's output is all it reads */
-const TOP_CALL: TraceOptions = {
-  tracer: 'callTracer',
-  tracerConfig: { onlyTopCall: true },
-  disableStack: false,
-  disableStorage: false,
-  enableMemory: false,
-  enableReturnData: false,
-  limit: 0,
-  timeoutMs: DEFAULT_TRACE_TIMEOUT_MS,
-};
+const TOP_CALL: TraceOptions = { ...CALL_TRACER, tracerConfig: { onlyTopCall: true } };
 
 export function createDevBlockMethods({ reader, chain, runs, signer }: DevBlockModules): MethodTable {
   const setPrevRandao = (answer: null | true) =>

@@ -7,15 +7,15 @@
  * and anvil_dealERC20 / anvil_setERC20Allowance on test/contracts Token.sol.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { beforeEach, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { encodeFunctionData, decodeFunctionResult, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from '../helpers/accounts.js';
-import { EVM_CHAIN_ID, startFerry, type FerryNode } from '../helpers/node.js';
+import { EVM_CHAIN_ID, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
 import { compileToken } from '../helpers/solc.js';
-import { startAnvil, type AnvilNode } from './debug-fixtures.js';
+import { devNodesAgainstAnvil, type AnvilNode } from './debug-fixtures.js';
 
 const token = compileToken();
 const WORD = `0x${'ab'.repeat(31)}07`;
@@ -57,17 +57,10 @@ async function rawTx(i: number, nonce: number, to: string, value: bigint): Promi
 }
 
 describe('dev blocks and ERC20 setters: ferry start --dev against Anvil', () => {
+  const nodes = devNodesAgainstAnvil();
   let node: FerryNode;
   let anvil: AnvilNode;
-
-  before(async () => {
-    node = await startFerry({ args: ['--dev'] });
-    anvil = await startAnvil();
-  });
-  after(async () => {
-    if (anvil) await anvil.stop();
-    if (node) assert.equal(await node.stop(), 0);
-  });
+  beforeEach(() => ({ ferry: node, anvil } = nodes));
 
   it('anvil_setNextBlockPrevRandao: the next block only has the mixHash, and PREVRANDAO reads it; then the parent hash again', async () => {
     const created = await sendAndWait(node.url, { from: devAddress(0), data: deployer(RANDAO_RUNTIME) });
