@@ -79,6 +79,10 @@ function checkAuthorizations(pool: TxPool, tx: EvmTx, acct: Account | undefined)
 
 const admitted = (gasWanted: bigint, hash: Uint8Array): CheckTxResult => ({ ...checkTxResult(), gasWanted, data: hash });
 
+/** The refusal of a placeholder-signed tx whose sender is not impersonated (docs/dev-mode.md "Impersonation"). */
+export const notImpersonated = (from: Uint8Array) =>
+  txRejected('decode', `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(from)}, which is not impersonated`);
+
 export class Admission {
   /** every tx decoded from native bytes, by native hash: CheckTx, the proposal calls, FinalizeBlock and RECHECK decode each once */
   private readonly decodedTxs = new DecodedTxCache();
@@ -165,9 +169,7 @@ export class Admission {
     const tx = d.evm;
     if (native.length > this.d.mempool.maxTxBytes) throw txRejected('decode', GethText.oversizedData);
     if (pool.has(tx.hash)) throw txRejected('known', 'already known');
-    if (isImpersonated(tx) && !dev.mayImpersonate(tx.from)) {
-      throw txRejected('decode', `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(tx.from)}, which is not impersonated`);
-    }
+    if (isImpersonated(tx) && !dev.mayImpersonate(tx.from)) throw notImpersonated(tx.from);
     if (tx.gasLimit > dev.blockGasLimit) throw txRejected('gas', 'exceeds block gas limit');
     const intrinsic = d.tx.getIntrinsicGas();
     if (tx.gasLimit < intrinsic) throw txRejected('gas', 'intrinsic gas too low');

@@ -96,7 +96,8 @@ export class EvmApp implements Application {
   /** removes old state versions and block history after each block (absent: archive) */
   private readonly pruner: Pruner | undefined;
   private readonly admission: Admission;
-  private readonly proposals: Proposals;
+  /** block proposals; anvil_reorg forces a new block's txs through them (node/devops.ts) */
+  readonly proposals: Proposals;
   /** a block's fee recipient is its proposer (AppOptions.coinbaseFromProposer) */
   private readonly coinbaseFromProposer: boolean;
 
@@ -146,6 +147,8 @@ export class EvmApp implements Application {
       nextBaseFee,
       blockGasLimit: () => this.dev.blockGasLimit,
       commonAt: (t) => this.forks.commonAt(t),
+      rules: () => this.common,
+      mayImpersonate: (a) => this.dev.mayImpersonate(a),
     });
   }
 
@@ -212,6 +215,11 @@ export class EvmApp implements Application {
   /** anvil_setNextBlockBaseFeePerGas: the base fee of the next block only. */
   setNextBaseFee(fee: bigint): void {
     this.dev.baseFeeOverride = fee;
+  }
+
+  /** anvil_setNextBlockPrevRandao: the next block's mixHash (PREVRANDAO) only, in memory as the base fee override (docs/dev-mode.md). */
+  setNextPrevRandao(value: Uint8Array): void {
+    this.dev.prevRandaoOverride = value;
   }
 
   /** anvil_impersonateAccount / stopImpersonatingAccount; resolves to whether it was impersonated before. */
@@ -432,7 +440,7 @@ export class EvmApp implements Application {
       coinbase: this.coinbaseFromProposer ? req.proposerAddress : this.coinbase,
       gasLimit: this.dev.blockGasLimit,
       baseFee: this.nextBaseFee(),
-      mixHash: parent.hash,
+      mixHash: this.dev.prevRandaoOverride ?? parent.hash,
     };
     // the pending dev cheats go into this block's state before its first tx
     const cheats = this.cheats.size > 0 ? this.cheats.forBlock() : undefined;
@@ -470,6 +478,7 @@ export class EvmApp implements Application {
     this.pruner?.afterCommit(Number(p.block.header.number));
     await this.runner.reset(this.latestRef());
     this.dev.baseFeeOverride = undefined;
+    this.dev.prevRandaoOverride = undefined;
     const dropped = this.pool.onCommit(await this.authorityNonces(p.block.transactions, p.newNonces));
     this.pool.drop(p.excluded);
     const removed = [...dropped, ...p.excluded].map((t) => t.hash);

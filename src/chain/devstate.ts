@@ -1,6 +1,7 @@
 /**
  * The dev controls' state on the chain thread (docs/dev-mode.md): the gas limit of new blocks
- * (evm_setBlockGasLimit), the base fee of the next block only (anvil_setNextBlockBaseFeePerGas), the
+ * (evm_setBlockGasLimit), the base fee and the prevRandao of the next block only
+ * (anvil_setNextBlockBaseFeePerGas, anvil_setNextBlockPrevRandao), the
  * impersonated addresses (anvil_impersonateAccount, anvil_autoImpersonateAccount), and what a dev
  * revert reads before it rewinds (the logs it removes). None of it is persisted; a snapshot saves the
  * block fields (`save`/`restore`). The pending state changes (anvil_setBalance …) are chain/cheats.ts's.
@@ -13,6 +14,7 @@ import { hexKey } from './txpool.js';
 export interface DevFields {
   blockGasLimit: bigint;
   baseFeeOverride: bigint | undefined;
+  prevRandaoOverride: Uint8Array | undefined;
 }
 
 export class DevState {
@@ -20,6 +22,8 @@ export class DevState {
   blockGasLimit: bigint;
   /** the base fee of the next block only (cleared when a block is committed) */
   baseFeeOverride: bigint | undefined;
+  /** the mixHash (prevRandao) of the next block only, else its parent's hash (cleared when a block is committed) */
+  prevRandaoOverride: Uint8Array | undefined;
   /** addresses (hex keys) whose placeholder-signed txs CheckTx admits */
   private readonly impersonated = new Set<string>();
   /** every address is impersonated */
@@ -56,17 +60,18 @@ export class DevState {
   }
 
   save(): DevFields {
-    return { blockGasLimit: this.blockGasLimit, baseFeeOverride: this.baseFeeOverride };
+    return { blockGasLimit: this.blockGasLimit, baseFeeOverride: this.baseFeeOverride, prevRandaoOverride: this.prevRandaoOverride };
   }
 
   restore(saved: DevFields): void {
     this.blockGasLimit = saved.blockGasLimit;
     this.baseFeeOverride = saved.baseFeeOverride;
+    this.prevRandaoOverride = saved.prevRandaoOverride;
   }
 
   /** anvil_reset: the block fields of a fresh node. */
   reset(): void {
-    this.restore({ blockGasLimit: this.genesisGas, baseFeeOverride: undefined });
+    this.restore({ blockGasLimit: this.genesisGas, baseFeeOverride: undefined, prevRandaoOverride: undefined });
   }
 }
 

@@ -7,9 +7,11 @@
 import type { Common } from '@ethereumjs/common';
 import type { Account } from '@ethereumjs/util';
 import { blockSizeBound, blockSizeBounded, builderTxBudget, MAX_RLP_BLOCK_SIZE } from '../evm/blocksize.js';
-import { feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
+import { decodeTx, feeCap, isImpersonated, type DecodedTx } from '../evm/tx.js';
 import type { ProposalRequest } from '../types/abci.js';
+import { notImpersonated } from './admission.js';
 import { isTxRejected } from './checkcodes.js';
+import { wrapEthereumTx } from './nativetx.js';
 import { hexKey, TxPool } from './txpool.js';
 
 /** What proposing reads. */
@@ -28,6 +30,15 @@ export interface ProposalDeps {
   blockGasLimit(): bigint;
   /** the rules of a block with this timestamp (unix seconds): EIP-7934 bounds its size from Osaka on */
   commonAt(timestamp: bigint): Common;
+  /** the rules txs decode under now, and whether a placeholder-signed tx from an address may go into a block (anvil_reorg) */
+  rules(): Common;
+  mayImpersonate(address: Uint8Array): boolean;
+}
+
+/** A tx the next own proposal must hold (anvil_reorg), decoded and in its native form. */
+export interface ForcedTx {
+  decoded: DecodedTx;
+  native: Uint8Array;
 }
 
 /** the rules of the block a proposal makes, from its CometBFT time (FinalizeBlock's timestamp) */
@@ -42,15 +53,38 @@ export class Proposals {
   /** the last own proposal's entries: FinalizeBlock reuses their decoded txs (no second decode) */
   private proposed = new Map<Uint8Array, DecodedTx>();
 
+  /** anvil_reorg: what the next own proposal holds instead of the pool's txs (taken once) */
+  private forced: ForcedTx[] | undefined;
+
   constructor(private readonly d: ProposalDeps) {}
 
   /**
-   * The embedded engine's proposal: the pool's executable txs in block order, within the gas limit,
-   * `maxTxBytes` and, under Osaka, EIP-7934's block size (evm/blocksize.ts).
+   * anvil_reorg's txs of one new block (signed EVM bytes), decoded and checked now, before the chain
+   * is rewound: bytes that do not decode, or a placeholder signature for an address not impersonated,
+   * are refused (txRejected) and nothing changes. The block's execution leaves out what then fails
+   * (a wrong nonce), as Anvil's miner does (foundry crates/anvil/src/eth/backend/mem/mod.rs reorg).
+   */
+  decodeForced(raws: readonly Uint8Array[]): ForcedTx[] {
+    return raws.map((raw) => {
+      const d = decodeTx(raw, this.d.rules());
+      if (isImpersonated(d.evm) && !this.d.mayImpersonate(d.evm.from)) throw notImpersonated(d.evm.from);
+      return { decoded: d, native: wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm)) };
+    });
+  }
+
+  /** The next own proposal holds exactly `txs` (in this order), not the pool's. */
+  force(txs: ForcedTx[]): void {
+    this.forced = txs;
+  }
+
+  /**
+   * The embedded engine's proposal: the forced txs (anvil_reorg) or the pool's executable txs in block
+   * order, within the gas limit, `maxTxBytes` and, under Osaka, EIP-7934's block size (evm/blocksize.ts).
    */
   prepare(req: { timeMs: number; maxTxBytes: number }): Uint8Array[] {
     const budget = ethBytesBudget(rulesAt(this.d, req.timeMs));
-    const entries = this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes, budget);
+    const entries = this.forced ?? this.d.pool.select(this.d.nextBaseFee(), this.d.blockGasLimit(), req.maxTxBytes, budget);
+    this.forced = undefined;
     this.proposed = new Map(entries.map((e) => [e.native, e.decoded]));
     return entries.map((e) => e.native);
   }

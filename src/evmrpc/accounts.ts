@@ -255,14 +255,18 @@ export class AccountSigner {
   /** Fills, signs and submits like eth_sendRawTransaction; resolves to the transaction hash. */
   sendTransaction(args: CallArgs, passphrase?: string, origin?: CallOrigin): Promise<string> {
     const from = this.fromOf(args);
-    const impersonated = this.impersonates(from, passphrase);
-    if (!impersonated) this.checkSigner(from, passphrase);
-    return this.sendLock.run(hexKey(from), async () => {
-      const raw = impersonated
-        ? (await signTransaction(await this.fill(args, origin), async () => impersonationSignature(from))).raw
-        : await this.signTransaction(args, passphrase, origin);
-      return hexData(await this.backend.sendRawTransaction(raw));
-    });
+    if (!this.impersonates(from, passphrase)) this.checkSigner(from, passphrase);
+    return this.sendLock.run(hexKey(from), async () => hexData(await this.backend.sendRawTransaction(await this.signOrImpersonate(args, passphrase, origin))));
+  }
+
+  /**
+   * Fills and signs with a held key, or gives the placeholder signature when `from` is impersonated
+   * (docs/dev-mode.md "Impersonation"); resolves to the raw transaction (eth_sendTransaction, anvil_reorg).
+   */
+  async signOrImpersonate(args: CallArgs, passphrase?: string, origin?: CallOrigin): Promise<Uint8Array> {
+    const from = this.fromOf(args);
+    if (!this.impersonates(from, passphrase)) return this.signTransaction(args, passphrase, origin);
+    return (await signTransaction(await this.fill(args, origin), async () => impersonationSignature(from))).raw;
   }
 
   /** Fails fast (before any nonce or fee lookup) when the account cannot sign. */

@@ -19,7 +19,9 @@ import { createAccountMethods, type AccountSigner } from './accounts.js';
 import type { EvmBackend } from './backend.js';
 import { createDebugMethods, type TraceRunner } from './debug.js';
 import { createCheatMethods, type CheatBackend } from './devcheats.js';
+import { createDevBlockMethods } from './devblocks.js';
 import { createDevMethods } from './devmethods.js';
+import { createDevTokenMethods } from './devtokens.js';
 import { createExtraEthMethods, type AccessListRunner } from './extra.js';
 import { ForkHistory, type ForkHistoryPort } from './forkhistory.js';
 import type { EvmFeed } from './feed.js';
@@ -100,6 +102,8 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createPersonalMethods(modules.signer),
     createMinerMethods(modules.miner),
     createDevMethods(modules, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: opts.hardfork }),
+    createDevBlockMethods(modules),
+    createDevTokenMethods(modules),
     createCheatMethods(modules),
     createTxPoolMethods(modules.reader),
     createDebugMethods(modules, { gasCap: jsonRpc.gasCap, traceTimeoutCapMs: jsonRpc.traceTimeoutCapMs }),

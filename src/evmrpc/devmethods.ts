@@ -60,9 +60,9 @@ export interface DevInfo {
 }
 
 /** A JSON number or a hex quantity, at most `max` (Anvil's U256 / u64 params). */
-function numeric(name: string, max: bigint): ParamCodec<bigint>;
-function numeric(name: string, max: bigint, optional: true): ParamCodec<bigint | undefined>;
-function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint | undefined> {
+export function numeric(name: string, max: bigint): ParamCodec<bigint>;
+export function numeric(name: string, max: bigint, optional: true): ParamCodec<bigint | undefined>;
+export function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint | undefined> {
   return {
     name,
     optional,
@@ -89,7 +89,7 @@ function numeric(name: string, max: bigint, optional = false): ParamCodec<bigint
 const seconds = numeric('seconds', UINT64_MAX);
 const optionalCount = numeric('blocks', UINT64_MAX, true);
 const optionalSeconds = numeric('seconds', UINT64_MAX, true);
-const wei = numeric('wei', (1n << 256n) - 1n);
+export const wei = numeric('wei', (1n << 256n) - 1n);
 
 interface MineOptions {
   timestamp?: bigint;
@@ -97,7 +97,7 @@ interface MineOptions {
 }
 
 /** evm_mine's one optional param: a timestamp, or Anvil's `{ timestamp?, blocks? }` object. */
-const mineOptions: ParamCodec<MineOptions> = {
+export const mineOptions: ParamCodec<MineOptions> = {
   name: 'mine options',
   optional: true,
   decode(v, i) {
@@ -143,7 +143,7 @@ const resetOptions: ParamCodec<undefined> = {
   },
 };
 
-function checkBlocks(blocks: bigint): bigint {
+export function checkBlocks(blocks: bigint): bigint {
   if (blocks > MAX_MINE_BLOCKS) throw invalidArgument(`cannot mine more than ${MAX_MINE_BLOCKS} blocks in one call (asked ${blocks})`);
   return blocks;
 }
@@ -159,7 +159,7 @@ function refuse(reason: string): MethodSpec {
 }
 
 /** every dev method needs the token (or `json-rpc.private-api-auth` off on loopback) */
-const PRIVATE = { private: true } as const;
+export const PRIVATE = { private: true } as const;
 
 export function createDevMethods({ reader, chain, signer, miner }: DevModules, info: DevInfo): MethodTable {
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
@@ -249,7 +249,6 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       return null;
     }, PRIVATE);
   const removeTimestampInterval = method([], () => chain.dev({ op: 'setTimestampInterval' }), PRIVATE);
-  const setPrevRandao = refuse('not implemented on ferry yet (docs/dev-mode.md); a block\'s prevRandao is its parent\'s hash');
 
   const table: Record<string, MethodSpec> = {
     anvil_setTime: setTime,
@@ -282,13 +281,7 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       // the request's origin: the gas estimate sees the pending dev cheats (anvil_setBalance …), as eth_sendTransaction's
       return signer.sendTransaction(args, undefined, ctx);
     }, PRIVATE),
-    anvil_setNextBlockPrevRandao: setPrevRandao,
-    hardhat_setPrevRandao: setPrevRandao,
     anvil_setChainId: refuse('the chain id is fixed by the genesis file and signed into every transaction (docs/dev-mode.md)'),
-    anvil_reorg: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_rollback and evm_revert remove blocks'),
-    anvil_dealERC20: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_setStorageAt sets a token slot'),
-    anvil_setERC20Allowance: refuse('not implemented on ferry yet (docs/dev-mode.md); anvil_setStorageAt sets a token slot'),
-    evm_mine_detailed: refuse('not implemented on ferry yet (docs/dev-mode.md); use evm_mine and eth_getBlockByNumber'),
     evm_mine: method([mineOptions], async ([o]) => {
       await chain.dev({ op: 'mine', blocks: checkBlocks(o.blocks ?? 1n), timestamp: o.timestamp });
       return '0x0';

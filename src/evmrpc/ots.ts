@@ -33,7 +33,7 @@ export interface OtsModules {
 
 type Json = Record<string, any>;
 
-const CALL_TRACER: TraceOptions = {
+export const CALL_TRACER: TraceOptions = {
   tracer: 'callTracer',
   disableStack: false,
   disableStorage: false,

@@ -8,7 +8,7 @@
 import type { EvmApp } from '../chain/app.js';
 import { DevSnapshots } from '../chain/devsnapshots.js';
 import type { Engine } from '../consensus/engine.js';
-import { DomainError, domainErrorData } from '../lib/errors.js';
+import { DomainError, domainErrorData, invalidArgument } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import type { DevOp, DevOpName, DevOpOf, DevResults } from '../types/dev.js';
 import type { FromChain } from './protocol.js';
@@ -69,6 +69,17 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
     setTime: (op) => eng.setTime(op.seconds),
     setTimestampInterval: (op) => eng.setTimestampInterval(op.ms),
     rollback: (op) => snapshots.rollback(op.depth),
+    reorg: async (op) => {
+      // Anvil's checks and message (foundry crates/anvil/src/eth/api.rs anvil_reorg); every tx decoded before anything changes
+      const head = app.latestHeader().number;
+      if (op.depth > head) throw invalidArgument(`Reorg depth must not exceed current chain height: current height ${head}, depth ${op.depth}`);
+      const blocks = op.blocks.map((raws) => app.proposals.decodeForced(raws));
+      await snapshots.rollback(op.depth);
+      for (const txs of blocks) {
+        app.proposals.force(txs);
+        await eng.mine(1n);
+      }
+    },
     setNextTimestamp: (op) => eng.setNextTimestamp(op.seconds),
     setAutomine: (op) => {
       const mode = eng.miningMode();
@@ -79,6 +90,7 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
     setInterval: (op) => eng.setMiningMode({ automine: false, intervalMs: op.seconds === 0n ? null : Number(op.seconds) * 1000 }),
     setBlockGasLimit: (op) => app.setBlockGasLimit(op.gas),
     setNextBaseFee: (op) => app.setNextBaseFee(op.fee),
+    setNextPrevRandao: (op) => app.setNextPrevRandao(op.value),
     dropTxs: (op) => app.dropTxs(op.hashes, op.from),
     impersonate: (op) => app.setImpersonated(op.address, op.on),
     autoImpersonate: (op) => app.setAutoImpersonate(op.enabled),

@@ -24,11 +24,15 @@ export type DevOp =
   | { op: 'setTimestampInterval'; ms?: number }
   /** anvil_rollback: removes the last `depth` blocks */
   | { op: 'rollback'; depth: bigint }
+  /** anvil_reorg: removes the last `depth` blocks, then mines `blocks.length` (= depth) new ones, each holding exactly its signed EVM txs */
+  | { op: 'reorg'; depth: bigint; blocks: Uint8Array[][] }
   | { op: 'setAutomine'; enabled: boolean }
   /** seconds; 0 = interval mining off */
   | { op: 'setInterval'; seconds: bigint }
   | { op: 'setBlockGasLimit'; gas: bigint }
   | { op: 'setNextBaseFee'; fee: bigint }
+  /** anvil_setNextBlockPrevRandao / hardhat_setPrevRandao: the next block's mixHash (32 bytes), that block only */
+  | { op: 'setNextPrevRandao'; value: Uint8Array }
   /** no hashes: every pool tx; `from`: only that sender's (anvil_removePoolTransactions) */
   | { op: 'dropTxs'; hashes?: Uint8Array[]; from?: Uint8Array }
   /** anvil_impersonateAccount (on) / stopImpersonatingAccount (off) */
@@ -70,10 +74,12 @@ export interface DevResults {
   /** whether an interval was set before */
   setTimestampInterval: boolean;
   rollback: void;
+  reorg: void;
   setAutomine: void;
   setInterval: void;
   setBlockGasLimit: void;
   setNextBaseFee: void;
+  setNextPrevRandao: void;
   /** the hashes dropped */
   dropTxs: Uint8Array[];
   /** whether the address was impersonated before */

@@ -6,13 +6,14 @@
  * both nodes see the same nonces and contract addresses.
  */
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ContractFactory, Interface, JsonRpcProvider, NonceManager, keccak256, type Wallet, type TransactionRequest } from 'ethers';
 import { devWallet } from '../helpers/accounts.js';
 import { startFerryOn } from '../helpers/hardfork.js';
-import { DEV_MNEMONIC, EVM_CHAIN_ID, freePort, type FerryNode } from '../helpers/node.js';
+import { DEV_MNEMONIC, EVM_CHAIN_ID, freePort, startFerry, type FerryNode } from '../helpers/node.js';
 import { call, sleep } from '../helpers/rpc.js';
 import { compileContract, compileToken, type CompiledContract } from '../helpers/solc.js';
 
@@ -161,6 +162,23 @@ export interface AnvilNode {
   url: string;
   proc: ChildProcess;
   stop(): Promise<void>;
+}
+
+/**
+ * A `ferry start --dev` and an Anvil for the suite this is called in (started before its tests, stopped
+ * after), for tests that send both the same requests; `nodes.ferry` / `nodes.anvil` are set once started.
+ */
+export function devNodesAgainstAnvil(): { ferry: FerryNode; anvil: AnvilNode } {
+  const nodes = {} as { ferry: FerryNode; anvil: AnvilNode };
+  before(async () => {
+    nodes.ferry = await startFerry({ args: ['--dev'] });
+    nodes.anvil = await startAnvil();
+  });
+  after(async () => {
+    await nodes.anvil?.stop();
+    if (nodes.ferry) assert.equal(await nodes.ferry.stop(), 0);
+  });
+  return nodes;
 }
 
 /** The anvil binary of the pinned @foundry-rs/anvil-linux-amd64 devDependency. */

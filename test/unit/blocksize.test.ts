@@ -72,6 +72,8 @@ function proposals(entries: Omit<PoolEntry, 'seq'>[]): Proposals {
     nextBaseFee: () => GWEI,
     blockGasLimit: () => BLOCK_GAS,
     commonAt: (t) => (t >= OSAKA_TIME ? osaka : prague),
+    rules: () => osaka,
+    mayImpersonate: () => false,
   });
 }
 

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import * as accounts from '../../src/evmrpc/accounts.js';
 import * as debug from '../../src/evmrpc/debug.js';
+import * as devblocks from '../../src/evmrpc/devblocks.js';
 import * as devmethods from '../../src/evmrpc/devmethods.js';
+import * as devtokens from '../../src/evmrpc/devtokens.js';
 import * as extra from '../../src/evmrpc/extra.js';
 import * as filters from '../../src/evmrpc/filters.js';
 import * as methods from '../../src/evmrpc/methods.js';
@@ -43,7 +45,9 @@ const stub: never = new Proxy<object>(function () {}, stubHandler) as never;
 const SURFACE_A_MODULES: Record<string, Record<string, unknown>> = {
   accounts,
   debug,
+  devblocks,
   devmethods,
+  devtokens,
   ethconfig,
   extra,
   filters,
@@ -78,6 +82,8 @@ function surfaceA(): MethodTable {
     personal.createPersonalMethods(stub),
     miner.createMinerMethods(stub),
     devmethods.createDevMethods(stub, stub),
+    devblocks.createDevBlockMethods(stub),
+    devtokens.createDevTokenMethods(stub),
     txpool.createTxPoolMethods(stub),
     debug.createDebugMethods(stub, stub),
     trace.createTraceMethods(stub, stub),
@@ -101,6 +107,8 @@ const SURFACE_A_FACTORIES = [
   'createPersonalMethods',
   'createMinerMethods',
   'createDevMethods',
+  'createDevBlockMethods',
+  'createDevTokenMethods',
   'createTxPoolMethods',
   'createDebugMethods',
   'createTraceMethods',
