@@ -13,14 +13,15 @@ import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
 /**
  * `ferry`: `ferry start` (a block every second); `ferry-dev`: `ferry dev` (a block as soon as txs arrive,
  * like the peers' automine); `ferry-metrics`: ferry with both Prometheus listeners on (--metrics,
- * [instrumentation] prometheus)
+ * [instrumentation] prometheus); `ferry-dev-ejs` / `ferry-dev-revm`: `ferry dev` with its plain eth_calls on
+ * one engine (--json-rpc.call-engine; docs/benchmarks.md "eth_call on revm")
  */
-export const NODE_NAMES = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev', 'ferry-metrics'] as const;
+export const NODE_NAMES = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev', 'ferry-metrics', 'ferry-dev-ejs', 'ferry-dev-revm'] as const;
 export type NodeName = (typeof NODE_NAMES)[number];
 /** the nodes of the issue-23 table, run when --nodes is not given (ferry-metrics is asked for by name) */
 export const DEFAULT_NODES: readonly NodeName[] = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev'];
 
-const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-dev': 90_000, 'ferry-metrics': 90_000, bare: 10_000 };
+const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-dev': 90_000, 'ferry-metrics': 90_000, 'ferry-dev-ejs': 90_000, 'ferry-dev-revm': 90_000, bare: 10_000 };
 const STOP_TIMEOUT_MS = 10_000;
 const READY_POLL_MS = 200;
 const LOG_TAIL_CHARS = 1_500;
@@ -255,11 +256,15 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
     }
     case 'ferry':
     case 'ferry-dev':
+    case 'ferry-dev-ejs':
+    case 'ferry-dev-revm':
     case 'ferry-metrics': {
       const metricsArgs =
         name === 'ferry-metrics'
           ? ['--metrics', '--json-rpc.metrics-address', `127.0.0.1:${await freePort()}`, '--instrumentation.prometheus', '--instrumentation.prometheus_listen_addr', `127.0.0.1:${await freePort()}`]
-          : [];
+          : name === 'ferry-dev-ejs' || name === 'ferry-dev-revm'
+            ? ['--json-rpc.call-engine', name === 'ferry-dev-ejs' ? 'ethereumjs' : 'revm']
+            : [];
       const entry = join(REPO_ROOT, 'dist', 'src', 'bin', 'ferry.js');
       if (!existsSync(entry)) throw new Error('dist/src/bin/ferry.js is not built yet');
       const scratch = start.home === undefined ? mkdtempSync(join(tmpdir(), 'ferry-bench-home-')) : undefined;
@@ -271,7 +276,7 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
           // node flags for ferry's process, e.g. BENCH_FERRY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
           // (NODE_OPTIONS refuses --cpu-prof; every thread writes its own profile)
           ...(process.env.BENCH_FERRY_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
-          join(REPO_ROOT, 'bin', 'ferry.js'), name === 'ferry-dev' ? 'dev' : 'start', '--home', start.home ?? scratch!,
+          join(REPO_ROOT, 'bin', 'ferry.js'), name.startsWith('ferry-dev') ? 'dev' : 'start', '--home', start.home ?? scratch!,
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,

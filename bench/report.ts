@@ -33,6 +33,8 @@ const ISSUE_COLUMNS: ReadonlyArray<{ n: NodeName; label: string }> = [
   { n: 'hardhat', label: 'Hardhat' },
   { n: 'ferry', label: 'ferry (1 s blocks)' },
   { n: 'ferry-dev', label: 'ferry dev' },
+  { n: 'ferry-dev-ejs', label: 'ferry dev, eth_call on ethereumjs' },
+  { n: 'ferry-dev-revm', label: 'ferry dev, eth_call on revm' },
 ];
 
 /**
@@ -84,10 +86,15 @@ function cellOf(runs: Results[], n: NodeName, w: WorkloadName): string {
   return range(runs.map((r) => value(r.get(n)?.get(w))), fmt);
 }
 
+/** the ferry columns that get a ÷ Hardhat ratio: both modes, and the dev node on each call engine */
+const RATIO_NODES: readonly NodeName[] = [...FERRY_MODES, 'ferry-dev-ejs', 'ferry-dev-revm'];
+const ratioColumns = (nodes: NodeName[]): NodeName[] => RATIO_NODES.filter((f) => nodes.includes(f) && nodes.includes('hardhat'));
+const ratioHead = (f: NodeName): string => `${f === 'ferry' ? 'ferry' : ISSUE_COLUMNS.find((c) => c.n === f)!.label} ÷ Hardhat`;
+
 function issueTable(runs: Results[], nodes: NodeName[]): string[] {
   const cols = ISSUE_COLUMNS.filter((c) => nodes.includes(c.n));
-  const ratioCols = FERRY_MODES.filter((f) => nodes.includes(f) && nodes.includes('hardhat'));
-  const head = ['workload', ...cols.map((c) => c.label), ...ratioCols.map((f) => `${f === 'ferry' ? 'ferry' : 'ferry dev'} ÷ Hardhat`)];
+  const ratioCols = ratioColumns(nodes);
+  const head = ['workload', ...cols.map((c) => c.label), ...ratioCols.map(ratioHead)];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const { w, label } of ISSUE_ROWS) {
     const row = [label, ...cols.map((c) => (c.n === 'bare' && !WORKLOADS.find((x) => x.name === w)!.onBare ? '—' : cellOf(runs, c.n, w)))];
@@ -104,8 +111,8 @@ function cpuTable(runs: Results[], nodes: NodeName[], only: WorkloadName[]): str
   const rows = ISSUE_ROWS.filter((r) => only.includes(r.w) && runs.some((run) => [...run.values()].some((m) => cpuOf(m.get(r.w)) !== undefined)));
   if (rows.length === 0) return [];
   const cols = ISSUE_COLUMNS.filter((c) => nodes.includes(c.n));
-  const ratioCols = FERRY_MODES.filter((f) => nodes.includes(f) && nodes.includes('hardhat'));
-  const head = ['node CPU, µs per request / tx', ...cols.map((c) => c.label), ...ratioCols.map((f) => `${f === 'ferry' ? 'ferry' : 'ferry dev'} ÷ Hardhat`)];
+  const ratioCols = ratioColumns(nodes);
+  const head = ['node CPU, µs per request / tx', ...cols.map((c) => c.label), ...ratioCols.map(ratioHead)];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const { w, label } of rows) {
     const row = [label.replace(/ (req|tx)\/s$/, ''), ...cols.map((c) => range(runs.map((r) => cpuOf(r.get(c.n)?.get(w))), fmt))];

@@ -6,13 +6,18 @@
  * decides the first two); a result revm names differently (a rare halt, a rejected message) is left to
  * ethereumjs, which runs the call again.
  *
- * Fairness: revm's loop cannot give way to the call worker's scheduler (lib/slices.ts) nor stop at the
- * deadline; a call is bounded by its gas, which the RPC gas cap (app.toml json-rpc.gas-cap) bounds.
+ * Each call runs the rules of its block's hardfork (evm/forks.ts ForkSchedule, by the block's time) and stops
+ * at its deadline (json-rpc.evm-timeout): the addon's inspector looks at the clock every 1,024 steps and
+ * halts every frame once it passed. Fairness: revm's loop cannot give way to the call worker's
+ * scheduler (lib/slices.ts) in the middle of a call, so a call holds its worker until it ends or times out.
  */
 import { RLP } from '@ethereumjs/rlp';
 import type { BlockContext } from '../evm/runner.js';
 import type { CallOutcome, SimCall } from '../evm/simulate.js';
-import { haltError, loadRevm, revmSpec, type RevmCallInput, type RevmState } from '../evm/revm.js';
+import { decodeConsoleLog } from '../evm/consolelog.js';
+import { ForkSchedule, type ForkRules } from '../evm/forks.js';
+import { haltError, loadRevm, revmSpec, type RevmCallInput, type RevmCallOutput, type RevmState } from '../evm/revm.js';
+import { EvmTimeoutError } from '../evm/vmerrors.js';
 import type { FlatState } from '../store/flatstate.js';
 
 const ZERO32 = Buffer.alloc(32);
@@ -45,20 +50,22 @@ export class RevmCalls {
     private readonly addon: NonNullable<ReturnType<typeof loadRevm>['addon']>,
     private readonly flat: FlatState,
     private readonly blockHash: (n: bigint) => Uint8Array | undefined,
-    private readonly spec: string,
+    private readonly forks: ForkSchedule,
     private readonly chainId: number,
+    private readonly onConsoleLog: ((line: string) => void) | undefined,
   ) {}
 
   /** the engine, or why not (no addon) */
   static create(
     flat: FlatState,
     blockHash: (n: bigint) => Uint8Array | undefined,
-    hardfork: string,
+    rules: ForkRules,
     chainId: bigint,
+    onConsoleLog?: (line: string) => void,
   ): RevmCalls | string {
     const { addon, why } = loadRevm();
     if (addon === undefined) return why;
-    return new RevmCalls(addon, flat, blockHash, revmSpec(hardfork), Number(chainId));
+    return new RevmCalls(addon, flat, blockHash, new ForkSchedule(chainId, rules), Number(chainId), onConsoleLog);
   }
 
   /** the state at `height`, as the addon reads it */
@@ -91,13 +98,14 @@ export class RevmCalls {
 
   /**
    * The call's outcome at `height` under `ctx`, or undefined: not one revm takes (run it on ethereumjs).
+   * Throws EvmTimeoutError when the call was still running at `deadline` (epoch ms; Infinity: never).
    */
-  call(height: bigint, ctx: BlockContext, c: SimCall): CallOutcome | undefined {
+  call(height: bigint, ctx: BlockContext, c: SimCall, deadline: number): CallOutcome | undefined {
     if (c.gasPrice !== undefined || c.maxFeePerGas !== undefined || c.maxPriorityFeePerGas !== undefined) return undefined;
     if ((c.value ?? 0n) !== 0n || c.accessList !== undefined || ctx.blobBaseFee !== undefined) return undefined;
     if (c.gas > BigInt(Number.MAX_SAFE_INTEGER) || ctx.gasLimit > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
     const input: RevmCallInput = {
-      spec: this.spec,
+      spec: revmSpec(this.forks.forkAt(ctx.timestamp)),
       chainId: this.chainId,
       from: padded20(c.from),
       to: c.to === undefined ? undefined : Buffer.from(c.to),
@@ -113,9 +121,24 @@ export class RevmCalls {
       baseFee: ZERO32,
       gasLimit: Number(ctx.gasLimit),
       prevrandao: padded(ctx.mixHash),
+      deadline,
+      console: this.onConsoleLog !== undefined,
     };
     const s = this.state(Number(height));
     const out = this.addon.call(input, s.account, s.code, s.storage, s.blockHash);
+    if (out.status === 'timeout') throw new EvmTimeoutError();
+    const taken = this.outcome(out);
+    // the lines of a call ethereumjs runs again are printed by that run (evm/consolelog.ts attachConsoleLog)
+    if (taken !== undefined && this.onConsoleLog !== undefined) {
+      for (const data of out.console) {
+        const line = decodeConsoleLog(data);
+        if (line !== undefined) this.onConsoleLog(line);
+      }
+    }
+    return taken;
+  }
+
+  private outcome(out: RevmCallOutput): CallOutcome | undefined {
     switch (out.status) {
       case 'success':
         return { returnValue: out.output };

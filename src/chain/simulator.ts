@@ -17,7 +17,7 @@ import type { FlatStateManager } from '../evm/flatstate.js';
 import { simulateBlocks } from '../evm/simblocks.js';
 import type { SimBlockResult, SimulateRequest } from '../types/simulate.js';
 import { EvmRunner, withBlockOverrides, type BlockContext, type RunGate } from '../evm/runner.js';
-import type { SimCall } from '../evm/simulate.js';
+import type { CallOutcome, SimCall } from '../evm/simulate.js';
 import { EvmTimeoutError, simulationError, vmErrorText } from '../evm/vmerrors.js';
 import { overrideOf, type BlockOverrides, type StateOverrides } from '../types/query.js';
 import { callFees } from '../evm/precheck.js';
@@ -78,6 +78,13 @@ function simulationFailure(e: unknown, timeoutMs: number): DomainError {
   throw e;
 }
 
+/** eth_call's answer: the return data, or the call's failure as geth words it */
+function callResult(res: CallOutcome): Bytes {
+  const err = simulationError({ execResult: res });
+  if (err) throw err;
+  return res.returnValue;
+}
+
 /** geth's estimator raises the gas on these (execute: ErrIntrinsicGas, ErrFloorDataGas) */
 const raisesGas = (e: unknown): boolean => e instanceof DomainError && e.is('txRejected') && e.detail.reason === 'gas';
 
@@ -125,9 +132,7 @@ export class Simulator {
   engine(): string {
     if (this.opts.callEngine !== 'revm') return 'ethereumjs';
     if (this.revm !== undefined) return 'revm';
-    // the prototype runs one hardfork: a chain with later forks scheduled (evm/forks.ts) stays on ethereumjs
-    if (Object.values(this.opts.forkTimes ?? {}).some((t) => t !== undefined)) return 'ethereumjs (revm asked for, but the chain schedules later hardforks, which the revm prototype does not follow)';
-    const why = RevmCalls.create(this.flat, (n) => this.store.evmBlock(n)?.header.hash, this.opts.hardfork, this.opts.chainId);
+    const why = RevmCalls.create(this.flat, (n) => this.store.evmBlock(n)?.header.hash, this.opts, this.opts.chainId, this.onConsoleLog);
     if (typeof why !== 'string') {
       this.revm = why;
       return 'revm';
@@ -201,22 +206,27 @@ export class Simulator {
 
   /** eth_call; `gate` holds it to its deadline and its scheduler's turns (default: evm-timeout from now) */
   call(req: CallRequest, n: bigint, overrides: StateOverrides | undefined, gate: RunGate = this.defaultGate(), block?: BlockOverrides): Promise<Bytes> {
+    const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
+    const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
+    // a plain call (no overrides) may go to revm, without taking an ethereumjs EVM from the pool; what
+    // revm does not take runs on ethereumjs
+    if (this.revm !== undefined && overrides === undefined && block === undefined) {
+      try {
+        const res = this.revm.call(n, this.blockContext(n), this.simCall(req, gas), gate.deadline);
+        if (res !== undefined) return Promise.resolve(callResult(res));
+      } catch (e) {
+        return Promise.reject(e instanceof EvmTimeoutError ? simulationFailure(e, this.opts.evmTimeoutMs) : e);
+      }
+    }
     return this.withRunner(async (runner) => {
       const root = this.stateRef(n);
-      const cap = this.opts.gasCap > 0n ? this.opts.gasCap : 2n ** 63n - 1n;
-      const gas = req.gas === undefined ? cap : req.gas < cap ? req.gas : cap;
-      // a plain call (no overrides) may go to revm; what it does not take runs on ethereumjs
-      let res = overrides === undefined && block === undefined ? this.revm?.call(n, this.blockContext(n), this.simCall(req, gas)) : undefined;
-      if (res === undefined) {
-        try {
-          res = await runner.simulateCall(root, withBlockOverrides(this.blockContext(n), block), this.simCall(req, gas), overrides, gate);
-        } catch (e) {
-          throw simulationFailure(e, this.opts.evmTimeoutMs);
-        }
+      let res;
+      try {
+        res = await runner.simulateCall(root, withBlockOverrides(this.blockContext(n), block), this.simCall(req, gas), overrides, gate);
+      } catch (e) {
+        throw simulationFailure(e, this.opts.evmTimeoutMs);
       }
-      const err = simulationError({ execResult: res });
-      if (err) throw err;
-      return res.returnValue;
+      return callResult(res);
     });
   }
 

@@ -294,7 +294,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   def(APP, JR, 'evm-timeout', readDuration, (o, v) => (o.jsonRpc.evmTimeoutMs = v),
     (o) => tomlString(formatDuration(o.jsonRpc.evmTimeoutMs)), 'time limit of eth_call and eth_estimateGas (0s = none)'),
   def(APP, JR, 'call-engine', readCallEngine, (o, v) => (o.jsonRpc.callEngine = v), (o) => tomlString(o.jsonRpc.callEngine),
-    'engine of plain eth_calls: ethereumjs, or revm (a native addon built when cargo is present; bounded by gas-cap, not evm-timeout)'),
+    'engine of plain eth_calls: revm (a native addon built when cargo is present; ethereumjs when it is not built), or ethereumjs'),
   def(APP, JR, 'call-workers', (r, n) => readCount(r, n, 1), (o, v) => (o.jsonRpc.callWorkers = v),
     (o) => String(o.jsonRpc.callWorkers), 'worker threads that run eth_call and eth_estimateGas off the serving thread'),
   def(APP, JR, 'filter-cap', readCount, (o, v) => (o.jsonRpc.filterCap = v), (o) => String(o.jsonRpc.filterCap),

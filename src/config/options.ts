@@ -225,7 +225,9 @@ export const DEFAULT_JSON_RPC: JsonRpcOptions = {
   api: ['eth', 'net', 'web3'],
   gasCap: 25_000_000n,
   evmTimeoutMs: 5_000,
-  callEngine: 'ethereumjs',
+  // revm when its addon is built (npm run build:native); without it every call runs on ethereumjs,
+  // which the start-up log says (docs/benchmarks.md "eth_call on revm")
+  callEngine: 'revm',
   callWorkers: DEFAULT_CALL_WORKERS,
   filterCap: 200,
   feeHistoryCap: 100,

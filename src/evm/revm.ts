@@ -31,15 +31,21 @@ export interface RevmCallInput {
   baseFee: Buffer;
   gasLimit: number;
   prevrandao: Buffer;
+  /** epoch ms at which the call stops with status "timeout"; Infinity: never */
+  deadline: number;
+  /** keep the input of each console.log call (RevmCallOutput.console) */
+  console: boolean;
 }
 
 export interface RevmCallOutput {
-  status: 'success' | 'revert' | 'halt' | 'invalid';
+  status: 'success' | 'revert' | 'halt' | 'invalid' | 'timeout';
   reason: string;
   output: Buffer;
   gasUsed: number;
   logs: { address: Buffer; topics: Buffer[]; data: Buffer }[];
   created?: Buffer;
+  /** the input of each console.log call, in order (empty unless RevmCallInput.console) */
+  console: Buffer[];
 }
 
 /** The state the addon reads (wire formats in native/revm-call/src/lib.rs). */

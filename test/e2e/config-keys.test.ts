@@ -161,6 +161,19 @@ describe('config keys that change behaviour, through the real process', () => {
     assert.deepEqual((await rpc(plain.url, 'eth_call', loop)).error, { code: -32000, message: 'out of gas' });
   });
 
+  it('json-rpc.evm-timeout: a plain call of a deployed loop (no override: the revm engine when built) is cut at the deadline too', async () => {
+    // init code PUSH4 5b600056 PUSH1 224 SHL PUSH1 0 MSTORE PUSH1 4 PUSH1 0 RETURN deploys LOOP_CODE
+    const deploy = await devWallet(3).signTransaction({
+      type: 2, chainId: EVM_CHAIN_ID, nonce: await nonceOf(short.url, 3), data: '0x635b60005660e01b60005260046000f3',
+      gasLimit: 100_000n, maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: GWEI,
+    });
+    const { contractAddress } = await waitForReceipt(short.url, await call(short.url, 'eth_sendRawTransaction', [deploy]));
+    assert.equal(await call(short.url, 'eth_getCode', [contractAddress, 'latest']), LOOP_CODE);
+    const endless = [{ to: contractAddress, gas: '0xe8d4a51000' }, 'latest'];
+    assert.deepEqual((await rpc(short.url, 'eth_call', endless)).error, { code: -32000, message: 'execution aborted (timeout = 300ms)' });
+    assert.equal(await call(short.url, 'eth_call', [{ to: devWallet(9).address }, 'latest']), '0x');
+  });
+
   it('json-rpc.evm-timeout: a call cut at the deadline leaves no transient storage (EIP-1153) to the next call on the worker', async () => {
     // TSTORE slot 0 = 1, then loop: `PUSH1 1 PUSH1 0 TSTORE JUMPDEST PUSH1 5 JUMP`
     const storeThenLoop = '0x600160005d5b600556';

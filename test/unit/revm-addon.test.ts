@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { haltError, loadRevm, revmSpec } from '../../src/evm/revm.js';
+import { haltError, loadRevm, revmSpec, type RevmCallInput } from '../../src/evm/revm.js';
 
 const { addon, why } = loadRevm();
 
@@ -14,18 +14,50 @@ describe('revm addon', () => {
     assert.ok(addon, `the revm addon is missing under CI=true: ${why}`);
   });
 
+  const z = (n: number): Buffer => Buffer.alloc(n);
+  const target = Buffer.alloc(20, 0xaa);
+  const input = (over: Partial<RevmCallInput>): RevmCallInput => ({
+    spec: revmSpec('cancun'), chainId: 9000, from: z(20), to: target, value: z(32), data: z(0), gas: 100_000,
+    gasPrice: z(32), number: 5, timestamp: 1000, coinbase: z(20), baseFee: z(32), gasLimit: 30_000_000, prevrandao: z(32),
+    deadline: Infinity, console: false, ...over,
+  });
+  /** `code` at `target`, nothing else in the state */
+  const run = (code: Buffer, over: Partial<RevmCallInput>) => {
+    const codeHash = Buffer.alloc(32, 0x77);
+    return addon!.call(
+      input(over),
+      (a) => (a.equals(target) ? Buffer.concat([z(40), codeHash]) : null),
+      (h) => (h.equals(codeHash) ? code : z(0)),
+      () => z(32),
+      () => z(32),
+    );
+  };
+
+  it('stops a call at its deadline (json-rpc.evm-timeout) in nested frames too', { skip: addon ? false : why }, () => {
+    // JUMPDEST PUSH1 0 JUMP: an endless loop, 12 gas a turn; 2^32 gas lasts seconds, the deadline 20 ms
+    const loop = Buffer.from('5b600056', 'hex');
+    const out = run(loop, { gas: 2 ** 32, deadline: Date.now() + 20 });
+    assert.equal(out.status, 'timeout');
+    // each frame CALLs itself with all its gas (1,024 frames deep), then loops: every frame must stop
+    // PUSH1 0 DUP1 DUP1 DUP1 DUP1 ADDRESS GAS CALL, then JUMPDEST PUSH1 9 JUMP
+    const nested = Buffer.from('60008080808030' + '5af1' + '5b600956', 'hex');
+    assert.equal(run(nested, { gas: 2 ** 32, deadline: Date.now() + 20 }).status, 'timeout');
+  });
+
+  it('keeps the input of each console.log call when asked', { skip: addon ? false : why }, () => {
+    // PUSH4 deadbeef PUSH1 224 SHL PUSH1 0 MSTORE; CALL(gas, console, 0, 0, 4, 0, 0); STOP
+    const code = Buffer.from('63deadbeef60e01b600052' + '6000600060046000600073000000000000000000636f6e736f6c652e6c6f675af100', 'hex');
+    assert.deepEqual(run(code, { console: true }).console.map((b) => b.toString('hex')), ['deadbeef']);
+    assert.deepEqual(run(code, { console: false }).console, []);
+  });
+
   it('runs a call against state answered by callbacks', { skip: addon ? false : why }, () => {
-    const z = (n: number): Buffer => Buffer.alloc(n);
-    const target = Buffer.alloc(20, 0xaa);
     // PUSH1 0x01 SLOAD PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN: answers storage slot 1
     const code = Buffer.from('600154600052602060' + '00f3', 'hex');
     const codeHash = Buffer.alloc(32, 0x77);
     const reads: string[] = [];
     const out = addon!.call(
-      {
-        spec: revmSpec('cancun'), chainId: 9000, from: z(20), to: target, value: z(32), data: z(0), gas: 100_000,
-        gasPrice: z(32), number: 5, timestamp: 1000, coinbase: z(20), baseFee: z(32), gasLimit: 30_000_000, prevrandao: z(32),
-      },
+      input({}),
       (a) => {
         reads.push('account');
         if (!a.equals(target)) return null;

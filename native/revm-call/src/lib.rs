@@ -10,13 +10,68 @@
 use napi::bindgen_prelude::{Buffer, FnArgs, Function};
 use napi_derive::napi;
 use revm::context::result::{EVMError, ExecutionResult, Output};
-use revm::context::{BlockEnv, CfgEnv, TxEnv};
+use revm::context::{BlockEnv, CfgEnv, ContextTr, TxEnv};
 use revm::database_interface::{DBErrorMarker, Database};
+use revm::interpreter::interpreter::EthInterpreter;
+use revm::interpreter::{CallInputs, CallOutcome, InstructionResult, Interpreter};
 use revm::primitives::hardfork::SpecId;
 use revm::primitives::{Address, Bytes, StorageKey, StorageValue, TxKind, B256, U256};
 use revm::state::{AccountInfo, Bytecode};
-use revm::{Context, ExecuteEvm, MainBuilder, MainContext};
+use revm::{Context, InspectEvm, Inspector, MainBuilder, MainContext};
 use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// steps between two looks at the clock (a look is a vDSO clock read, tens of ns)
+const STEPS_PER_CLOCK_CHECK: u32 = 1024;
+
+/// Solidity's console.log address, "console.log" in ASCII (forge-std src/console.sol)
+const CONSOLE_ADDRESS: Address = Address::new(*b"\0\0\0\0\0\0\0\0\0console.log");
+
+/// The call's watch: stops it at its deadline (json-rpc.evm-timeout, docs/configuration.md) by halting
+/// every frame at its next step once the clock passed it, and keeps the input of each console.log call
+/// when asked (evm/consolelog.ts decodes them).
+struct Watch {
+    /// epoch ms; not finite: no deadline
+    deadline_ms: f64,
+    steps: u32,
+    timed_out: bool,
+    console: Option<Vec<Bytes>>,
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
+}
+
+impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Watch {
+    fn step(&mut self, interp: &mut Interpreter<EthInterpreter>, _context: &mut CTX) {
+        if self.timed_out {
+            // an outer frame resumed after an inner one was stopped: stop it too
+            interp.halt(InstructionResult::OutOfGas);
+            return;
+        }
+        self.steps += 1;
+        if self.steps < STEPS_PER_CLOCK_CHECK || !self.deadline_ms.is_finite() {
+            return;
+        }
+        self.steps = 0;
+        if now_ms() >= self.deadline_ms {
+            self.timed_out = true;
+            interp.halt(InstructionResult::OutOfGas);
+        }
+    }
+
+    fn call(&mut self, context: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
+        if let Some(lines) = self.console.as_mut() {
+            if inputs.target_address == CONSOLE_ADDRESS && lines.len() < MAX_CONSOLE_LINES {
+                lines.push(inputs.input.bytes(context));
+            }
+        }
+        None
+    }
+}
+
+/// console.log calls kept per eth_call; later ones are dropped (each call of a loop would otherwise grow it)
+const MAX_CONSOLE_LINES: usize = 10_000;
 
 /// A JavaScript callback threw or answered in the wrong shape.
 #[derive(Debug)]
@@ -100,6 +155,10 @@ pub struct CallInput {
     pub base_fee: Buffer,
     pub gas_limit: f64,
     pub prevrandao: Buffer,
+    /// epoch ms at which the call stops with status "timeout"; not finite: never
+    pub deadline: f64,
+    /// keep the input of each console.log call (CallOutput.console)
+    pub console: bool,
 }
 
 #[napi(object)]
@@ -111,7 +170,7 @@ pub struct CallLog {
 
 #[napi(object)]
 pub struct CallOutput {
-    /// "success" | "revert" | "halt" | "invalid"
+    /// "success" | "revert" | "halt" | "invalid" | "timeout"
     pub status: String,
     /// the halt reason or the validation error, as revm names it
     pub reason: String,
@@ -120,6 +179,8 @@ pub struct CallOutput {
     pub logs: Vec<CallLog>,
     /// the created address for a successful creation
     pub created: Option<Buffer>,
+    /// the input of each console.log call, in order (only when CallInput.console)
+    pub console: Vec<Buffer>,
 }
 
 fn u256_of(b: &Buffer, what: &str) -> napi::Result<U256> {
@@ -190,8 +251,27 @@ pub fn call<'a>(
     tx.chain_id = Some(cfg.chain_id);
 
     let db = JsDb { account: &account, code: &code, storage: &storage, block_hash: &block_hash };
-    let mut evm = Context::mainnet().with_db(db).with_block(block).with_cfg(cfg).build_mainnet();
-    let result = match evm.transact_one(tx) {
+    let watch = Watch {
+        deadline_ms: input.deadline,
+        steps: 0,
+        timed_out: false,
+        console: if input.console { Some(Vec::new()) } else { None },
+    };
+    let mut evm = Context::mainnet().with_db(db).with_block(block).with_cfg(cfg).build_mainnet_with_inspector(watch);
+    let outcome = evm.inspect_one_tx(tx);
+    let console: Vec<Buffer> = evm.inspector.console.take().unwrap_or_default().iter().map(|b| buf(b)).collect();
+    if evm.inspector.timed_out {
+        return Ok(CallOutput {
+            status: "timeout".into(),
+            reason: String::new(),
+            output: buf(&[]),
+            gas_used: 0.0,
+            logs: vec![],
+            created: None,
+            console,
+        });
+    }
+    let result = match outcome {
         Ok(r) => r,
         Err(EVMError::Transaction(e)) => {
             return Ok(CallOutput {
@@ -201,6 +281,7 @@ pub fn call<'a>(
                 gas_used: 0.0,
                 logs: vec![],
                 created: None,
+                console,
             })
         }
         Err(e) => return Err(napi::Error::from_reason(e.to_string())),
@@ -227,6 +308,7 @@ pub fn call<'a>(
                 gas_used: gas.tx_gas_used() as f64,
                 logs: to_logs(logs),
                 created,
+                console,
             }
         }
         ExecutionResult::Revert { gas, logs, output } => CallOutput {
@@ -236,6 +318,7 @@ pub fn call<'a>(
             gas_used: gas.tx_gas_used() as f64,
             logs: to_logs(logs),
             created: None,
+            console,
         },
         ExecutionResult::Halt { reason, gas, logs } => CallOutput {
             status: "halt".into(),
@@ -244,6 +327,7 @@ pub fn call<'a>(
             gas_used: gas.tx_gas_used() as f64,
             logs: to_logs(logs),
             created: None,
+            console,
         },
     })
 }
