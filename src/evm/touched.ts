@@ -7,8 +7,8 @@
  * answers the transactions whose frames name the address. Here the same set comes from ethereumjs'
  * message events: every message's caller, its `to` and its code address (a DELEGATECALL/CALLCODE
  * runs the code of another account), the address a CREATE/CREATE2 made when it succeeded, and a
- * SELFDESTRUCT's beneficiary (it receives the balance). Calls into precompiles below the top frame
- * are left out, as the Parity traces leave them out (evm/tracing/flatcall.ts).
+ * SELFDESTRUCT's beneficiary (it receives the balance). Calls into precompiles count, as in Anvil's
+ * Parity traces (trace_filter by a precompile's address finds them: evm/tracing/flatcall.ts).
  *
  * The listeners are synchronous and only add to a Set, so a plain transfer pays one message's worth
  * (docs/benchmarks.md, "The address index").
@@ -40,7 +40,7 @@ const COLLECTORS = new WeakMap<object, TouchCollector>();
 export class TouchCollector {
   private current: Map<string, Uint8Array> | undefined;
 
-  private constructor(private readonly evm: EVM) {
+  private constructor(evm: EVM) {
     const events = evm.events!;
     events.on('beforeMessage', (m: Message) => this.onMessage(m));
     events.on('afterMessage', (r: MessageResult) => this.onResult(r));
@@ -92,7 +92,6 @@ export class TouchCollector {
     this.add(m.caller.bytes);
     if (m.to === undefined) return;
     const code = m._codeAddress ?? m.to;
-    if (m.depth > 0 && this.evm.getPrecompile(code) !== undefined) return;
     this.add(m.to.bytes);
     if (code !== m.to) this.add(code.bytes);
   }
