@@ -15,9 +15,6 @@ import type Database from 'better-sqlite3';
 import type { TxPos } from './eventindex.js';
 import type { EvmTx } from '../types/chain.js';
 
-/** Most positions one address search returns (the page plus the rest of its last block). */
-export const MAX_ADDRESS_SEARCH_ROWS = 10_000;
-
 /** meta key: `<done>:<top>` — blocks done+1…top of an older home still to index (absent: complete) */
 export const ADDRESS_INDEX_BUILD_KEY = 'addr_index_build';
 
