@@ -52,10 +52,11 @@ function positive(raw: string | undefined, what: string): number | undefined {
 /**
  * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
  * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
- * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), metrics (the JSON-RPC metrics'
+ * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), explorers (ots_searchTransactions*
+ * and trace_filter by address over 100,000 txs), metrics (the JSON-RPC metrics'
  * cost in the dispatcher, on vs off).
  */
-const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'metrics'] as const;
+const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'explorers', 'metrics'] as const;
 type Suite = (typeof SUITES)[number];
 
 function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
@@ -67,6 +68,8 @@ function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
     case 'ws':
       return quick ? ['--soak-seconds', '60', '--clients', '50', '--connections', '200', '--blocks', '20'] : [];
     case 'logindex':
+      return quick ? ['--quick'] : [];
+    case 'explorers':
       return quick ? ['--quick'] : [];
     case 'metrics':
       return quick ? ['--rounds', '7'] : [];
