@@ -2,7 +2,7 @@
  * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
  *
  *   npm run bench -- [--nodes bare,anvil,hardhat,ferry,ferry-dev,ferry-metrics] [--only blocknumber,balance,...] [--quick]
- *                    [--suites rpc,trace,comet,ws] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--repeat N]
+ *                    [--suites rpc,trace,comet,ws,logindex,explorers,metrics] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--repeat N]
  *
  * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1, BENCH_SUITES,
  * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS, BENCH_REPEAT. The output opens with the

@@ -7,27 +7,17 @@
  * parent state was pruned gets its txs' own ends only (sender, recipient or created contract).
  */
 import { decodeTx } from '../evm/tx.js';
-import type { EvmRunner } from '../evm/runner.js';
-import type { FlatStateManager } from '../evm/flatstate.js';
-import type { Logger } from '../lib/log.js';
 import { ADDRESS_INDEX_BUILD_KEY, txEnds, type IndexBuild } from '../store/addrindex.js';
-import type { FlatState } from '../store/flatstate.js';
-import type { Store } from '../store/store.js';
-import type { TrieDB } from '../store/triedb.js';
 import { appliedCheats, CheatOverlay } from './cheats.js';
+import type { MigrationDeps } from './migration.js';
 
 /** Blocks the build writes per store transaction (the marker moves with them). */
 export const ADDRESS_INDEX_BUILD_BATCH = 64;
 /** The build logs its progress every this many blocks. */
 const PROGRESS_EVERY = 1_000;
 
-export interface AddressBuildDeps {
-  store: Store;
-  flat: FlatState;
-  trieDb: TrieDB;
-  runner: EvmRunner<FlatStateManager>;
-  log: Logger;
-}
+/** what the build reads and writes: the flat-state migration's parts without the genesis (chain/migration.ts) */
+export type AddressBuildDeps = Pick<MigrationDeps, 'store' | 'flat' | 'trieDb' | 'runner' | 'log'>;
 
 /** The touched sets of block `h`'s txs: replayed when its parent state is kept, else the txs' own ends. */
 async function touchedOf(d: AddressBuildDeps, h: bigint): Promise<Uint8Array[][]> {
