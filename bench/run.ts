@@ -2,7 +2,7 @@
  * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
  *
  *   npm run bench -- [--nodes bare,anvil,hardhat,ferry,ferry-dev,ferry-metrics] [--only blocknumber,balance,...] [--quick]
- *                    [--suites rpc,trace,comet,ws] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--repeat N]
+ *                    [--suites rpc,trace,comet,ws,logindex,explorers,metrics] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--repeat N]
  *
  * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1, BENCH_SUITES,
  * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS, BENCH_REPEAT. The output opens with the
@@ -52,11 +52,12 @@ function positive(raw: string | undefined, what: string): number | undefined {
 /**
  * Suites beside the request workloads, each its own program (bench/<suite>.ts) run as a child process:
  * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
- * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), metrics (the JSON-RPC metrics'
- * cost in the dispatcher, on vs off), fork (an ERC-20 transfer on a cold and a warm fork beside Anvil
- * forking the same origin: time and origin requests).
+ * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), explorers (ots_searchTransactions*
+ * and trace_filter by address over 100,000 txs), metrics (the JSON-RPC metrics' cost in the dispatcher,
+ * on vs off), fork (an ERC-20 transfer on a cold and a warm fork beside Anvil forking the same origin:
+ * time and origin requests).
  */
-const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'metrics', 'fork'] as const;
+const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'explorers', 'metrics', 'fork'] as const;
 type Suite = (typeof SUITES)[number];
 
 function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
@@ -68,6 +69,8 @@ function suiteArgs(suite: Exclude<Suite, 'rpc'>, quick: boolean): string[] {
     case 'ws':
       return quick ? ['--soak-seconds', '60', '--clients', '50', '--connections', '200', '--blocks', '20'] : [];
     case 'logindex':
+      return quick ? ['--quick'] : [];
+    case 'explorers':
       return quick ? ['--quick'] : [];
     case 'metrics':
       return quick ? ['--rounds', '7'] : [];

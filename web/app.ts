@@ -4,8 +4,12 @@
  * live with eth_subscribe("newHeads") on the WebSocket listener. Views (hash routes):
  *   #/                 latest blocks with their txs, mempool, plots
  *   #/block/<n>        one block
- *   #/tx/<hash>        a transaction: EVM hash and native (CometBFT) hash, receipt, decoded logs
- *   #/address/<addr>   balance, nonce, code
+ *   #/tx/<hash>        a transaction: EVM hash and native (CometBFT) hash, receipt, decoded logs, and with
+ *                      the `ots` namespace its internal operations and call frames (ots_getInternalOperations,
+ *                      ots_traceTransaction)
+ *   #/address/<addr>[/<block>]   balance, nonce, code; with `ots`, the contract's creator and the address's
+ *                      history before <block> (ots_getContractCreator, ots_searchTransactionsBefore, paged)
+ * Without the `ots` namespace (`--json-rpc.api`), those parts are left out (docs/compatibility.md).
  */
 
 interface Config {
@@ -52,6 +56,11 @@ interface Receipt {
   logs: Log[];
   blockNumber: string;
 }
+
+/** transactions one page of an address's history shows (ots_searchTransactionsBefore's pageSize) */
+const HISTORY_PAGE = 25;
+/** ots_getInternalOperations' types */
+const OPERATIONS = ['transfer', 'self-destruct', 'create', 'create2'];
 
 /** blocks kept for the list and the plots */
 const KEEP_BLOCKS = 60;
@@ -198,11 +207,41 @@ function authorizations(tx: Tx): string {
   return `<h2>Authorizations (${list.length})</h2><table id="tx-auths"><tr><th>#</th><th>chain id</th><th>delegate to</th><th>nonce</th></tr>${rows}</table>`;
 }
 
+/** an `ots` answer, or undefined when the namespace is off or the call fails (that part of a view is left out) */
+async function ots<T>(method: string, params: unknown[]): Promise<T | undefined> {
+  try {
+    return await rpc<T>(method, params);
+  } catch {
+    return undefined;
+  }
+}
+
+/** the tx's internal operations and call frames (ots_getInternalOperations, ots_traceTransaction) */
+async function internalsHtml(hash: string): Promise<string> {
+  const [ops, frames] = await Promise.all([
+    ots<{ type: number; from: string; to: string; value: string }[]>('ots_getInternalOperations', [hash]),
+    ots<{ type: string; depth: number; from: string; to: string | null; value: string | null }[]>('ots_traceTransaction', [hash]),
+  ]);
+  let html = '';
+  if (ops && ops.length > 0) {
+    const rows = ops.map((o) => `<tr><td>${OPERATIONS[o.type] ?? o.type}</td><td>${link('address', o.from)}</td><td>${link('address', o.to)}</td><td>${formatEther(BigInt(o.value))}</td></tr>`).join('');
+    html += `<h2>Internal operations (${ops.length})</h2><table id="tx-internal"><tr><th>type</th><th>from</th><th>to</th><th>value (ETH)</th></tr>${rows}</table>`;
+  }
+  if (frames && frames.length > 1) {
+    const rows = frames
+      .map((f) => `<tr><td style="padding-left:${f.depth}em">${esc(f.type)}</td><td>${link('address', f.from)}</td><td>${f.to ? link('address', f.to) : ''}</td><td>${formatEther(BigInt(f.value ?? '0x0'))}</td></tr>`)
+      .join('');
+    html += `<h2>Calls (${frames.length})</h2><table id="tx-calls"><tr><th>type</th><th>from</th><th>to</th><th>value (ETH)</th></tr>${rows}</table>`;
+  }
+  return html;
+}
+
 async function txView(hash: string): Promise<string> {
-  const [tx, receipt, ids] = await Promise.all([
+  const [tx, receipt, ids, internals] = await Promise.all([
     rpc<Tx | null>('eth_getTransactionByHash', [hash]),
     rpc<Receipt | null>('eth_getTransactionReceipt', [hash]),
     fetch(`/explorer/api/tx?hash=${encodeURIComponent(hash)}`).then((r) => (r.ok ? (r.json() as Promise<{ nativeHash: string }>) : undefined)),
+    internalsHtml(hash),
   ]);
   if (!tx) return `<section><h2>Transaction</h2><p class="mono">${esc(hash)}: not found</p></section>`;
   const native = ids?.nativeHash;
@@ -221,22 +260,47 @@ async function txView(hash: string): Promise<string> {
     <dt>gas used</dt><dd>${receipt ? `${num(receipt.gasUsed).toLocaleString()} at ${num(receipt.effectiveGasPrice)} wei` : '—'}</dd>
     <dt>type</dt><dd id="tx-type">${num(tx.type)}${tx.type === '0x4' ? ' (EIP-7702 set code)' : ''}</dd>
     <dt>input</dt><dd class="mono">${esc(tx.input.length > 266 ? tx.input.slice(0, 266) + '…' : tx.input)}</dd>
-  </dl>${authorizations(tx)}<h2>Events (${receipt?.logs.length ?? 0})</h2>${logs ? `<table><tr><th>#</th><th>address</th><th>decoded</th><th>topics / data</th></tr>${logs}</table>` : '<p class="muted">none</p>'}</section>`;
+  </dl>${authorizations(tx)}<h2>Events (${receipt?.logs.length ?? 0})</h2>${logs ? `<table id="tx-events"><tr><th>#</th><th>address</th><th>decoded</th><th>topics / data</th></tr>${logs}</table>` : '<p class="muted">none</p>'}${receipt ? internals : ''}</section>`;
 }
 
-async function addressView(addr: string): Promise<string> {
-  const [balance, nonce, code] = await Promise.all([
+interface SearchPage {
+  txs: Tx[];
+  receipts: (Receipt & { timestamp: string })[];
+  lastPage: boolean;
+}
+
+/** the address's transactions before block `before` (0: from the head), newest first, with a link to the older ones */
+function historyHtml(addr: string, page: SearchPage): string {
+  const rows = page.txs
+    .map((t, i) => {
+      const r = page.receipts[i]!;
+      const status = r.status === '0x1' ? '<span class="ok">ok</span>' : '<span class="fail">reverted</span>';
+      return `<tr><td>${link('block', String(num(t.blockNumber)), String(num(t.blockNumber)))}</td><td>${link('tx', t.hash)}</td><td>${link('address', t.from)}</td><td>${t.to ? link('address', t.to) : 'create'}</td><td>${formatEther(BigInt(t.value))}</td><td>${status}</td></tr>`;
+    })
+    .join('');
+  const oldest = page.txs.at(-1)?.blockNumber;
+  const older = !page.lastPage && oldest ? `<p><a id="older" href="#/address/${esc(addr)}/${num(oldest)}">older →</a></p>` : '';
+  const table = rows ? `<table id="history"><tr><th>block</th><th>hash</th><th>from</th><th>to</th><th>value (ETH)</th><th>status</th></tr>${rows}</table>` : '<p class="muted" id="history">none</p>';
+  return `<h2>Transactions (sender, recipient or reached by an internal call)</h2>${table}${older}`;
+}
+
+async function addressView(addr: string, before = 0): Promise<string> {
+  const [balance, nonce, code, page] = await Promise.all([
     rpc<string>('eth_getBalance', [addr, 'latest']),
     rpc<string>('eth_getTransactionCount', [addr, 'latest']),
     rpc<string>('eth_getCode', [addr, 'latest']),
+    ots<SearchPage>('ots_searchTransactionsBefore', [addr, before, HISTORY_PAGE]),
   ]);
+  const creator = code === '0x' ? undefined : await ots<{ hash: string; creator: string } | null>('ots_getContractCreator', [addr]);
   const seen = blocks.flatMap((b) => b.transactions).filter((t) => t.from.toLowerCase() === addr.toLowerCase() || t.to?.toLowerCase() === addr.toLowerCase());
+  const recent = `<h2>Recent transactions</h2>${seen.length ? seen.map((t) => link('tx', t.hash, t.hash)).join('<br>') : '<p class="muted">none in the last blocks</p>'}`;
   return `<section id="address"><h2>Account</h2><dl>
     <dt>address</dt><dd class="mono">${esc(addr)}</dd>
     <dt>balance</dt><dd id="balance">${formatEther(BigInt(balance))} ETH</dd>
     <dt>nonce</dt><dd id="nonce">${num(nonce)}</dd>
     <dt>code</dt><dd class="mono">${code === '0x' ? '<span class="muted">none (externally owned)</span>' : /^0xef0100[0-9a-f]{40}$/i.test(code) ? `delegated (EIP-7702) to ${link('address', '0x' + code.slice(8), '0x' + code.slice(8))}` : `${(code.length - 2) / 2} bytes: ${esc(code.slice(0, 130))}…`}</dd>
-  </dl><h2>Recent transactions</h2>${seen.length ? seen.map((t) => link('tx', t.hash, t.hash)).join('<br>') : '<p class="muted">none in the last blocks</p>'}</section>`;
+    ${creator ? `<dt>created by</dt><dd id="creator">${link('address', creator.creator, creator.creator)} in ${link('tx', creator.hash)}</dd>` : ''}
+  </dl>${page ? historyHtml(addr, page) : recent}</section>`;
 }
 
 // ---- routing and live updates -------------------------------------------------------------------
@@ -253,12 +317,12 @@ async function render(): Promise<void> {
   try {
     do {
       renderAgain = false;
-      const [, kind, id] = location.hash.split('/');
+      const [, kind, id, from] = location.hash.split('/');
       let html: string;
       try {
         if (kind === 'block' && id) html = await blockView(id);
         else if (kind === 'tx' && id) html = await txView(id);
-        else if (kind === 'address' && id) html = await addressView(id);
+        else if (kind === 'address' && id) html = await addressView(id, from && /^\d+$/.test(from) ? Number(from) : 0);
         else html = await homeView();
       } catch (e) {
         html = `<section><h2>Error</h2><p>${esc((e as Error).message)}</p></section>`;

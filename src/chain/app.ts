@@ -8,7 +8,7 @@
  *   - block building for FinalizeBlock: chain/blockbuild.ts, its Evmos events: chain/abcievents.ts
  *   - dev state (gas limit and base fee overrides, impersonation, revert's logs): chain/devstate.ts,
  *     the pending dev cheats: chain/cheats.ts
- *   - the flat-state migration: chain/migration.ts
+ *   - the flat-state migration: chain/migration.ts; the address index's: chain/addrmigration.ts
  *   - the genesis block and InitChain's check: chain/genesisblock.ts
  */
 import type { Account } from '@ethereumjs/util';
@@ -27,6 +27,7 @@ import type { MempoolOptions } from '../config/options.js';
 import { ForkSchedule } from '../evm/forks.js';
 import { attachConsoleLog } from '../evm/consolelog.js';
 import { useSyncSteps } from '../evm/syncsteps.js';
+import { TouchCollector } from '../evm/touched.js';
 import { EvmRunner } from '../evm/runner.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import type { DecodedTx } from '../evm/tx.js';
@@ -38,6 +39,7 @@ import { TrieDB } from '../store/triedb.js';
 import { Pruner, type PrunePlan } from '../store/prune.js';
 import { CheatTable } from '../store/cheats.js';
 import { syncedHashLookup } from '../store/snapshot.js';
+import { ADDRESS_INDEX_BUILD_KEY, parseBuild } from '../store/addrindex.js';
 import type { EvmHeader, EvmLog, EvmTx } from '../types/chain.js';
 import type { Cheat } from '../types/cheats.js';
 import { Admission, type Checked } from './admission.js';
@@ -47,6 +49,7 @@ import { DevState, logsAbove, type DevFields } from './devstate.js';
 import { baseFeeAfter } from './fees.js';
 import { AppStateError, checkInitChain, genesisHeight, writeGenesisBlock } from './genesisblock.js';
 import { rebuildFlatState } from './migration.js';
+import { buildAddressIndex } from './addrmigration.js';
 import { Proposals } from './proposal.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
@@ -166,6 +169,7 @@ export class EvmApp implements Application {
     const consoleLog = log.child({ module: 'console' });
     for (const evm of runner.evms()) {
       useSyncSteps(evm);
+      TouchCollector.attach(evm);
       attachConsoleLog(evm as never, (line) => consoleLog.info({ source: 'block' }, `console.log: ${line}`));
     }
     const app = new EvmApp(store, genesis, trieDb, flat, runner, checkRunner, opts, log, events);
@@ -173,6 +177,9 @@ export class EvmApp implements Application {
     if (h !== undefined) app.latest = store.evmBlock(h)!.header;
     // healthy homes write flat rows with every block; none (an older home) or fewer (a migration cut short): build
     if (h !== undefined && flat.top() !== Number(h)) await app.rebuildFlat(h);
+    // a home from before the address index: its blocks are indexed once (chain/addrmigration.ts)
+    const build = parseBuild(store.getMeta(ADDRESS_INDEX_BUILD_KEY));
+    if (build !== undefined) await buildAddressIndex({ store, flat, trieDb, runner, log }, build);
     return app;
   }
 
@@ -463,6 +470,7 @@ export class EvmApp implements Application {
       evm: p.block,
       receipts: p.receipts,
       nativeHashes: p.nativeHashes,
+      touched: p.touched,
     });
   }
 

@@ -11,6 +11,7 @@ import type { ExecutedBlock } from '../evm/blockexec.js';
 import type { BlockContext } from '../evm/runner.js';
 import { effectiveGasPrice, type DecodedTx } from '../evm/tx.js';
 import type { FlatChange } from '../store/flatstate.js';
+import { txEnds } from '../store/addrindex.js';
 import type { ExecTxResult, FinalizeBlockRequest, FinalizeBlockResponse } from '../types/abci.js';
 import type { EvmBlock, EvmHeader, EvmLog, EvmReceipt, EvmTx } from '../types/chain.js';
 import type { Cheat } from '../types/cheats.js';
@@ -25,6 +26,8 @@ export interface PendingBlock {
   block: EvmBlock;
   receipts: EvmReceipt[];
   nativeHashes: Uint8Array[];
+  /** the addresses each tx touched (evm/touched.ts): the address index's rows */
+  touched: Uint8Array[][];
   newNonces: Map<string, bigint>;
   excluded: EvmTx[];
   flatChange: FlatChange;
@@ -148,6 +151,7 @@ export function assembleBlock(b: BlockInput): { response: FinalizeBlockResponse;
     block: { header, transactions: exec.txs.map((t) => t.tx) },
     receipts,
     nativeHashes,
+    touched: exec.txs.map((t) => t.touched ?? txEnds(t.tx, t.createdAddress)),
     newNonces,
     excluded: exec.excluded.map((x) => x.tx).filter((t) => !includedSet.has(hexKey(t.hash))),
     flatChange: exec.flatChange!,

@@ -16,7 +16,7 @@ import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
-import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
+import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides, TxPosition } from '../types/query.js';
 import { baseFeeAfter } from './fees.js';
 import { ChainEvents, type RewindEvent } from './events.js';
 import { PoolView } from './poolview.js';
@@ -190,6 +190,17 @@ export class ChainReader {
     const b = this.blockByNumber(n);
     if (!b) return undefined;
     return b.transactions.map((t) => this.store.txLocation(t.hash)!.receipt);
+  }
+
+  /** the address index's positions (store/addrindex.ts), up to this thread's head */
+  addressTxs(address: Addr, lo: bigint, hi: bigint, desc: boolean, count: number, cap: number): TxPosition[] {
+    const top = hi > this.latest ? this.latest : hi;
+    return this.store.addrs.positions(address, Number(lo), Number(top), desc, count, cap).map((r) => ({ height: BigInt(r.height), index: r.idx }));
+  }
+
+  addressBlocks(address: Addr, lo: bigint, hi: bigint, limit: number): bigint[] {
+    const top = hi > this.latest ? this.latest : hi;
+    return this.store.addrs.heights(address, Number(lo), Number(top), limit).map(BigInt);
   }
 
   /**

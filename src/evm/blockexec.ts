@@ -13,6 +13,7 @@ import type { EvmTx } from '../types/chain.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import type { At, BlockContext, BlockPrelude, EvmRunner } from './runner.js';
 import { underRules, type DecodedTx } from './tx.js';
+import { TouchCollector } from './touched.js';
 import { vmErrorText } from './vmerrors.js';
 
 export interface ExecutedTx {
@@ -25,6 +26,8 @@ export interface ExecutedTx {
   createdAddress: Uint8Array | undefined;
   vmError: string | undefined;
   returnValue: Uint8Array;
+  /** the addresses the tx touched (evm/touched.ts), when the runner's EVM collects them */
+  touched?: Uint8Array[];
 }
 
 export interface ExecutedBlock {
@@ -76,6 +79,8 @@ export async function executeBlock<S extends StateManagerInterface>(
   const sm = runner.sm;
   await runner.state.beginBlock(parent);
   const block = runner.ethBlock(ctx);
+  // the address index's touched sets (store/addrindex.ts), where the executor collects them (chain/app.ts)
+  const touch = TouchCollector.of(runner.vm.evm);
   const out: ExecutedTx[] = [];
   const excluded: ExecutedBlock['excluded'] = [];
   const included: Uint8Array[] = [];
@@ -109,9 +114,11 @@ export async function executeBlock<S extends StateManagerInterface>(
         continue;
       }
       let res: RunTxResult;
+      touch?.begin();
       try {
         res = await runTx(runner.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
       } catch (e) {
+        touch?.end();
         excluded.push({ tx: d.evm, reason: e instanceof Error ? e.message.split(' (')[0]! : String(e) });
         continue;
       }
@@ -131,6 +138,7 @@ export async function executeBlock<S extends StateManagerInterface>(
         createdAddress: res.createdAddress?.bytes,
         vmError: err ? vmErrorText(err.error) : undefined,
         returnValue: res.execResult.returnValue,
+        touched: touch?.end(),
       });
     }
   } catch (e) {

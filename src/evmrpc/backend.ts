@@ -3,7 +3,7 @@
  * implementation (chain/reader.ts) to this interface. All values are domain values (bigint, bytes).
  */
 import type { Address, Bytes, CallOrigin, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
-import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides } from '../types/query.js';
+import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides, TxPosition } from '../types/query.js';
 
 // the port's value types are defined in src/types/ (shared with chain/, evm/ and store/); re-exported
 // here only so code written against the port's old home keeps compiling
@@ -37,6 +37,14 @@ export interface EvmBackend {
   blockReceipts(n: bigint): EvmReceipt[] | undefined;
   /** throws limitExceeded on logs-cap overflow */
   getLogs(q: LogQuery): EvmLog[];
+  /**
+   * The committed txs touching `address` (sender, recipient, created contract, internal calls: the
+   * address index) in blocks [lo, hi], newest first (`desc`) or oldest first: the first `count`, then
+   * the rest of the last block reached; at most `cap` + 1 (more means over the caller's bound).
+   */
+  addressTxs?(address: Address, lo: bigint, hi: bigint, desc: boolean, count: number, cap: number): TxPosition[];
+  /** the blocks in [lo, hi] holding a tx that touches `address`, oldest first, at most `limit` */
+  addressBlocks?(address: Address, lo: bigint, hi: bigint, limit: number): bigint[];
 
   balance(addr: Address, n: bigint): Promise<bigint>;
   nonce(addr: Address, n: bigint): Promise<bigint>;

@@ -7,11 +7,12 @@
  * the `eth` methods' own answers (one format layer); ots_getTransactionBySenderAndNonce and
  * ots_getContractCreator bisect the chain's state by block (nonce, code presence), so they cost
  * O(log height) state reads and, for the creator, one block trace. The address history searches
- * (ots_searchTransactionsBefore/After) need an address index in the store and are not served yet.
+ * (ots_searchTransactionsBefore/After) page through the store's address index (store/addrindex.ts),
+ * paged as otssearch.ts says, each tx with its receipt and its block's timestamp.
  */
 import type { Frame } from '../evm/tracing/calltracer.js';
 import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
-import { invalidArgument, notFound } from '../lib/errors.js';
+import { invalidArgument, limitExceeded, notFound, unsupported } from '../lib/errors.js';
 import { address, hash } from '../jsonrpc/codecs.js';
 import { argumentError, jsonKind, parseQuantity } from '../lib/hex.js';
 import { method, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
@@ -21,13 +22,14 @@ import { blockNumberOrTag, blockNumberOrTagOrHash } from './codecs.js';
 import type { EvmBackend } from './backend.js';
 import type { TraceRunner } from './debug.js';
 import { hexData } from './format.js';
+import { newestFirst, pageFlags, searchRange, type SearchDirection } from './otssearch.js';
 
 /** Otterscan's API level this node answers (Otterscan docs/custom-jsonrpc.md) */
 export const OTS_API_LEVEL = 8;
 
 /** The part of Surface A's modules (evmrpc/api.ts) the namespace uses: the chain head and call traces. */
 export interface OtsModules {
-  reader: Pick<EvmBackend, 'latestNumber'>;
+  reader: Pick<EvmBackend, 'latestNumber' | 'blockByNumber' | 'addressTxs'>;
   runs: Pick<TraceRunner, 'traceTransaction' | 'traceBlock'>;
 }
 
@@ -108,6 +110,10 @@ const uint: ParamCodec<bigint> = {
 
 /** most transactions one ots_getBlockTransactions page holds */
 export const MAX_OTS_PAGE_SIZE = 1_000;
+/** largest pageSize of ots_searchTransactionsBefore/After */
+export const MAX_OTS_SEARCH_PAGE_SIZE = 1_000;
+/** most transactions one search answers: its page plus the rest of the page's last block */
+export const MAX_OTS_SEARCH_RESULTS = 10_000;
 
 /** `ethTable`: the `eth` methods (methods.ts) whose block, receipt, code and nonce answers the namespace reshapes */
 export function createOtsMethods({ reader, runs }: OtsModules, ethTable: MethodTable): MethodTable {
@@ -136,7 +142,30 @@ export function createOtsMethods({ reader, runs }: OtsModules, ethTable: MethodT
     return lo;
   }
 
+  /** ots_searchTransactionsBefore/After: Erigon's {txs, receipts, firstPage, lastPage} */
+  async function search(dir: SearchDirection, addr: Uint8Array, blockNumber: bigint, size: bigint, ctx: CallContext): Promise<Json> {
+    if (size === 0n || size > BigInt(MAX_OTS_SEARCH_PAGE_SIZE)) throw argumentError(2, `page size must be 1..${MAX_OTS_SEARCH_PAGE_SIZE}`);
+    if (reader.addressTxs === undefined) throw unsupported('this node keeps no address index');
+    const best = reader.latestNumber();
+    const range = searchRange(dir, blockNumber, best);
+    const rows = reader.addressTxs(addr, range.lo, range.hi, range.desc, Number(size), MAX_OTS_SEARCH_RESULTS);
+    if (rows.length > MAX_OTS_SEARCH_RESULTS) {
+      throw limitExceeded(`the page's last block holds more than ${MAX_OTS_SEARCH_RESULTS} transactions of this address; search from another block`);
+    }
+    const txs: Json[] = [];
+    const receipts: Json[] = [];
+    for (const { height, index } of newestFirst(rows)) {
+      const tx: Json = await eth(ethTable, 'eth_getTransactionByBlockNumberAndIndex', [hexNumber(height), hexNumber(BigInt(index))], ctx);
+      const receipt: Json = await eth(ethTable, 'eth_getTransactionReceipt', [tx.hash], ctx);
+      txs.push(tx);
+      receipts.push({ ...receipt, timestamp: hexNumber(reader.blockByNumber(height)!.header.timestamp) });
+    }
+    return { txs, receipts, ...pageFlags(dir, range, best, rows, Number(size)) };
+  }
+
   const table: Record<string, MethodSpec> = {
+    ots_searchTransactionsBefore: method([address, uint, uint], ([a, n, size], ctx) => search('before', a, n, size, ctx)),
+    ots_searchTransactionsAfter: method([address, uint, uint], ([a, n, size], ctx) => search('after', a, n, size, ctx)),
     ots_getApiLevel: method([], () => OTS_API_LEVEL),
     ots_hasCode: method([address, blockNumberOrTagOrHash], async ([a, sel], ctx) => {
       const code: string = await eth(ethTable, 'eth_getCode', [hexData(a), selectorJson(sel)], ctx);

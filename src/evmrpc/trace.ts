@@ -6,8 +6,10 @@
  * namespace's queue, timeout and result-size limit. docs/compatibility.md lists what differs.
  *
  * Replays answer `trace` and `stateDiff` (from the prestate tracer's diff mode, tracestate.ts);
- * `vmTrace` is refused with a clear error. trace_filter scans at most MAX_TRACE_FILTER_BLOCKS
- * blocks and returns at most MAX_TRACE_FILTER_RESULTS traces per call.
+ * `vmTrace` is refused with a clear error. trace_filter traces at most MAX_TRACE_FILTER_BLOCKS
+ * blocks and returns at most MAX_TRACE_FILTER_RESULTS traces per call; with `fromAddress` or
+ * `toAddress` it traces only the blocks the address index (store/addrindex.ts) lists for those
+ * addresses, over a range of up to MAX_TRACE_FILTER_INDEXED_SPAN blocks.
  */
 import { DEFAULT_TRACE_TIMEOUT_MS, type TraceOptions } from '../evm/tracing/types.js';
 import { argumentError, jsonKind, parseData, parseQuantityNumber } from '../lib/hex.js';
@@ -25,8 +27,10 @@ import { decodeTx } from '../evm/tx.js';
 import type { Common } from '@ethereumjs/common';
 import type { AccountOverride, StateOverrides } from '../types/query.js';
 
-/** most blocks one trace_filter call scans */
+/** most blocks one trace_filter call traces */
 export const MAX_TRACE_FILTER_BLOCKS = 1_000;
+/** widest block range of a trace_filter by address (the index picks the blocks to trace) */
+export const MAX_TRACE_FILTER_INDEXED_SPAN = 10_000_000;
 /** most traces one trace_filter call returns (a larger `count` is refused) */
 export const MAX_TRACE_FILTER_RESULTS = 10_000;
 /** most calls one trace_callMany bundle holds */
@@ -34,7 +38,7 @@ export const MAX_TRACE_CALL_MANY = 64;
 
 /** The part of Surface A's modules (evmrpc/api.ts) the trace namespace uses: the debug namespace's plus the chain head. */
 export interface TraceModules {
-  reader: Pick<EvmBackend, 'chainId' | 'resolveBlock' | 'blockByNumber' | 'latestNumber'>;
+  reader: Pick<EvmBackend, 'chainId' | 'resolveBlock' | 'blockByNumber' | 'latestNumber' | 'addressBlocks'>;
   runs: TraceRunner;
 }
 
@@ -260,17 +264,18 @@ export function createTraceMethods({ reader, runs }: TraceModules, info: TraceMe
     const from = f.fromBlock === undefined ? latest : blockNumber(f.fromBlock);
     const to = f.toBlock === undefined ? latest : blockNumber(f.toBlock);
     if (from > to) throw invalidRequest(`invalid block range: fromBlock ${from} is after toBlock ${to}`);
-    if (to - from + 1n > BigInt(MAX_TRACE_FILTER_BLOCKS)) {
-      throw limitExceeded(`trace_filter spans ${to - from + 1n} blocks, over the limit of ${MAX_TRACE_FILTER_BLOCKS}`);
-    }
+    const blocks = filterBlocks(f, from, to);
     if (f.count !== undefined && f.count > MAX_TRACE_FILTER_RESULTS) {
       throw limitExceeded(`trace_filter count ${f.count} is over the limit of ${MAX_TRACE_FILTER_RESULTS}`);
     }
     const want = f.count ?? MAX_TRACE_FILTER_RESULTS;
     const out: Json[] = [];
     let skip = f.after;
-    for (let n = from; n <= to && out.length < want; n++) {
-      for (const { list } of await blockTraces(n, undefined, ctx)) {
+    for (let k = 0; k < blocks.length && out.length < want; k++) {
+      if (k === MAX_TRACE_FILTER_BLOCKS) {
+        throw limitExceeded(`trace_filter would trace more than ${MAX_TRACE_FILTER_BLOCKS} blocks; narrow the range or page with after/count`);
+      }
+      for (const { list } of await blockTraces(blocks[k]!, undefined, ctx)) {
         for (const t of list) {
           if (!traceMatches(t, f)) continue;
           if (skip > 0) {
@@ -286,6 +291,26 @@ export function createTraceMethods({ reader, runs }: TraceModules, info: TraceMe
       throw limitExceeded(`trace_filter matched more than ${MAX_TRACE_FILTER_RESULTS} traces; narrow the range or page with after/count`);
     }
     return out;
+  }
+
+  /**
+   * The blocks a filter traces, oldest first: with addresses, those the address index lists for any
+   * of them (a superset of the blocks whose traces match; at most MAX_TRACE_FILTER_BLOCKS + 1);
+   * without, every block of a range of at most MAX_TRACE_FILTER_BLOCKS.
+   */
+  function filterBlocks(f: TraceFilter, from: bigint, to: bigint): bigint[] {
+    const span = to - from + 1n;
+    const addrs = new Set([...f.fromAddress, ...f.toAddress]);
+    if (addrs.size === 0 || reader.addressBlocks === undefined) {
+      if (span > BigInt(MAX_TRACE_FILTER_BLOCKS)) throw limitExceeded(`trace_filter spans ${span} blocks, over the limit of ${MAX_TRACE_FILTER_BLOCKS}`);
+      return Array.from({ length: Number(span) }, (_, i) => from + BigInt(i));
+    }
+    if (span > BigInt(MAX_TRACE_FILTER_INDEXED_SPAN)) {
+      throw limitExceeded(`trace_filter spans ${span} blocks, over the limit of ${MAX_TRACE_FILTER_INDEXED_SPAN} for a filter by address`);
+    }
+    const heights = new Set<bigint>();
+    for (const a of addrs) for (const h of reader.addressBlocks(parseData(a, 0, ADDRESS_LENGTH), from, to, MAX_TRACE_FILTER_BLOCKS + 1)) heights.add(h);
+    return [...heights].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)).slice(0, MAX_TRACE_FILTER_BLOCKS + 1);
   }
 
   const table: Record<string, MethodSpec> = {

@@ -9,7 +9,7 @@
  * height below F (the flat layer's low() moves to F). Trie nodes are content-addressed and shared
  * between versions; they are not collected here (docs/abci.md says so).
  *
- * History: blocks, tx lookups and receipts, logs, CometBFT records and native tx results of heights
+ * History: blocks, tx lookups and receipts, logs, address index rows, CometBFT records and native tx results of heights
  * below the retain height are deleted (the genesis block stays), the same height Commit returns to CometBFT as retain_height
  * (Cosmos SDK baseapp GetBlockRetentionHeight without the evidence and snapshot terms).
  */
@@ -155,6 +155,7 @@ export class Pruner {
       s.delBlock.run(h);
       s.delComet?.run(h);
       s.delCometTxs?.run(h);
+      this.store.addrs.prune(h);
     }
     return upTo - low;
   }

@@ -14,6 +14,7 @@ import type { EvmBlock, EvmReceipt } from '../types/chain.js';
 import type { CometBlockRecord } from '../types/cometbft.js';
 import { DecodedByHeight, HeightRepository } from './repository.js';
 import { ForkState, readForkRecord } from '../fork/lazystate.js';
+import { AddressIndex } from './addrindex.js';
 
 /**
  * Blocks (and their CometBFT records) kept decoded in memory by each Store (immutable once committed),
@@ -109,6 +110,8 @@ export interface BlockWrite {
   receipts: EvmReceipt[];
   /** native (CometBFT) tx hash per EVM tx, same order */
   nativeHashes: Uint8Array[];
+  /** the addresses each tx touched (evm/touched.ts), same order: the address index's rows */
+  touched?: Uint8Array[][];
 }
 
 /** A stored log; its byte fields are views into one buffer read from the row. */
@@ -159,6 +162,12 @@ export class Store {
 
   /** a fork home's lazy origin state (data/fork.json beside the database; docs/fork-mode.md) */
   readonly fork: ForkState | undefined;
+
+  private addrIndex: AddressIndex | undefined;
+  /** the address index (store/addrindex.ts), prepared at first use on a reader connection */
+  get addrs(): AddressIndex {
+    return (this.addrIndex ??= new AddressIndex(this.db));
+  }
 
   /** checkpoints the WAL on a worker thread (the writer opened with `walCheckpointer`) */
   private checkpointer: WalCheckpointer | undefined;
@@ -229,6 +238,10 @@ export class Store {
     };
     this.blocks = new DecodedByHeight<EvmBlock>((h) => this.stmts.blockByHeight.get(h)?.evm, BLOCK_CACHE_BYTES);
     this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES);
+    if (!this.reader) {
+      const latest = () => (this.stmts.latest.get()?.h ?? undefined) as number | undefined;
+      this.addrIndex = new AddressIndex(this.db, { writer: true, latest, putMeta: (k, v) => this.putMeta(k, v) });
+    }
   }
 
   close(): void {
@@ -310,11 +323,12 @@ export class Store {
         );
       }
     });
+    if (w.touched !== undefined) this.addrs.indexBlock(h, w.touched);
   }
 
   /**
    * Dev revert (docs/dev-mode.md): deletes the EVM blocks above `height` with their tx lookups,
-   * receipts and logs. Call inside the store transaction that rewinds the rest; then forgetCaches().
+   * receipts, logs and address index rows (store/addrindex.ts). Call inside the store transaction that rewinds the rest; then forgetCaches().
    */
   rewindBlocks(height: bigint): void {
     const h = Number(height);
@@ -323,6 +337,7 @@ export class Store {
     }
     this.stmts.delLogsAbove.run(h);
     this.stmts.delBlocksAbove.run(h);
+    this.addrs.rewind(h);
   }
 
   /** The blocks, records and hashes this connection keeps by height are dropped (after a dev revert). */

@@ -88,3 +88,9 @@ export interface FeeHistory {
   gasUsedRatio: number[];
   reward?: bigint[][];
 }
+
+/** A committed tx by its place: block number and index in the block (the address index's rows). */
+export interface TxPosition {
+  height: bigint;
+  index: number;
+}

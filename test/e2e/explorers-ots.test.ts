@@ -16,6 +16,26 @@ const SENDER = devAddress(0).toLowerCase();
 
 const each = eachScenario;
 
+/** a search page's tx or receipt without where it sits on its chain (and the fee its block's base fee makes) */
+const placeless = ({ blockHash, blockNumber, blockTimestamp, gasPrice, ...rest }: any) => rest;
+const receiptPlaceless = ({ blockHash, blockNumber, effectiveGasPrice, timestamp, blobGasPrice, logs, ...rest }: any) => {
+  assert.match(timestamp, /^0x[0-9a-f]+$/);
+  return { ...rest, logs: logs.map(placeless) };
+};
+
+/** every page of a search, from the newest (Before) or the oldest (After) end, at 4 txs a page */
+async function walk(url: string, dir: 'Before' | 'After', addr: string): Promise<any[]> {
+  const pages: any[] = [];
+  let n = 0;
+  for (let i = 0; i < 20; i++) {
+    const pg = await call(url, `ots_searchTransactions${dir}`, [addr, n, 4]);
+    pages.push(pg);
+    if ((dir === 'Before' ? pg.lastPage : pg.firstPage) || pg.txs.length === 0) break;
+    n = Number((dir === 'Before' ? pg.txs.at(-1) : pg.txs[0]).blockNumber);
+  }
+  return pages;
+}
+
 describe('Otterscan views: ferry vs Anvil on the same transactions', { timeout: 240_000 }, () => {
   const p = usePair('eth,net,web3,ots,erigon');
   const both = async (m: string, pf: unknown[], pa: unknown[]) => [await call(p.ferry.url, m, pf), await call(p.anvil.url, m, pa)];
@@ -88,6 +108,47 @@ describe('Otterscan views: ferry vs Anvil on the same transactions', { timeout: 
     const child2 = ops.find((o: any) => o.type === 3).to;
     assert.deepEqual(await call(p.ferry.url, 'ots_getContractCreator', [child2]), { hash: p.onFerry.txs.create2, creator: p.onFerry.deployed.factory.toLowerCase() });
     assert.equal(await call(p.ferry.url, 'ots_getContractCreator', [SENDER]), null);
+  });
+
+  it('ots_searchTransactionsBefore/After: the same pages as Anvil, every fixture address', async () => {
+    const other = devAddress(1).toLowerCase();
+    const addrs: Record<string, string> = { sender: SENDER, other };
+    for (const [k, v] of Object.entries(p.onFerry.deployed)) {
+      assert.equal(v.toLowerCase(), (p.onAnvil.deployed as any)[k].toLowerCase(), `${k} has the same address on both`);
+      addrs[k] = v.toLowerCase();
+    }
+    // Anvil's search does not count a SELFDESTRUCT's beneficiary; ferry does, as Erigon (docs/compatibility.md)
+    const beneficiaryOnly: Record<string, string[]> = { other: [p.onFerry.txs.selfdestruct] };
+    let pages = 0;
+    for (const [name, addr] of Object.entries(addrs)) {
+      for (const dir of ['Before', 'After'] as const) {
+        const [f, a] = await Promise.all([walk(p.ferry.url, dir, addr), walk(p.anvil.url, dir, addr)]);
+        const extra = beneficiaryOnly[name] ?? [];
+        const fPages = f.map((pg) => ({ ...pg, txs: pg.txs.filter((t: any) => !extra.includes(t.hash)), receipts: pg.receipts.filter((r: any) => !extra.includes(r.transactionHash)) }));
+        assert.equal(fPages.length, a.length, `${name} ${dir}: pages`);
+        fPages.forEach((pg, i) => {
+          const ap = a[i]!;
+          const at = `${name} ${dir} page ${i}`;
+          assert.deepEqual(pg.txs.map((t: any) => t.hash), ap.txs.map((t: any) => t.hash), `${at}: txs`);
+          assert.equal(pg.firstPage, ap.firstPage, `${at}: firstPage`);
+          assert.equal(pg.lastPage, ap.lastPage, `${at}: lastPage`);
+          assert.deepEqual(pg.txs.map(placeless), ap.txs.map(placeless), `${at}: tx objects`);
+          assert.deepEqual(pg.receipts.map(receiptPlaceless), ap.receipts.map(receiptPlaceless), `${at}: receipts`);
+          pages++;
+        });
+        for (const [pg, ts] of f.flatMap((pg) => pg.receipts.map((r: any) => [r, r.timestamp] as const))) {
+          const block = await call(p.ferry.url, 'eth_getBlockByNumber', [pg.blockNumber, false]);
+          assert.equal(ts, block.timestamp, 'the receipt carries its block timestamp');
+        }
+        if (extra.length > 0) assert.ok(f.some((pg) => pg.txs.some((t: any) => extra.includes(t.hash))), `${name}: the beneficiary's tx is found`);
+      }
+    }
+    assert.ok(pages > 20, `compared ${pages} pages`);
+    const sender = await call(p.ferry.url, 'ots_searchTransactionsBefore', [SENDER, 0, 1000]);
+    assert.equal(sender.txs.length, 14, 'the sender sent every fixture tx');
+    assert.deepEqual(await call(p.ferry.url, 'ots_searchTransactionsBefore', ['0x' + '00'.repeat(19) + '99', 0, 5]), { txs: [], receipts: [], firstPage: true, lastPage: true });
+    await assert.rejects(call(p.ferry.url, 'ots_searchTransactionsBefore', [SENDER, 0, 0]), /page size/);
+    await assert.rejects(call(p.ferry.url, 'ots_searchTransactionsAfter', [SENDER, 0, 1_000_001]), /page size/);
   });
 
   it('erigon_getHeaderByNumber', async () => {

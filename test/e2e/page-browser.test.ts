@@ -2,8 +2,8 @@
  * The node page (/explorer) in real headless Chromium (Debian's `chromium`, found on PATH, driven by
  * playwright-core; nothing downloads a browser) against the real ferry process: it loads without
  * console errors, follows new blocks over the WebSocket, shows a tx sent with ethers with both its
- * EVM and native hash (checked against Surface B), decodes an ERC-20 Transfer, shows an account, and
- * draws its plots. Screenshots go to the test's temporary directory (printed). Without Chromium the
+ * EVM and native hash (checked against Surface B), decodes an ERC-20 Transfer, shows an account with
+ * its history and a contract with its creator (the `ots` namespace), and draws its plots. Screenshots go to the test's temporary directory (printed). Without Chromium the
  * browser tests are skipped (counted as skipped), and fail under CI=true (test/helpers/prereq.ts).
  */
 import assert from 'node:assert/strict';
@@ -35,7 +35,7 @@ describe('node page in headless Chromium', () => {
 
   before(async () => {
     if (skip) return;
-    node = await startFerry({ args: ['--consensus.timeout_commit', '500ms', '--json-rpc.api', 'eth,net,web3,txpool', '--metrics', '--json-rpc.metrics-address', '127.0.0.1:0'] });
+    node = await startFerry({ args: ['--consensus.timeout_commit', '500ms', '--json-rpc.api', 'eth,net,web3,txpool,ots', '--metrics', '--json-rpc.metrics-address', '127.0.0.1:0'] });
     provider = new JsonRpcProvider(node.url, undefined, { staticNetwork: true, cacheTimeout: -1 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -92,8 +92,8 @@ describe('node page in headless Chromium', () => {
     const sent = await token.getFunction('transfer')(devAddress(6), 77n);
     await sent.wait();
     await page.goto(`${node.url}/explorer#/tx/${sent.hash}`);
-    await page.waitForSelector('#tx table', { timeout: WAIT_MS });
-    const decoded = (await page.textContent('#tx table'))!;
+    await page.waitForSelector('#tx-events', { timeout: WAIT_MS });
+    const decoded = (await page.textContent('#tx-events'))!;
     assert.match(decoded, /Transfer\(from: 0x[0-9a-f…]+, to: 0x[0-9a-f…]+, value: 77\)/);
     await page.screenshot({ path: join(shots, 'erc20.png'), fullPage: true });
 
@@ -105,6 +105,34 @@ describe('node page in headless Chromium', () => {
     // the token's view has a #nonce too (a contract's is 1): wait until the owner's view replaced it
     await page.waitForFunction(`document.querySelector('#address dd.mono')?.textContent?.toLowerCase() === '${owner.address.toLowerCase()}'`, undefined, { timeout: WAIT_MS });
     assert.equal(Number(await page.textContent('#nonce')), await provider.getTransactionCount(owner.address));
+    assert.deepEqual(errors, []);
+  });
+
+  it("links an account to its whole history and a contract to its creator (ots_searchTransactionsBefore, ots_getContractCreator)", { skip }, async () => {
+    const owner = devWallet(7, provider);
+    const compiled = compileToken();
+    const token = (await new ContractFactory(compiled.abi, compiled.bytecode, owner).deploy('Hist', 'HS', 1000n)) as Contract;
+    await token.waitForDeployment();
+    const deployHash = token.deploymentTransaction()!.hash;
+    const sent = await token.getFunction('transfer')(devAddress(8), 5n);
+    await sent.wait();
+    await page.goto(`${node.url}/explorer#/address/${owner.address}`);
+    await page.waitForSelector('#history tr td', { timeout: WAIT_MS });
+    const history = await page.$$eval('#history a[href^="#/tx/"]', (as) => as.map((a) => a.getAttribute('href')));
+    assert.deepEqual(history, [`#/tx/${sent.hash}`, `#/tx/${deployHash}`], 'newest first, from the address index');
+    // the token never sent anything, yet its history holds both txs (recipient of the call, created by the deploy)
+    const address = (await token.getAddress()).toLowerCase();
+    await page.goto(`${node.url}/explorer#/address/${address}`);
+    await page.waitForSelector('#creator', { timeout: WAIT_MS });
+    assert.match((await page.textContent('#creator'))!, new RegExp(owner.address.slice(0, 10), 'i'));
+    assert.equal(await page.getAttribute('#creator a[href^="#/tx/"]', 'href'), `#/tx/${deployHash}`);
+    assert.equal((await page.$$('#history a[href^="#/tx/"]')).length, 2);
+    await page.screenshot({ path: join(shots, 'history.png'), fullPage: true });
+    // the deploy's page shows the creation as an internal operation (ots_getInternalOperations)
+    await page.goto(`${node.url}/explorer#/tx/${deployHash}`);
+    await page.waitForSelector('#tx-internal', { timeout: WAIT_MS });
+    assert.match((await page.textContent('#tx-internal'))!, /create/);
+    assert.ok(await page.$(`#tx-internal a[href="#/address/${address}"]`), 'the created contract links to its account view');
     assert.deepEqual(errors, []);
   });
 
