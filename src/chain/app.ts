@@ -95,7 +95,8 @@ export class EvmApp implements Application {
   private coinbase: Uint8Array;
   /** pending dev cheats (anvil_setBalance …): seen by CheckTx, applied at the next block's start */
   readonly cheats: CheatOverlay;
-  private readonly dev: DevState;
+  /** the dev block fields and impersonation (evm_setBlockGasLimit, anvil_setNextBlock*, anvil_impersonateAccount…; node/devops.ts sets them, snapshots keep them) */
+  readonly dev: DevState;
   /** removes old state versions and block history after each block (absent: archive) */
   private readonly pruner: Pruner | undefined;
   private readonly admission: Admission;
@@ -210,35 +211,6 @@ export class EvmApp implements Application {
     return this.trieDb.cacheStats();
   }
 
-  /** evm_setBlockGasLimit: the gas limit of the blocks made from now on (not persisted). */
-  setBlockGasLimit(gas: bigint): void {
-    this.dev.blockGasLimit = gas;
-  }
-
-  blockGasLimitOf(): bigint {
-    return this.dev.blockGasLimit;
-  }
-
-  /** anvil_setNextBlockBaseFeePerGas: the base fee of the next block only. */
-  setNextBaseFee(fee: bigint): void {
-    this.dev.baseFeeOverride = fee;
-  }
-
-  /** anvil_setNextBlockPrevRandao: the next block's mixHash (PREVRANDAO) only, in memory as the base fee override (docs/dev-mode.md). */
-  setNextPrevRandao(value: Uint8Array): void {
-    this.dev.prevRandaoOverride = value;
-  }
-
-  /** anvil_impersonateAccount / stopImpersonatingAccount; resolves to whether it was impersonated before. */
-  setImpersonated(address: Uint8Array, on: boolean): boolean {
-    return this.dev.setImpersonated(address, on);
-  }
-
-  /** anvil_autoImpersonateAccount */
-  setAutoImpersonate(on: boolean): void {
-    this.dev.setAutoImpersonate(on);
-  }
-
   /**
    * anvil_dropTransaction / anvil_dropAllTransactions / anvil_removePoolTransactions: removes pool txs
    * (all when `hashes` is undefined; only `from`'s when given); returns the hashes removed.
@@ -273,20 +245,6 @@ export class EvmApp implements Application {
 
   latestHeader(): EvmHeader {
     return this.latest;
-  }
-
-  /** The dev block fields (evm_setBlockGasLimit, anvil_setNextBlockBaseFeePerGas) now: a snapshot keeps them. */
-  saveDevFields(): DevFields {
-    return this.dev.save();
-  }
-
-  restoreDevFields(saved: DevFields): void {
-    this.dev.restore(saved);
-  }
-
-  /** anvil_reset: the dev block fields of a fresh node. */
-  resetDevFields(): void {
-    this.dev.reset();
   }
 
   /**

@@ -51,7 +51,7 @@ function devSnapshots({ engine: eng, app, send, log }: DevOpsDeps): DevSnapshots
   );
   // the dev clock, the dev block fields; a reset also empties the pool (as Anvil)
   snapshots.register('clock', { save: () => eng.saveClock(), restore: (c) => eng.restoreClock(c), reset: () => eng.resetClock() });
-  snapshots.register('block fields', { save: () => app.saveDevFields(), restore: (f) => app.restoreDevFields(f), reset: () => app.resetDevFields() });
+  snapshots.register('block fields', { save: () => app.dev.save(), restore: (f) => app.dev.restore(f), reset: () => app.dev.reset() });
   snapshots.register('pool', { save: () => undefined, restore: () => {}, reset: () => void app.dropTxs(undefined) });
   // the pending state cheats (chain/cheats.ts): back to those pending at the snapshot; none after a reset
   snapshots.register('cheats', { save: () => app.cheats.save(), restore: (c) => app.cheats.restore(c), reset: () => app.cheats.restore(new Map()) });
@@ -88,12 +88,12 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
       else if (mode.automine) eng.setMiningMode({ automine: false, intervalMs: mode.intervalMs });
     },
     setInterval: (op) => eng.setMiningMode({ automine: false, intervalMs: op.seconds === 0n ? null : Number(op.seconds) * 1000 }),
-    setBlockGasLimit: (op) => app.setBlockGasLimit(op.gas),
-    setNextBaseFee: (op) => app.setNextBaseFee(op.fee),
-    setNextPrevRandao: (op) => app.setNextPrevRandao(op.value),
+    setBlockGasLimit: (op) => void (app.dev.blockGasLimit = op.gas),
+    setNextBaseFee: (op) => void (app.dev.baseFeeOverride = op.fee),
+    setNextPrevRandao: (op) => void (app.dev.prevRandaoOverride = op.value),
     dropTxs: (op) => app.dropTxs(op.hashes, op.from),
-    impersonate: (op) => app.setImpersonated(op.address, op.on),
-    autoImpersonate: (op) => app.setAutoImpersonate(op.enabled),
+    impersonate: (op) => app.dev.setImpersonated(op.address, op.on),
+    autoImpersonate: (op) => app.dev.setAutoImpersonate(op.enabled),
     // the mirror on the RPC thread learns them before the devReply
     setCheats: (op) => void send({ type: 'cheats', pending: app.setCheats(op.cheats) }),
     snapshot: () => snapshots.take(),
@@ -101,7 +101,7 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
     reset: () => snapshots.reset(),
     status: () => {
       const mode = eng.miningMode();
-      return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.blockGasLimitOf(), nextBaseFee: app.nextBaseFee(), snapshots: snapshots.list() };
+      return { automine: mode.automine, intervalMs: mode.intervalMs ?? 0, blockGasLimit: app.dev.blockGasLimit, nextBaseFee: app.nextBaseFee(), snapshots: snapshots.list() };
     },
   };
   // one handler per variant: the union's correlation is lost on the lookup, not on the handlers

@@ -107,16 +107,16 @@ describe('EvmApp and impersonated transactions', () => {
     const refused = await app.checkTx(tx);
     assert.equal(refused.code, CheckCode.txDecode);
     assert.match(refused.log, /impersonation signature for 0x[0-9a-fA-F]{40}, which is not impersonated/);
-    assert.equal(app.setImpersonated(SENDER, true), false);
+    assert.equal(app.dev.setImpersonated(SENDER, true), false);
     assert.equal((await app.checkTx(tx)).code, 0);
-    assert.equal(app.setImpersonated(SENDER, false), true);
+    assert.equal(app.dev.setImpersonated(SENDER, false), true);
     assert.equal((await app.checkTx(nativeOf(await placeholder({ nonce: 1n })))).code, CheckCode.txDecode);
-    app.setAutoImpersonate(true);
+    app.dev.setAutoImpersonate(true);
     assert.equal((await app.checkTx(nativeOf(await placeholder({ nonce: 1n })))).code, 0);
 
     const off = (await appWith(false)).app;
-    off.setImpersonated(SENDER, true);
-    off.setAutoImpersonate(true);
+    off.dev.setImpersonated(SENDER, true);
+    off.dev.setAutoImpersonate(true);
     assert.equal((await off.checkTx(tx)).code, CheckCode.txDecode, 'never without the dev namespaces');
   });
 
