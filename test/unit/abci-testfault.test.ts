@@ -23,12 +23,12 @@ describe('FERRY_TEST_FAULT', () => {
     }
   });
 
-  it('parses crash-in-commit:HEIGHT and refuses anything else', () => {
+  it('parses crash-in-commit:HEIGHT and corrupt-snapshot-chunks, and refuses anything else', () => {
     assert.deepEqual(testFaultFromEnv({ FERRY_TEST_FAULT: 'crash-in-commit:12', FERRY_TEST_HOOKS: '1' }), { kind: 'crash-in-commit', height: 12n });
     for (const bad of ['crash-in-commit:0', 'crash-in-commit:', 'crash-in-commit:-1', 'crash-in-commit:0x10', 'crash-in-commit:1 ', 'crash:5', 'crash-in-commit:99999999999999999999']) {
       assert.throws(() => testFaultFromEnv({ FERRY_TEST_FAULT: bad, FERRY_TEST_HOOKS: '1' }), (e) => {
         assert.ok(e instanceof TestFaultError);
-        assert.equal(e.message, `FERRY_TEST_FAULT=${JSON.stringify(bad)}: expected crash-in-commit:HEIGHT (HEIGHT ≥ 1)`);
+        assert.equal(e.message, `FERRY_TEST_FAULT=${JSON.stringify(bad)}: expected crash-in-commit:HEIGHT (HEIGHT ≥ 1) or corrupt-snapshot-chunks`);
         return true;
       });
     }
