@@ -101,7 +101,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createAccountMethods(modules.signer),
     createPersonalMethods(modules.signer),
     createMinerMethods(modules.miner),
-    createDevMethods(modules, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: opts.hardfork }),
+    createDevMethods(modules, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: opts.hardfork, forked: modules.history !== undefined }),
     createDevBlockMethods(modules),
     createDevTokenMethods(modules),
     createCheatMethods(modules),

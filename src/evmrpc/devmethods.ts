@@ -57,6 +57,8 @@ export interface DevInfo {
   clientSemver: string;
   commit: string;
   hardfork: string;
+  /** whether this node is a fork of an origin (`ferry dev --fork-url`, docs/fork-mode.md) */
+  forked: boolean;
 }
 
 /** A JSON number or a hex quantity, at most `max` (Anvil's U256 / u64 params). */
@@ -163,6 +165,16 @@ export const PRIVATE = { private: true } as const;
 
 export function createDevMethods({ reader, chain, signer, miner }: DevModules, info: DevInfo): MethodTable {
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
+  /**
+   * Anvil points its fork at a new upstream, and answers null doing nothing when it is not forking
+   * (foundry crates/anvil/src/eth/api.rs anvil_set_rpc_url); Ferry does the same when not forking, and
+   * refuses on a fork: its origin is fixed at the fork's start (docs/fork-mode.md).
+   */
+  const setRpcUrl = (name: string) =>
+    method([string], () => {
+      if (info.forked) throw invalidArgument(`${name}: a fork's origin is fixed when it starts; restart \`ferry dev --fork-url URL\` to change it (docs/fork-mode.md)`);
+      return null;
+    }, PRIVATE);
   /** the latest block: its number and header (absent only before the first block is readable) */
   const latest = () => {
     const n = reader.latestNumber();
@@ -356,14 +368,9 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
     evm_revert: revert,
     anvil_revert: revert,
     anvil_reset: reset,
-    // Anvil points its fork at a new upstream; Ferry does not fork (docs/dev-mode.md)
-    anvil_setRpcUrl: method([string], () => {
-      throw invalidArgument('anvil_setRpcUrl is not supported: ferry has no fork mode');
-    }, PRIVATE),
+    anvil_setRpcUrl: setRpcUrl('anvil_setRpcUrl'),
     hardhat_reset: reset,
-    hardhat_setRpcUrl: method([string], () => {
-      throw invalidArgument('hardhat_setRpcUrl is not supported: ferry has no fork mode');
-    }, PRIVATE),
+    hardhat_setRpcUrl: setRpcUrl('hardhat_setRpcUrl'),
   };
   return Object.freeze(table);
 }

@@ -147,6 +147,14 @@ function forkSuite(kind: 'ferry' | 'anvil'): void {
       assert.match(r.error!.message, /eth_getProof is not served by a fork/);
     });
 
+    it('anvil_setRpcUrl / hardhat_setRpcUrl are refused on a fork: its origin is fixed at start', async () => {
+      for (const name of ['anvil_setRpcUrl', 'hardhat_setRpcUrl']) {
+        const r = await rpc(fork.url, name, ['http://127.0.0.1:1']);
+        assert.equal(r.error?.code, -32602);
+        assert.match(r.error!.message, /origin is fixed when it starts/);
+      }
+    });
+
     it('each account and slot is fetched from the origin once', async () => {
       for (let i = 0; i < 3; i++) {
         await call(fork.url, 'eth_call', [{ to: tokenAddr, data: balanceOfData(STRANGER) }, 'latest']);
