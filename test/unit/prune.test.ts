@@ -24,6 +24,7 @@ import type { PrunePlan } from '../../src/store/prune.js';
 import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
 import { chainGenesis } from '../helpers/chaingen.js';
+import { walkStoredTrie } from '../helpers/triewalk.js';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const GWEI = 10n ** 9n;
@@ -122,6 +123,19 @@ describe('pruning: a custom-pruned node next to an archive node', () => {
     assert.ok(pruned.reader.blockByNumber(0n));
     assert.equal(count(pruned.store, 'SELECT count(*) AS n FROM txs'), MIN_RETAIN + 1);
     assert.equal(count(archive.store, 'SELECT count(*) AS n FROM txs'), BLOCKS);
+  });
+
+  it('collects the trie nodes only pruned heights reached, and every retained root stays whole', () => {
+    const seen = new Set<string>();
+    for (let n = BigInt(BLOCKS - KEEP_RECENT); n <= BigInt(BLOCKS); n++) {
+      const root = pruned.store.evmBlock(n)!.header.stateRoot;
+      assert.deepEqual(root, archive.store.evmBlock(n)!.header.stateRoot, `state root at ${n}`);
+      walkStoredTrie(pruned.store, root, seen);
+    }
+    const nodes = (s: Store) => count(s, 'SELECT count(*) AS n FROM trie WHERE length(k) = 32');
+    assert.equal(nodes(pruned.store), seen.size, 'the pruned store keeps exactly the nodes its retained roots reach');
+    assert.ok(nodes(archive.store) > 4 * seen.size, `archive ${nodes(archive.store)} nodes, pruned ${seen.size}`);
+    assert.equal(count(archive.store, "SELECT count(*) AS n FROM sqlite_master WHERE name = 'trie_refs'"), 0, 'an archive counts nothing');
   });
 
   it("returns min-retain-blocks as Commit's retain_height (0 below it and for an archive)", () => {
