@@ -20,7 +20,9 @@ import { pruningPlan } from '../../src/config/options.js';
 import { evmErrors } from '../../src/evmrpc/errors.js';
 import { DomainError, mapDomainError } from '../../src/lib/errors.js';
 import type { Logger } from '../../src/lib/log.js';
-import type { PrunePlan } from '../../src/store/prune.js';
+import { MAX_PRUNE_EVENT_ROWS_PER_STEP, Pruner, type PrunePlan } from '../../src/store/prune.js';
+import { EventIndex } from '../../src/store/eventindex.js';
+import { FlatState } from '../../src/store/flatstate.js';
 import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
 import { chainGenesis } from '../helpers/chaingen.js';
@@ -176,6 +178,36 @@ describe('pruning: a custom-pruned node next to an archive node', () => {
     assert.equal(p.receipt(bytes(txHashes[0]!)), undefined);
     // the archive answers the same heights
     assert.equal(thrown(() => archive.reader.checkState(0n)), undefined);
+  });
+});
+
+describe('pruning the tx_search/block_search event index', () => {
+  it('removes the rows below retain_height, in bounded steps, and keeps the rest', () => {
+    const store = new Store(':memory:');
+    const index = new EventIndex(store.db, { writer: true });
+    new FlatState(store); // the state tables the pruner reads
+    const pruner = new Pruner(store, { keepRecent: 0, interval: 0, minRetainBlocks: MIN_RETAIN });
+    // enough rows that one step cannot remove them all (MAX_PRUNE_EVENT_ROWS_PER_STEP)
+    const attrs = Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: 'v', index: true }));
+    const event = { type: 'transfer', attributes: attrs };
+    store.transaction(() => {
+      for (let h = 1; h <= BLOCKS; h++) {
+        const txs = [Uint8Array.of(h & 0xff, h >> 8), Uint8Array.of(h & 0xff, h >> 8, 1)];
+        index.indexBlock(BigInt(h), txs.map((t) => bytes(keccak256(t))), txs, txs.map(() => ({ code: 0, events: [event] })), [event]);
+      }
+    });
+    const rows = (table: string, where: string) => count(store, `SELECT count(*) AS n FROM ${table} WHERE ${where}`);
+    const keptTx = rows('tx_events', `height >= ${BLOCKS - MIN_RETAIN}`);
+    const keptBlock = rows('block_events', `height >= ${BLOCKS - MIN_RETAIN}`);
+    assert.ok(rows('tx_events', 'height > 0') > 2 * MAX_PRUNE_EVENT_ROWS_PER_STEP);
+    const first = pruner.afterCommit(BLOCKS);
+    assert.equal(first.eventRows, 2 * MAX_PRUNE_EVENT_ROWS_PER_STEP, 'one step removes at most its bound per table');
+    for (let i = 0; i < 20 && pruner.afterCommit(BLOCKS).eventRows > 0; i++);
+    for (const table of ['tx_events', 'block_events']) assert.equal(rows(table, `height < ${BLOCKS - MIN_RETAIN}`), 0, table);
+    assert.equal(rows('tx_events', 'height > 0'), keptTx);
+    assert.equal(rows('block_events', 'height > 0'), keptBlock);
+    assert.ok(keptTx > 0 && keptBlock > 0);
+    store.close();
   });
 });
 
