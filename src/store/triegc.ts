@@ -107,18 +107,17 @@ export class TrieRefs {
 
   /** Drops the roots of the heights below `floor`; returns the number of trie nodes deleted. */
   pruneBelow(floor: number): number {
-    let freed = 0;
-    for (const r of this.stmts.rootsBelow.all(floor)) {
-      this.stmts.delRoot.run(r.height);
-      freed += this.release(r.root);
-    }
-    return freed;
+    return this.dropRoots(this.stmts.rootsBelow.all(floor));
   }
 
   /** Drops the roots of the heights above `height` (dev revert); returns the number of trie nodes deleted. */
   dropAbove(height: number): number {
+    return this.dropRoots(this.stmts.rootsAbove.all(height));
+  }
+
+  private dropRoots(rows: { height: number; root: Buffer }[]): number {
     let freed = 0;
-    for (const r of this.stmts.rootsAbove.all(height)) {
+    for (const r of rows) {
       this.stmts.delRoot.run(r.height);
       freed += this.release(r.root);
     }
