@@ -37,6 +37,7 @@ import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import { Pruner, type PrunePlan } from '../store/prune.js';
+import { TrieRefs } from '../store/triegc.js';
 import { CheatTable } from '../store/cheats.js';
 import { syncedHashLookup } from '../store/snapshot.js';
 import { ADDRESS_INDEX_BUILD_KEY, parseBuild } from '../store/addrindex.js';
@@ -159,6 +160,8 @@ export class EvmApp implements Application {
   static async create(store: Store, genesis: Genesis, opts: AppOptions, log: Logger, events: AppEvents): Promise<EvmApp> {
     const common = new ForkSchedule(genesis.evmChainId, genesis.evm);
     const trieDb = new TrieDB(store);
+    // a pruning node counts trie-node references from its first node on (store/triegc.ts)
+    if (!store.reader) store.trieRefs = TrieRefs.open(store.db, (opts.pruning?.interval ?? 0) > 0);
     const flat = new FlatState(store);
     // a state-synced home holds the hashes of the blocks below its snapshot height apart (store/snapshot.ts)
     const synced = syncedHashLookup(store.db);

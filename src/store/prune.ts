@@ -6,11 +6,12 @@
  * State: the flat layer (store/flatstate.ts) keeps one row per key and height that changed it. Pruning
  * to floor F deletes, for every key a block in (old floor, F] changed, the rows below that block's row,
  * and drops the change sets below F: every key then still answers its value at F and above, and no
- * height below F (the flat layer's low() moves to F). Trie nodes are content-addressed and shared
- * between versions; they are not collected here (docs/abci.md says so).
+ * height below F (the flat layer's low() moves to F). The trie nodes only heights below F reached
+ * are deleted by their reference counts (store/triegc.ts), in the same step.
  *
- * History: blocks, tx lookups and receipts, logs, address index rows, CometBFT records and native tx results of heights
- * below the retain height are deleted (the genesis block stays), the same height Commit returns to CometBFT as retain_height
+ * History: blocks, tx lookups and receipts, logs, address index rows, CometBFT records, native tx results
+ * and the tx_search/block_search event index of heights below the retain height are deleted (the genesis
+ * block stays), the same height Commit returns to CometBFT as retain_height
  * (Cosmos SDK baseapp GetBlockRetentionHeight without the evidence and snapshot terms).
  */
 import type Database from 'better-sqlite3';
@@ -18,6 +19,8 @@ import type { Store } from './store.js';
 
 /** Heights of state or of history one pruning step removes at most (the rest waits for the next block). */
 export const MAX_PRUNE_HEIGHTS_PER_STEP = 64;
+/** Rows of each event-index table (tx_events, block_events) one pruning step removes at most. */
+export const MAX_PRUNE_EVENT_ROWS_PER_STEP = 4096;
 
 export interface PrunePlan {
   /** heights of state kept below the head (0 with interval 0: archive) */
@@ -33,6 +36,10 @@ export interface PruneStep {
   stateHeights: number;
   /** the heights whose blocks and history were removed */
   historyHeights: number;
+  /** trie nodes deleted (no retained height reaches them any more) */
+  trieNodes: number;
+  /** rows of the tx_search/block_search event index removed */
+  eventRows: number;
 }
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -62,6 +69,7 @@ export class Pruner {
       delBlock: db.prepare('DELETE FROM blocks WHERE height = ?'),
       delComet: hasTable('comet') ? db.prepare('DELETE FROM comet WHERE height = ?') : undefined,
       delCometTxs: hasTable('comet_txs') ? db.prepare('DELETE FROM comet_txs WHERE height = ?') : undefined,
+      ...eventIndexStatements(db, hasTable),
     } satisfies Record<string, Database.Statement | undefined>;
   }
 
@@ -106,11 +114,13 @@ export class Pruner {
    * every interval-th block, and on any block while an earlier step left work behind.
    */
   afterCommit(height: number): PruneStep {
-    const step: PruneStep = { stateHeights: 0, historyHeights: 0 };
+    const step: PruneStep = { stateHeights: 0, historyHeights: 0, trieNodes: 0, eventRows: 0 };
     if (!this.active || !this.due(height)) return step;
     this.store.transaction(() => {
       step.stateHeights = this.pruneState(height);
+      step.trieNodes = this.pruneTrie();
       step.historyHeights = this.pruneHistory(height);
+      step.eventRows = this.pruneEventIndex(height);
     });
     if (step.historyHeights > 0) this.store.forgetCaches();
     return step;
@@ -123,7 +133,8 @@ export class Pruner {
     if (floor !== undefined && target !== undefined && target > floor) return true;
     const retain = Number(this.retainHeight(BigInt(height)));
     const low = this.historyFloor();
-    return retain > 0 && low !== undefined && low < retain;
+    if (retain > 0 && low !== undefined && low < retain) return true;
+    return retain > 0 && this.eventIndexLow() < retain;
   }
 
   private pruneState(height: number): number {
@@ -159,4 +170,66 @@ export class Pruner {
     }
     return upTo - low;
   }
+
+  /**
+   * The trie nodes of the state heights pruned so far: the roots of heights below the state floor lose
+   * their reference, and nodes no retained root reaches are deleted (store/triegc.ts). The work is
+   * that of the heights the state step just removed, so it is bounded the same way.
+   */
+  private pruneTrie(): number {
+    const refs = this.store.trieRefs;
+    const floor = this.stateFloor();
+    return refs === undefined || floor === undefined ? 0 : refs.pruneBelow(floor);
+  }
+
+  /** the lowest height in the event index (Infinity: empty, or no index) */
+  private eventIndexLow(): number {
+    let low = Infinity;
+    for (const st of [this.stmts.txEventsLow, this.stmts.blockEventsLow]) {
+      const h = st?.get()?.h;
+      if (h !== undefined && h !== null) low = Math.min(low, h);
+    }
+    return low;
+  }
+
+  /**
+   * The tx_search/block_search index rows of heights below the retain height. Rows are appended in
+   * block order (store/eventindex.ts), so rowid order is height order and the rows to remove are the
+   * table's first ones: at most MAX_PRUNE_EVENT_ROWS_PER_STEP of each table per step, found without a
+   * height index (which every node would pay for).
+   */
+  private pruneEventIndex(height: number): number {
+    const retain = Number(this.retainHeight(BigInt(height)));
+    if (retain === 0) return 0;
+    const s = this.stmts;
+    let removed = 0;
+    for (const [last, del] of [
+      [s.txEventsLast, s.delTxEvents],
+      [s.blockEventsLast, s.delBlockEvents],
+    ] as const) {
+      const r = last?.get(MAX_PRUNE_EVENT_ROWS_PER_STEP, retain)?.r;
+      if (r !== undefined && r !== null) removed += del!.run(r).changes;
+    }
+    return removed;
+  }
+}
+
+/** the event index's pruning statements (absent tables: none) */
+function eventIndexStatements(db: Database.Database, hasTable: (name: string) => boolean) {
+  const low = (t: string) => db.prepare<[], { h: number | null }>(`SELECT height AS h FROM ${t} ORDER BY rowid LIMIT 1`);
+  const last = (t: string) =>
+    db.prepare<[number, number], { r: number | null }>(
+      `SELECT max(r) AS r FROM (SELECT rowid AS r, height FROM ${t} ORDER BY rowid LIMIT ?) WHERE height < ?`,
+    );
+  const del = (t: string) => db.prepare<[number]>(`DELETE FROM ${t} WHERE rowid <= ?`);
+  const tx = hasTable('tx_events');
+  const block = hasTable('block_events');
+  return {
+    txEventsLow: tx ? low('tx_events') : undefined,
+    txEventsLast: tx ? last('tx_events') : undefined,
+    delTxEvents: tx ? del('tx_events') : undefined,
+    blockEventsLow: block ? low('block_events') : undefined,
+    blockEventsLast: block ? last('block_events') : undefined,
+    delBlockEvents: block ? del('block_events') : undefined,
+  };
 }

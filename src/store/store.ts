@@ -15,6 +15,7 @@ import type { CometBlockRecord } from '../types/cometbft.js';
 import { DecodedByHeight, HeightRepository } from './repository.js';
 import { ForkState, readForkRecord } from '../fork/lazystate.js';
 import { AddressIndex } from './addrindex.js';
+import type { TrieRefs } from './triegc.js';
 
 /**
  * Blocks (and their CometBFT records) kept decoded in memory by each Store (immutable once committed),
@@ -169,6 +170,9 @@ export class Store {
     return (this.addrIndex ??= new AddressIndex(this.db));
   }
 
+  /** trie-node reference counts of a pruning node (store/triegc.ts; undefined: an archive's store) */
+  trieRefs: TrieRefs | undefined;
+
   /** checkpoints the WAL on a worker thread (the writer opened with `walCheckpointer`) */
   private checkpointer: WalCheckpointer | undefined;
 
@@ -281,7 +285,10 @@ export class Store {
     return this.stmts.trieGet.get(key)?.v;
   }
   triePutMany(entries: Iterable<[Buffer, Uint8Array]>): void {
-    for (const [k, v] of entries) this.stmts.triePut.run(k, buf(v));
+    const refs = this.trieRefs;
+    for (const [k, v] of entries) {
+      if (this.stmts.triePut.run(k, buf(v)).changes > 0) refs?.inserted(k, v);
+    }
   }
 
   /** Runs fn in one write transaction (all-or-nothing). */
@@ -306,6 +313,7 @@ export class Store {
   putBlock(w: BlockWrite): void {
     const h = Number(w.height);
     this.stmts.putBlock.run(h, buf(w.hash), encodeValue(w.evm));
+    this.trieRefs?.rootAt(h, w.evm.header.stateRoot);
     w.receipts.forEach((r, i) => {
       this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeValue(r));
       for (const log of r.logs) {
@@ -338,6 +346,7 @@ export class Store {
     this.stmts.delLogsAbove.run(h);
     this.stmts.delBlocksAbove.run(h);
     this.addrs.rewind(h);
+    this.trieRefs?.dropAbove(h);
   }
 
   /** The blocks, records and hashes this connection keeps by height are dropped (after a dev revert). */

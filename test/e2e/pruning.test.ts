@@ -3,12 +3,17 @@
  * --min-retain-blocks N` makes blocks, serves the head, and answers pruned heights on both surfaces
  * with the documented errors: geth's "historical state <root> is not available" (-32000) for state it
  * removed, "pruned history unavailable" (4444) for blocks below the retained history, and CometBFT's
- * "height X is not available, lowest height is Y" on Surface B.
+ * "height X is not available, lowest height is Y" on Surface B. After its trie nodes were collected
+ * (store/triegc.ts), eth_getProof at the head and at the lowest retained state height still verifies
+ * against the block's state root, and one height lower answers the pruned-state error.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startFerry, type FerryNode } from '../helpers/node.js';
 import { call, rpc } from '../helpers/rpc.js';
+import { verifyAccountProof } from '../helpers/proof.js';
+import { Wallet } from 'ethers';
+import { devKeys } from '../helpers/accounts.js';
 
 const MIN_RETAIN = 20;
 /** `everything` keeps 2 heights of state and prunes every 10 blocks (Cosmos SDK presets) */
@@ -63,5 +68,20 @@ describe('a node with pruning = "everything" and min-retain-blocks', () => {
     assert.ok(lowest > 1 && lowest >= head - MIN_RETAIN, `earliest_block_height ${lowest}`);
     const res = (await (await fetch(`${node.cometUrl}/block?height=1`)).json()) as { error?: { data: string } };
     assert.match(res.error?.data ?? '', new RegExp(`^height 1 is not available, lowest height is \\d+$`));
+  });
+
+  it('proves accounts at the retained heights against their state roots after trie GC, and refuses the pruned one', async () => {
+    const floor = head - (head % INTERVAL) - KEEP_RECENT;
+    const funded = new Wallet(devKeys()[0]!).address;
+    for (const n of [head, floor]) {
+      const block = await call<{ stateRoot: string }>(node.url, 'eth_getBlockByNumber', [hex(n), false]);
+      for (const addr of [funded, ZERO]) {
+        const proof = await call<{ accountProof: string[]; balance: string }>(node.url, 'eth_getProof', [addr, [], hex(n)]);
+        const account = await verifyAccountProof(block.stateRoot, addr, proof.accountProof);
+        assert.equal(account?.balance ?? 0n, BigInt(proof.balance), `${addr} at ${n}`);
+      }
+    }
+    const r = await rpc(node.url, 'eth_getProof', [funded, [], hex(floor - 1)]);
+    assert.equal((r.error as { code: number } | undefined)?.code, -32000);
   });
 });

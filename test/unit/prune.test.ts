@@ -20,11 +20,14 @@ import { pruningPlan } from '../../src/config/options.js';
 import { evmErrors } from '../../src/evmrpc/errors.js';
 import { mapDomainError } from '../../src/lib/errors.js';
 import type { Logger } from '../../src/lib/log.js';
-import type { PrunePlan } from '../../src/store/prune.js';
+import { MAX_PRUNE_EVENT_ROWS_PER_STEP, Pruner, type PrunePlan } from '../../src/store/prune.js';
+import { EventIndex } from '../../src/store/eventindex.js';
+import { FlatState } from '../../src/store/flatstate.js';
 import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
 import { commitBlock, openReader, thrown } from '../helpers/appblocks.js';
 import { chainGenesis } from '../helpers/chaingen.js';
+import { walkStoredTrie } from '../helpers/triewalk.js';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const GWEI = 10n ** 9n;
@@ -99,6 +102,19 @@ describe('pruning: a custom-pruned node next to an archive node', () => {
     assert.equal(count(archive.store, 'SELECT count(*) AS n FROM txs'), BLOCKS);
   });
 
+  it('collects the trie nodes only pruned heights reached, and every retained root stays whole', () => {
+    const seen = new Set<string>();
+    for (let n = BigInt(BLOCKS - KEEP_RECENT); n <= BigInt(BLOCKS); n++) {
+      const root = pruned.store.evmBlock(n)!.header.stateRoot;
+      assert.deepEqual(root, archive.store.evmBlock(n)!.header.stateRoot, `state root at ${n}`);
+      walkStoredTrie(pruned.store, root, seen);
+    }
+    const nodes = (s: Store) => count(s, 'SELECT count(*) AS n FROM trie WHERE length(k) = 32');
+    assert.equal(nodes(pruned.store), seen.size, 'the pruned store keeps exactly the nodes its retained roots reach');
+    assert.ok(nodes(archive.store) > 4 * seen.size, `archive ${nodes(archive.store)} nodes, pruned ${seen.size}`);
+    assert.equal(count(archive.store, "SELECT count(*) AS n FROM sqlite_master WHERE name = 'trie_refs'"), 0, 'an archive counts nothing');
+  });
+
   it("returns min-retain-blocks as Commit's retain_height (0 below it and for an archive)", () => {
     assert.equal(pruned.app.retainHeight(BigInt(BLOCKS)), BigInt(BLOCKS - MIN_RETAIN));
     assert.equal(pruned.app.retainHeight(BigInt(MIN_RETAIN)), 0n);
@@ -137,6 +153,36 @@ describe('pruning: a custom-pruned node next to an archive node', () => {
     assert.equal(p.receipt(bytes(txHashes[0]!)), undefined);
     // the archive answers the same heights
     assert.equal(thrown(() => archive.reader.checkState(0n)), undefined);
+  });
+});
+
+describe('pruning the tx_search/block_search event index', () => {
+  it('removes the rows below retain_height, in bounded steps, and keeps the rest', () => {
+    const store = new Store(':memory:');
+    const index = new EventIndex(store.db, { writer: true });
+    new FlatState(store); // the state tables the pruner reads
+    const pruner = new Pruner(store, { keepRecent: 0, interval: 0, minRetainBlocks: MIN_RETAIN });
+    // enough rows that one step cannot remove them all (MAX_PRUNE_EVENT_ROWS_PER_STEP)
+    const attrs = Array.from({ length: 40 }, (_, i) => ({ key: `k${i}`, value: 'v', index: true }));
+    const event = { type: 'transfer', attributes: attrs };
+    store.transaction(() => {
+      for (let h = 1; h <= BLOCKS; h++) {
+        const txs = [Uint8Array.of(h & 0xff, h >> 8), Uint8Array.of(h & 0xff, h >> 8, 1)];
+        index.indexBlock(BigInt(h), txs.map((t) => bytes(keccak256(t))), txs, txs.map(() => ({ code: 0, events: [event] })), [event]);
+      }
+    });
+    const rows = (table: string, where: string) => count(store, `SELECT count(*) AS n FROM ${table} WHERE ${where}`);
+    const keptTx = rows('tx_events', `height >= ${BLOCKS - MIN_RETAIN}`);
+    const keptBlock = rows('block_events', `height >= ${BLOCKS - MIN_RETAIN}`);
+    assert.ok(rows('tx_events', 'height > 0') > 2 * MAX_PRUNE_EVENT_ROWS_PER_STEP);
+    const first = pruner.afterCommit(BLOCKS);
+    assert.equal(first.eventRows, 2 * MAX_PRUNE_EVENT_ROWS_PER_STEP, 'one step removes at most its bound per table');
+    for (let i = 0; i < 20 && pruner.afterCommit(BLOCKS).eventRows > 0; i++);
+    for (const table of ['tx_events', 'block_events']) assert.equal(rows(table, `height < ${BLOCKS - MIN_RETAIN}`), 0, table);
+    assert.equal(rows('tx_events', 'height > 0'), keptTx);
+    assert.equal(rows('block_events', 'height > 0'), keptBlock);
+    assert.ok(keptTx > 0 && keptBlock > 0);
+    store.close();
   });
 });
 

@@ -1,0 +1,121 @@
+/**
+ * Trie-node garbage collection (store/triegc.ts, docs/abci.md "Pruning"): an account trie whose
+ * accounts own storage tries is updated block after block with random writes over small key and value
+ * spaces (so later blocks re-create nodes that earlier blocks made and that were already collected,
+ * and contracts share identical storage tries), and older heights are pruned at random. After every
+ * prune, every retained height's trie is fully readable from the store (every node present, stored
+ * under its hash) and its root is the one the same state builds from scratch; and the store holds
+ * exactly the nodes the retained roots reach (nothing unreachable left behind).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RLP } from '@ethereumjs/rlp';
+import { keccak256 } from '../../src/evm/common.js';
+import { EMPTY_TRIE_ROOT } from '../../src/evm/orderedtrie.js';
+import { updateTrie, type TrieNodeStore } from '../../src/evm/trieupdate.js';
+import { Store } from '../../src/store/store.js';
+import { TrieRefs } from '../../src/store/triegc.js';
+import { walkStoredTrie as walk } from '../helpers/triewalk.js';
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+const CONTRACTS = 6;
+const SLOTS = 12;
+const VALUES = 3;
+const BLOCKS = 120;
+
+/** a small deterministic PRNG (mulberry32) so a failure replays */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const key = (i: number) => keccak256(Uint8Array.of(i));
+const CODE_HASH = keccak256(new Uint8Array());
+
+/** state: contract → slot → value (0: absent) */
+type State = number[][];
+
+function accountRlp(nonce: number, storageRoot: Uint8Array): Uint8Array {
+  return RLP.encode([nonce, 1000, storageRoot, CODE_HASH]);
+}
+
+/** the state root of `state` built from scratch on a map, independent of the store */
+function rootFromScratch(state: State): Uint8Array {
+  const m = new Map<string, Uint8Array>();
+  const s: TrieNodeStore = { node: (h) => m.get(hex(h)), putNode: (h, e) => void m.set(hex(h), e) };
+  const accounts: [Uint8Array, Uint8Array][] = state.map((slots, c) => {
+    const storageRoot = updateTrie(s, EMPTY_TRIE_ROOT, slots.flatMap((v, i) => (v === 0 ? [] : [[key(i), RLP.encode(v)] as const])));
+    return [key(100 + c), accountRlp(c, storageRoot)];
+  });
+  return updateTrie(s, EMPTY_TRIE_ROOT, accounts);
+}
+
+test('trie-node GC keeps every retained root whole and nothing else', () => {
+  for (const seed of [1, 2, 3]) {
+    const next = rng(seed);
+    const store = new Store(':memory:');
+    store.trieRefs = TrieRefs.open(store.db, true);
+    assert.ok(store.trieRefs, 'an empty store counts references');
+    const state: State = Array.from({ length: CONTRACTS }, () => new Array<number>(SLOTS).fill(0));
+    const storageRoots: Uint8Array[] = new Array(CONTRACTS).fill(EMPTY_TRIE_ROOT);
+    let root = EMPTY_TRIE_ROOT;
+    const history = new Map<number, { root: Uint8Array; state: State }>();
+    let floor = 0;
+    let freed = 0;
+    for (let h = 0; h <= BLOCKS; h++) {
+      const overlay = new Map<string, Uint8Array>();
+      const nodes: TrieNodeStore = {
+        node: (x) => overlay.get(hex(x)) ?? store.trieGet(Buffer.from(x)),
+        putNode: (x, e) => void overlay.set(hex(x), e),
+      };
+      // some blocks change nothing (the same root at two heights); others write a few slots
+      const writes = next() < 0.15 ? 0 : 1 + Math.floor(next() * 5);
+      // one batch per trie and block, as the chain writes them (evm/trieupdate.ts)
+      const touched = new Map<number, Map<number, number>>();
+      for (let w = 0; w < writes; w++) {
+        const c = Math.floor(next() * CONTRACTS);
+        const i = Math.floor(next() * SLOTS);
+        const v = Math.floor(next() * VALUES);
+        state[c]![i] = v;
+        touched.set(c, (touched.get(c) ?? new Map()).set(i, v));
+      }
+      if (h === 0) for (let c = 0; c < CONTRACTS; c++) touched.set(c, touched.get(c) ?? new Map());
+      for (const [c, slots] of touched) {
+        storageRoots[c] = updateTrie(nodes, storageRoots[c]!, [...slots].map(([i, v]) => [key(i), v === 0 ? undefined : RLP.encode(v)] as const));
+      }
+      root = updateTrie(nodes, root, [...touched.keys()].map((c) => [key(100 + c), accountRlp(c, storageRoots[c]!)] as const));
+      store.transaction(() => {
+        store.triePutMany([...overlay].map(([k, v]) => [Buffer.from(k, 'hex'), v] as [Buffer, Uint8Array]));
+        store.trieRefs!.rootAt(h, root);
+      });
+      history.set(h, { root, state: state.map((s) => [...s]) });
+      if (h > 5 && next() < 0.3) {
+        floor = h - Math.floor(next() * 6);
+        freed += store.transaction(() => store.trieRefs!.pruneBelow(floor));
+        for (const k of [...history.keys()]) if (k < floor) history.delete(k);
+        const seen = new Set<string>();
+        for (const [height, v] of history) {
+          assert.equal(hex(v.root), hex(rootFromScratch(v.state)), `seed ${seed}: height ${height}'s root`);
+          walk(store, v.root, seen);
+        }
+        const stored = store.db.prepare('SELECT count(*) AS n FROM trie WHERE length(k) = 32').get() as { n: number };
+        assert.equal(stored.n, seen.size, `seed ${seed} after pruning below ${floor}: only reachable nodes stay`);
+      }
+    }
+    assert.ok(freed > 0, 'pruning deleted nodes');
+    store.close();
+  }
+});
+
+test('an archive store, or a store with uncounted nodes, does not count', () => {
+  const archive = new Store(':memory:');
+  assert.equal(TrieRefs.open(archive.db, false), undefined);
+  archive.triePutMany([[Buffer.from(keccak256(Uint8Array.of(1))), Uint8Array.of(1)]]);
+  assert.equal(TrieRefs.open(archive.db, true), undefined, 'nodes written uncounted: no collection');
+  archive.close();
+});
