@@ -235,11 +235,11 @@ export interface SideBySide<R> {
 
 /**
  * Starts Anvil (`hardfork`, plus `anvilFlags`) and ferry on a fresh home of the same hardfork with the
- * debug namespace, runs `steps` on Anvil and then on ferry, and reads each node's coinbase; stops both
- * when anything fails.
+ * debug namespace (and the namespaces `extraApi` adds, e.g. `,trace,ots`), runs `steps` on Anvil and then
+ * on ferry, and reads each node's coinbase; stops both when anything fails.
  */
-export async function sideBySide<R>(hardfork: string, anvilFlags: string[], steps: (url: string) => Promise<R>, blockOf: (r: R) => string): Promise<SideBySide<R>> {
-  const [anvil, ferry] = await Promise.all([startAnvil(hardfork, anvilFlags), startFerryOn(hardfork, ['--dev', '--json-rpc.api', 'eth,net,web3,debug,txpool'])]);
+export async function sideBySide<R>(hardfork: string, anvilFlags: string[], steps: (url: string) => Promise<R>, blockOf: (r: R) => string, extraApi = ''): Promise<SideBySide<R>> {
+  const [anvil, ferry] = await Promise.all([startAnvil(hardfork, anvilFlags), startFerryOn(hardfork, ['--dev', '--json-rpc.api', 'eth,net,web3,debug,txpool' + extraApi])]);
   const stop = async () => {
     await Promise.all([anvil.stop(), ferry.stop()]);
   };

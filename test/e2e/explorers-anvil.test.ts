@@ -16,19 +16,9 @@ import { describe, it } from 'node:test';
 import { call } from '../helpers/rpc.js';
 import { devWallet } from '../helpers/accounts.js';
 import type { FixtureRun } from './debug-fixtures.js';
+import { flatCallVsParity, tracePlaceless as placeless, type Trace } from './explorers-norm.js';
 import { eachScenario, usePair } from './explorers-pair.js';
 
-
-type Trace = Record<string, any>;
-
-/** drops where the trace sits on its chain */
-const placeless = (list: Trace[]): Trace[] =>
-  list.map(({ blockHash, blockNumber, transactionHash, ...rest }) => {
-    assert.match(blockHash, /^0x[0-9a-f]{64}$/);
-    assert.equal(typeof blockNumber, 'number');
-    assert.match(transactionHash, /^0x[0-9a-f]{64}$/);
-    return rest;
-  });
 
 const each = eachScenario;
 
@@ -36,18 +26,7 @@ describe('explorer views: ferry vs Anvil on the same transactions', { timeout: 2
   const p = usePair('eth,net,web3,debug,trace');
 
   each('flatCallTracer (Parity errors, precompiles) vs Anvil trace_transaction', async (s) => {
-    const cfg = { tracer: 'flatCallTracer', tracerConfig: { convertParityErrors: true, includePrecompiles: true } };
-    const f = placeless(await call(p.ferry.url, 'debug_traceTransaction', [p.onFerry.txs[s], cfg]));
-    const a = placeless(await call(p.anvil.url, 'trace_transaction', [p.onAnvil.txs[s]]));
-    const tx = await call(p.ferry.url, 'eth_getTransactionByHash', [p.onFerry.txs[s]]);
-    const receipt = await call(p.ferry.url, 'eth_getTransactionReceipt', [p.onFerry.txs[s]]);
-    assert.equal(f[0]!.action.gas, tx.gas, 'top frame gas is the tx gas limit (geth)');
-    assert.equal(f[0]!.result.gasUsed, receipt.gasUsed, 'top frame gasUsed is the receipt gasUsed (geth)');
-    for (const l of [f, a]) {
-      delete l[0]!.action.gas;
-      delete l[0]!.result?.gasUsed;
-    }
-    for (const t of a) if (t.type === 'suicide' && t.result === null) delete t.result;
+    const [f, a] = await flatCallVsParity(p.ferry.url, p.onFerry.txs[s], p.anvil.url, p.onAnvil.txs[s]);
     assert.deepEqual(f, a);
   });
 

@@ -10,31 +10,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { devAddress } from '../helpers/accounts.js';
 import { call } from '../helpers/rpc.js';
+import { searchPlaceless as placeless, searchReceiptPlaceless as receiptPlaceless, walkSearch as walk } from './explorers-norm.js';
 import { eachScenario, usePair } from './explorers-pair.js';
 
 const SENDER = devAddress(0).toLowerCase();
 
 const each = eachScenario;
-
-/** a search page's tx or receipt without where it sits on its chain (and the fee its block's base fee makes) */
-const placeless = ({ blockHash, blockNumber, blockTimestamp, gasPrice, ...rest }: any) => rest;
-const receiptPlaceless = ({ blockHash, blockNumber, effectiveGasPrice, timestamp, blobGasPrice, logs, ...rest }: any) => {
-  assert.match(timestamp, /^0x[0-9a-f]+$/);
-  return { ...rest, logs: logs.map(placeless) };
-};
-
-/** every page of a search, from the newest (Before) or the oldest (After) end, at 4 txs a page */
-async function walk(url: string, dir: 'Before' | 'After', addr: string): Promise<any[]> {
-  const pages: any[] = [];
-  let n = 0;
-  for (let i = 0; i < 20; i++) {
-    const pg = await call(url, `ots_searchTransactions${dir}`, [addr, n, 4]);
-    pages.push(pg);
-    if ((dir === 'Before' ? pg.lastPage : pg.firstPage) || pg.txs.length === 0) break;
-    n = Number((dir === 'Before' ? pg.txs.at(-1) : pg.txs[0]).blockNumber);
-  }
-  return pages;
-}
 
 describe('Otterscan views: ferry vs Anvil on the same transactions', { timeout: 240_000 }, () => {
   const p = usePair('eth,net,web3,ots,erigon');

@@ -23,6 +23,7 @@ import { EVM_CHAIN_ID, VIEM_CHAIN } from '../helpers/node.js';
 import { call } from '../helpers/rpc.js';
 import { compileContract } from '../helpers/solc.js';
 import { normAccounts, sideBySide, type SideBySide } from './debug-fixtures.js';
+import { flatCallVsParity, searchPlaceless, searchReceiptPlaceless, tracePlaceless, walkSearch } from './explorers-norm.js';
 
 const STEPS = ['delegate', 'callThrough', 'forward', 'selfSponsored', 'wrongChain', 'wrongNonce', 'chainZero', 'revoke', 'afterRevoke'] as const;
 type Step = (typeof STEPS)[number];
@@ -101,7 +102,7 @@ describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prag
   let n: SideBySide<Run>;
 
   before(async () => {
-    n = await sideBySide('prague', [], runSteps, (r) => r.receipts.delegate.blockHash);
+    n = await sideBySide('prague', [], runSteps, (r) => r.receipts.delegate.blockHash, ',trace,ots');
   });
   after(() => n?.stop());
 
@@ -163,4 +164,41 @@ describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prag
       assert.deepEqual(normAccounts(f, n.coinbase[n.ferry.url]!, false, FEE_PAYERS), normAccounts(a, n.coinbase[n.anvil.url]!, true, FEE_PAYERS));
     });
   }
+
+  // the explorer views (docs/compatibility.md "trace" and "ots and erigon namespaces") of every step
+  const both = async (m: string, step: Step) => [await call(n.ferry.url, m, [n.onFerry.txs[step]]), await call(n.anvil.url, m, [n.onAnvil.txs[step]])];
+  for (const step of STEPS) {
+    it(`trace_transaction: ${step}`, async () => {
+      const [f, a] = await both('trace_transaction', step);
+      assert.deepEqual(tracePlaceless(f), tracePlaceless(a));
+    });
+
+    it(`flatCallTracer vs Anvil trace_transaction: ${step}`, async () => {
+      const [f, a] = await flatCallVsParity(n.ferry.url, n.onFerry.txs[step], n.anvil.url, n.onAnvil.txs[step]);
+      assert.deepEqual(f, a);
+    });
+
+    it(`ots_getInternalOperations, ots_traceTransaction, ots_getTransactionError: ${step}`, async () => {
+      for (const m of ['ots_getInternalOperations', 'ots_traceTransaction', 'ots_getTransactionError']) {
+        const [f, a] = await both(m, step);
+        assert.deepEqual(f, a, m);
+      }
+    });
+  }
+
+  it('ots_searchTransactionsBefore/After: the delegated EOA (alice), bob and the sponsor, the same pages as Anvil', async () => {
+    for (const [name, addr] of [['alice', alice.address], ['bob', bob.address], ['sponsor', sponsor.address]] as const) {
+      for (const dir of ['Before', 'After'] as const) {
+        const [f, a] = await Promise.all([walkSearch(n.ferry.url, dir, addr.toLowerCase()), walkSearch(n.anvil.url, dir, addr.toLowerCase())]);
+        assert.equal(f.length, a.length, `${name} ${dir}: pages`);
+        f.forEach((pg, i) => {
+          const at = `${name} ${dir} page ${i}`;
+          assert.deepEqual(pg.txs.map((t: any) => t.hash), a[i].txs.map((t: any) => t.hash), `${at}: txs`);
+          assert.deepEqual([pg.firstPage, pg.lastPage], [a[i].firstPage, a[i].lastPage], `${at}: first/last page`);
+          assert.deepEqual(pg.txs.map(searchPlaceless), a[i].txs.map(searchPlaceless), `${at}: tx objects`);
+          assert.deepEqual(pg.receipts.map(searchReceiptPlaceless), a[i].receipts.map(searchReceiptPlaceless), `${at}: receipts`);
+        });
+      }
+    }
+  });
 });
