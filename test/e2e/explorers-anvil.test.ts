@@ -10,6 +10,7 @@
  * - geth semantics in flatCallTracer: the top frame's `gas` is the tx gas limit and its `gasUsed`
  *   the receipt's (checked), where Parity shows the message's own gas; geth omits a suicide's
  *   `result`, Parity prints `null`.
+ * (The normalizers live in explorers-norm.ts, shared with setcode-anvil.test.ts's 7702 case.)
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -13,6 +13,13 @@
  * signature recovers, even when its tuple is then skipped (Anvil leaves out one with a wrong chain id), and looks up the
  * recipient's delegation target before the tx's own authorizations apply (so a tx that installs a
  * delegation does not list its target); those entries are checked on ferry's side and dropped.
+ *
+ * The explorer views of every step (docs/compatibility.md "trace namespace", "ots and erigon
+ * namespaces"): trace_transaction, flatCallTracer against Anvil's trace_transaction, ots_getInternalOperations,
+ * ots_traceTransaction, ots_getTransactionError and the ots_searchTransactions pages of the accounts
+ * involved, through the shared normalizers of explorers-norm.ts, which drop only where a tx sits on its
+ * chain (block hash, number, timestamp: each node makes its own blocks), the fee its block's base
+ * fee makes (gasPrice, effectiveGasPrice), and geth's top-frame gas in flatCallTracer (docs/debug-tracing.md).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -186,8 +193,10 @@ describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prag
     });
   }
 
-  it('ots_searchTransactionsBefore/After: the delegated EOA (alice), bob and the sponsor, the same pages as Anvil', async () => {
-    for (const [name, addr] of [['alice', alice.address], ['bob', bob.address], ['sponsor', sponsor.address]] as const) {
+  it('ots_searchTransactionsBefore/After: the delegated EOAs (alice, bob), the sponsor and the delegate contract, the same pages as Anvil', async () => {
+    assert.equal(n.onFerry.delegate, n.onAnvil.delegate);
+    const searched = { alice: alice.address, bob: bob.address, sponsor: sponsor.address, delegate: n.onFerry.delegate };
+    for (const [name, addr] of Object.entries(searched)) {
       for (const dir of ['Before', 'After'] as const) {
         const [f, a] = await Promise.all([walkSearch(n.ferry.url, dir, addr.toLowerCase()), walkSearch(n.anvil.url, dir, addr.toLowerCase())]);
         assert.equal(f.length, a.length, `${name} ${dir}: pages`);
@@ -200,5 +209,10 @@ describe('EIP-7702 set-code txs: ferry (prague genesis) vs Anvil --hardfork prag
         });
       }
     }
+    // an authority is found by the txs whose frames name it, not by the tuple it signed (Erigon indexes
+    // call frames: eth/calltracer/calltracer.go; Anvil likewise): alice's revocation is the sponsor's tx
+    const all = await call(n.ferry.url, 'ots_searchTransactionsBefore', [alice.address, 0, 100]);
+    const found = STEPS.filter((s) => all.txs.some((t: any) => t.hash === n.onFerry.txs[s]));
+    assert.deepEqual(found, ['delegate', 'callThrough', 'forward', 'selfSponsored', 'wrongChain', 'wrongNonce', 'afterRevoke']);
   });
 });
