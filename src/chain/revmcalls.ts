@@ -103,6 +103,8 @@ export class RevmCalls {
   call(height: bigint, ctx: BlockContext, c: SimCall, deadline: number): CallOutcome | undefined {
     if (c.gasPrice !== undefined || c.maxFeePerGas !== undefined || c.maxPriorityFeePerGas !== undefined) return undefined;
     if ((c.value ?? 0n) !== 0n || c.accessList !== undefined || ctx.blobBaseFee !== undefined) return undefined;
+    // a call object with an authorizationList runs as a set-code tx (EIP-7702): ethereumjs applies the tuples
+    if (c.authorizationList !== undefined) return undefined;
     if (c.gas > BigInt(Number.MAX_SAFE_INTEGER) || ctx.gasLimit > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
     const input: RevmCallInput = {
       spec: revmSpec(this.forks.forkAt(ctx.timestamp)),
