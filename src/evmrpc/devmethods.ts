@@ -278,7 +278,7 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       latestBlockNumber: Number(n),
       latestBlockHash: header ? hexData(header.hash) : null,
       // Anvil's: the fork's chain id (--fork-chain-id when given), the fork block and its hash as the origin reports it
-      forkedNetwork: fork && { chainId: Number(fork.record.chainId), forkBlockNumber: Number(fork.record.blockNumber), forkBlockHash: fork.record.blockHash },
+      forkedNetwork: fork ? { chainId: Number(fork.record.chainId), forkBlockNumber: Number(fork.record.blockNumber), forkBlockHash: fork.record.blockHash } : null,
       // Anvil's map: id → [block number, block hash]
       snapshots: Object.fromEntries(s.snapshots.map(([id, height, hash]) => [hexQuantity(id), [Number(height), hexData(hash)]])),
     };
