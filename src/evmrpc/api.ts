@@ -66,7 +66,7 @@ export interface EvmApiModules {
 export interface EvmApiOptions {
   jsonRpc: Pick<
     JsonRpcOptions,
-    'clientVersionPrefix' | 'enableProfiling' | 'gasCap' | 'blockRangeCap' | 'logsCap' | 'feeHistoryCap' | 'evmTimeoutMs' | 'traceTimeoutCapMs'
+    'clientVersionPrefix' | 'enableProfiling' | 'gasCap' | 'blockRangeCap' | 'logsCap' | 'feeHistoryCap' | 'evmTimeoutMs' | 'traceTimeoutCapMs' | 'filterTimeoutMs'
   >;
   chainId: bigint;
   hardfork: string;
@@ -101,7 +101,7 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createAccountMethods(modules.signer),
     createPersonalMethods(modules.signer),
     createMinerMethods(modules.miner),
-    createDevMethods(modules, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: opts.hardfork, forked: modules.history !== undefined }),
+    createDevMethods(modules, { clientVersion: clientVersion(), clientSemver: `ferry/${VERSION}`, commit: COMMIT, hardfork: opts.hardfork, fork: modules.history }),
     createDevBlockMethods(modules),
     createDevTokenMethods(modules),
     createCheatMethods(modules),
@@ -110,5 +110,5 @@ export function createEvmApi(opts: EvmApiOptions, modules: EvmApiModules): Metho
     createTraceMethods(modules, { gasCap: jsonRpc.gasCap, commonNow: () => forks.commonAt(BigInt(Math.floor(Date.now() / 1000))) }),
     createOtsMethods(modules, core),
   );
-  return modules.history === undefined ? table : new ForkHistory(table, modules.history).wrap();
+  return modules.history === undefined ? table : new ForkHistory(table, modules.history, { filterTimeoutMs: jsonRpc.filterTimeoutMs }).wrap();
 }

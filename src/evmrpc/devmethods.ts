@@ -22,6 +22,7 @@ import type { CallArgs } from './codecs.js';
 import { sendArgs } from './accounts.js';
 import type { DevChannel } from '../types/dev.js';
 import type { EvmBackend } from './backend.js';
+import type { ForkHistoryPort } from './forkhistory.js';
 import type { MinerBackend } from './miner.js';
 import { argumentError, jsonKind, parseQuantity, toData as hexData, toQuantity as hexQuantity, typeMismatch } from '../lib/hex.js';
 
@@ -57,8 +58,8 @@ export interface DevInfo {
   clientSemver: string;
   commit: string;
   hardfork: string;
-  /** whether this node is a fork of an origin (`ferry dev --fork-url`, docs/fork-mode.md) */
-  forked: boolean;
+  /** a fork's origin (`ferry dev --fork-url`, docs/fork-mode.md); undefined: this node is not a fork */
+  fork?: Pick<ForkHistoryPort, 'label' | 'record' | 'retryBackoffMs' | 'latest'>;
 }
 
 /** A JSON number or a hex quantity, at most `max` (Anvil's U256 / u64 params). */
@@ -115,33 +116,44 @@ export const mineOptions: ParamCodec<MineOptions> = {
   },
 };
 
+/** What anvil_reset's `forking` names (either may be absent). */
+interface ResetTarget {
+  url?: string;
+  blockNumber?: bigint;
+}
+
+const optionalBlockNumber = numeric('blockNumber', UINT64_MAX, true);
+
 /**
- * anvil_reset's one optional param. Ferry does not fork: absent, null, `{}` and a `forking` object
- * naming neither a URL nor a block (viem's `reset()` sends `{"forking":{"blockNumber":null}}`) reset
- * to genesis; a `jsonRpcUrl` or `blockNumber` anywhere is refused.
+ * anvil_reset's one optional param: absent, null, `{}`, or `{ forking: { jsonRpcUrl?, blockNumber? } }`
+ * (Hardhat's form; the two fields are also taken beside `forking`). A `forking` naming neither a URL nor a
+ * block (viem's `reset()` sends `{"forking":{"blockNumber":null}}`) is a plain reset (undefined); what a URL
+ * or block means is the handler's to decide (docs/fork-mode.md "Reset").
  */
-const resetOptions: ParamCodec<undefined> = {
+const resetOptions: ParamCodec<ResetTarget | undefined> = {
   name: 'reset options',
   optional: true,
   decode(v, i) {
     if (v === undefined || v === null) return undefined;
     if (typeof v !== 'object' || Array.isArray(v)) throw invalidArgument(`invalid argument ${i}: want an object such as {"forking":{...}}, got ${jsonKind(v)}`);
-    const check = (fields: Record<string, unknown>, allowed: readonly string[]) => {
-      for (const [k, val] of Object.entries(fields)) {
-        if (!allowed.includes(k)) throw invalidArgument(`invalid argument ${i}: unknown field ${JSON.stringify(k)}`);
-        if (k !== 'forking' && val !== undefined && val !== null) {
-          throw invalidArgument(`invalid argument ${i}: ferry does not fork: anvil_reset resets to the genesis of the dev home and takes no ${k}`);
-        }
+    const fields = (o: Record<string, unknown>, allowed: readonly string[]): ResetTarget => {
+      for (const k of Object.keys(o)) if (!allowed.includes(k)) throw invalidArgument(`invalid argument ${i}: unknown field ${JSON.stringify(k)}`);
+      const url = o.jsonRpcUrl;
+      if (url !== undefined && url !== null && (typeof url !== 'string' || !/^https?:$/.test(URL.canParse(url) ? new URL(url).protocol : ''))) {
+        throw invalidArgument(`invalid argument ${i}: jsonRpcUrl: want an http(s) URL, got ${JSON.stringify(url)}`);
       }
+      const blockNumber = optionalBlockNumber.decode(o.blockNumber, i);
+      return { ...(typeof url === 'string' ? { url } : {}), ...(blockNumber !== undefined ? { blockNumber } : {}) };
     };
     const o = v as Record<string, unknown>;
-    check(o, ['forking', 'jsonRpcUrl', 'blockNumber']);
+    const flat = fields(o, ['forking', 'jsonRpcUrl', 'blockNumber']);
     const forking = o.forking;
-    if (forking !== undefined && forking !== null) {
-      if (typeof forking !== 'object' || Array.isArray(forking)) throw invalidArgument(`invalid argument ${i}: forking: want an object, got ${jsonKind(forking)}`);
-      check(forking as Record<string, unknown>, ['jsonRpcUrl', 'blockNumber']);
+    if (forking !== undefined && forking !== null && (typeof forking !== 'object' || Array.isArray(forking))) {
+      throw invalidArgument(`invalid argument ${i}: forking: want an object, got ${jsonKind(forking)}`);
     }
-    return undefined;
+    const nested = forking ? fields(forking as Record<string, unknown>, ['jsonRpcUrl', 'blockNumber']) : {};
+    const t = { ...flat, ...nested };
+    return t.url === undefined && t.blockNumber === undefined ? undefined : t;
   },
 };
 
@@ -164,6 +176,7 @@ function refuse(reason: string): MethodSpec {
 export const PRIVATE = { private: true } as const;
 
 export function createDevMethods({ reader, chain, signer, miner }: DevModules, info: DevInfo): MethodTable {
+  const { fork } = info;
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
   /**
    * Anvil points its fork at a new upstream, and answers null doing nothing when it is not forking
@@ -172,7 +185,7 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
    */
   const setRpcUrl = (name: string) =>
     method([string], () => {
-      if (info.forked) throw invalidArgument(`${name}: a fork's origin is fixed when it starts; restart \`ferry dev --fork-url URL\` to change it (docs/fork-mode.md)`);
+      if (fork !== undefined) throw invalidArgument(`${name}: a fork's origin is fixed when it starts; restart \`ferry dev --fork-url URL\` to change it (docs/fork-mode.md)`);
       return null;
     }, PRIVATE);
   /** the latest block: its number and header (absent only before the first block is readable) */
@@ -224,7 +237,27 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
   }, PRIVATE);
   const snapshot = method([], async () => hexQuantity(await chain.dev({ op: 'snapshot' })), PRIVATE);
   const revert = method([numeric('snapshot id', (1n << 256n) - 1n)], ([id]) => chain.dev({ op: 'revert', id }), PRIVATE);
-  const reset = method([resetOptions], async () => {
+  /**
+   * anvil_reset naming a URL or block (foundry crates/anvil/src/eth/api.rs anvil_reset; a URL without a block
+   * is the origin's latest block, as Anvil): on a fork, the same origin and fork block is a plain reset
+   * (back to the fork block); another block or origin would be a new fork, refused before anything changes,
+   * as is any URL or block on a node that is not a fork (docs/fork-mode.md "Reset").
+   */
+  const sameFork = async (t: ResetTarget): Promise<void> => {
+    if (fork === undefined) {
+      throw invalidArgument(`invalid argument 0: this node is not a fork: anvil_reset goes back to the genesis of the dev home and takes no ${t.url !== undefined ? 'jsonRpcUrl' : 'blockNumber'}; a fork starts with \`ferry dev --fork-url URL\` on a new home (docs/fork-mode.md)`);
+    }
+    const again = 'refork in place is not supported: start `ferry dev --fork-url URL --fork-block-number N` on a new home (docs/fork-mode.md)';
+    if (t.url !== undefined && new URL(t.url).href !== new URL(fork.record.url).href) {
+      throw invalidArgument(`invalid argument 0: this fork's origin is ${fork.label}; a ${again}`);
+    }
+    const block = t.blockNumber ?? (await fork.latest());
+    if (block !== fork.record.blockNumber) {
+      throw invalidArgument(`invalid argument 0: this fork's block is ${fork.record.blockNumber}, not ${block}${t.blockNumber === undefined ? " (the origin's latest)" : ''}; a ${again}`);
+    }
+  };
+  const reset = method([resetOptions], async ([target]) => {
+    if (target !== undefined) await sameFork(target);
     await chain.dev({ op: 'reset' });
     return null;
   }, PRIVATE);
@@ -244,7 +277,8 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
       instanceId,
       latestBlockNumber: Number(n),
       latestBlockHash: header ? hexData(header.hash) : null,
-      forkedNetwork: null,
+      // Anvil's: the fork's chain id (--fork-chain-id when given), the fork block and its hash as the origin reports it
+      forkedNetwork: fork ? { chainId: Number(fork.record.chainId), forkBlockNumber: Number(fork.record.blockNumber), forkBlockHash: fork.record.blockHash } : null,
       // Anvil's map: id → [block number, block hash]
       snapshots: Object.fromEntries(s.snapshots.map(([id, height, hash]) => [hexQuantity(id), [Number(height), hexData(hash)]])),
     };
@@ -358,7 +392,10 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
           gasLimit: hexQuantity(s.blockGasLimit),
           gasPrice: hexQuantity(reader.gasPrice()),
         },
-        forkConfig: { forkUrl: null, forkBlockNumber: null, forkRetryBackoff: null },
+        // forkRetryBackoff: the first retry's wait in ms (Ferry's, ORIGIN_BACKOFF_MS; Anvil's default is 1000)
+        forkConfig: fork
+          ? { forkUrl: fork.record.url, forkBlockNumber: Number(fork.record.blockNumber), forkRetryBackoff: fork.retryBackoffMs }
+          : { forkUrl: null, forkBlockNumber: null, forkRetryBackoff: null },
       };
     }, PRIVATE),
     anvil_metadata: metadata,

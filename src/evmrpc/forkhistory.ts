@@ -8,14 +8,32 @@
  * fork's own. The fork's genesis block stands in for the fork block locally (chain/genesisblock.ts) and is
  * never served: the origin's block is.
  */
-import { unavailable } from '../lib/errors.js';
+import { DomainError, limitExceeded, unavailable } from '../lib/errors.js';
 import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+
+/** Log filters over the fork's history (eth_newFilter from at or below the fork block) the RPC thread tracks. */
+export const MAX_FORK_HISTORY_FILTERS = 1024;
 
 /** The origin's side (fork/history.ts implements it; node/ethrpc.ts wires it). */
 export interface ForkHistoryPort {
   /** the fork block: at or below it, history is the origin's */
   readonly forkBlock: bigint;
+  /** the origin's URL without credentials or query, for messages */
+  readonly label: string;
+  /** the fork as recorded at its start (data/fork.json): the origin's URL, the fork block's hash as the origin reports it, the fork's chain id */
+  readonly record: { readonly url: string; readonly blockNumber: bigint; readonly blockHash: string; readonly chainId: bigint };
+  /** the first retry's wait, ms (anvil_nodeInfo's forkRetryBackoff) */
+  readonly retryBackoffMs: number;
   ask(method: string, params: readonly unknown[]): Promise<unknown>;
+  /** the origin's latest block number, asked now (never cached) */
+  latest(): Promise<bigint>;
+}
+
+/** ForkHistory's settings besides the port. */
+export interface ForkHistoryOptions {
+  /** `filter-timeout`, ms (0: never): a filter not polled for longer is gone (evmrpc/filters.ts) */
+  filterTimeoutMs: number;
+  now?: () => number;
 }
 
 /** methods whose first param is a block number, tag or (EIP-1898) block reference */
@@ -66,6 +84,9 @@ const STATE_AT: Readonly<Record<string, number>> = {
   eth_feeHistory: 1,
 };
 
+/** the filter methods that take a filter id */
+const FILTERS = ['eth_getFilterLogs', 'eth_getFilterChanges', 'eth_uninstallFilter'];
+
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 const QUANTITY = /^0x[0-9a-fA-F]+$/;
 
@@ -88,13 +109,25 @@ function blockParam(raw: unknown): Where {
   return 'local';
 }
 
+/** trace_filter's `after` / `count`, checked by its codec already: a number or a hex quantity */
+const page = (v: unknown): number | undefined => (typeof v === 'number' ? v : typeof v === 'string' ? Number(BigInt(v)) : undefined);
+
+const hex = (n: bigint): string => '0x' + n.toString(16);
+
 const quantity = (v: unknown): bigint | undefined => (typeof v === 'string' && QUANTITY.test(v) ? BigInt(v) : undefined);
 
 export class ForkHistory {
+  /** log filters reaching at or below the fork block: id → the criteria as the client sent them, last poll */
+  private readonly filters = new Map<string, { criteria: Record<string, unknown>; lastPoll: number }>();
+  private readonly now: () => number;
+
   constructor(
     private readonly table: MethodTable,
     private readonly origin: ForkHistoryPort,
-  ) {}
+    private readonly opts: ForkHistoryOptions = { filterTimeoutMs: 0 },
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
 
   /** The fork's own answer to `name(raw)`, its params decoded by the method's codecs. */
   private local(name: string, raw: readonly unknown[], ctx: CallContext): Promise<unknown> {
@@ -136,31 +169,109 @@ export class ForkHistory {
     return at !== undefined && this.atBlock(blockParam(raw[at]), ctx);
   }
 
+  /**
+   * A range (`fromBlock`, `toBlock`, each default latest) starting at or below the fork block: the origin's
+   * part, and whether the fork's own blocks (from the fork block + 1) follow. Undefined: the fork's alone
+   * (a range above the fork block, or one ending before it starts: the method's own range error).
+   */
+  private split(f: Record<string, unknown>): { from: bigint; originTo: bigint; mine: boolean } | undefined {
+    const from = blockParam(f.fromBlock ?? 'latest');
+    if (from === 'local' || !('number' in from) || !this.below(from.number)) return undefined;
+    const to = blockParam(f.toBlock ?? 'latest');
+    const toNumber = to !== 'local' && 'number' in to ? to.number : undefined;
+    if (toNumber !== undefined && toNumber < from.number) return undefined;
+    const fork = this.origin.forkBlock;
+    const mine = toNumber === undefined || toNumber > fork;
+    return { from: from.number, originTo: mine ? fork : toNumber, mine };
+  }
+
   /** eth_getLogs: the origin's logs up to the fork block, then the fork's own after it. */
   private async logs(raw: readonly unknown[], ctx: CallContext): Promise<unknown> {
     const f = raw[0] as Record<string, unknown>;
     if (typeof f.blockHash === 'string') {
       return (await this.originBlock(f.blockHash, ctx)) ? this.origin.ask('eth_getLogs', raw) : this.local('eth_getLogs', raw, ctx);
     }
-    const from = blockParam(f.fromBlock ?? 'latest');
-    if (from === 'local' || !('number' in from) || !this.below(from.number)) return this.local('eth_getLogs', raw, ctx);
-    const to = blockParam(f.toBlock ?? 'latest');
-    const toNumber = to !== 'local' && 'number' in to ? to.number : undefined;
-    if (toNumber !== undefined && toNumber < from.number) return this.local('eth_getLogs', raw, ctx); // its own range error
-    const fork = this.origin.forkBlock;
-    const hex = (n: bigint) => '0x' + n.toString(16);
-    const originTo = toNumber !== undefined && toNumber < fork ? toNumber : fork;
-    const theirs = await this.origin.ask('eth_getLogs', [{ ...f, fromBlock: hex(from.number), toBlock: hex(originTo) }]);
+    const range = this.split(f);
+    if (range === undefined) return this.local('eth_getLogs', raw, ctx);
+    const theirs = await this.origin.ask('eth_getLogs', [{ ...f, fromBlock: hex(range.from), toBlock: hex(range.originTo) }]);
     if (!Array.isArray(theirs)) throw unavailable('fork origin: eth_getLogs answered something that is not a list of logs');
-    if (toNumber !== undefined && toNumber <= fork) return theirs;
-    const mine = (await this.local('eth_getLogs', [{ ...f, fromBlock: hex(fork + 1n) }], ctx)) as unknown[];
+    if (!range.mine) return theirs;
+    const mine = (await this.local('eth_getLogs', [{ ...f, fromBlock: hex(this.origin.forkBlock + 1n) }], ctx)) as unknown[];
     return [...theirs, ...mine];
+  }
+
+  /**
+   * eth_newFilter from at or below the fork block: the fork installs it as any filter, and this keeps its
+   * criteria so that eth_getFilterLogs answers as eth_getLogs does (the origin's logs, then the fork's).
+   * eth_getFilterChanges needs nothing: it reports logs of blocks committed since the last poll, all the fork's.
+   */
+  private async newFilter(raw: readonly unknown[], ctx: CallContext): Promise<unknown> {
+    const criteria = raw[0] as Record<string, unknown> | undefined;
+    const reaches = criteria !== undefined && criteria !== null && typeof criteria.blockHash !== 'string' && this.split(criteria) !== undefined;
+    if (reaches) {
+      this.sweep();
+      if (this.filters.size >= MAX_FORK_HISTORY_FILTERS) {
+        throw limitExceeded(`error creating filter: more than ${MAX_FORK_HISTORY_FILTERS} filters reach below the fork block ${this.origin.forkBlock}; uninstall some`);
+      }
+    }
+    const id = await this.local('eth_newFilter', raw, ctx);
+    if (reaches && typeof id === 'string') this.filters.set(id.toLowerCase(), { criteria: criteria!, lastPoll: this.now() });
+    return id;
+  }
+
+  /** forgets the filters the fork's filter service expired (not polled for filter-timeout) */
+  private sweep(): void {
+    const t = this.now();
+    if (this.opts.filterTimeoutMs <= 0) return;
+    for (const [id, f] of this.filters) if (t - f.lastPoll > this.opts.filterTimeoutMs) this.filters.delete(id);
+  }
+
+  /** eth_getFilterLogs, eth_getFilterChanges, eth_uninstallFilter: the fork's filter service answers first (its errors, its polls). */
+  private async filterCall(name: string, raw: readonly unknown[], ctx: CallContext): Promise<unknown> {
+    const id = typeof raw[0] === 'string' ? raw[0].toLowerCase() : '';
+    const tracked = this.filters.get(id);
+    let mine: unknown;
+    try {
+      mine = await this.local(name, raw, ctx);
+    } catch (e) {
+      if (e instanceof DomainError && e.kind === 'notFound') {
+        this.filters.delete(id); // expired or uninstalled by the service: gone here too
+        throw e;
+      }
+      // eth_getFilterLogs of a tracked filter may fail locally for its range alone (from below the fork's
+      // genesis: the block-range cap), after its lookup took the poll; the merged answer below checks its own
+      if (tracked === undefined || name !== 'eth_getFilterLogs') throw e;
+    }
+    if (tracked === undefined) return mine;
+    if (name === 'eth_uninstallFilter') {
+      this.filters.delete(id);
+      return mine;
+    }
+    tracked.lastPoll = this.now();
+    return name === 'eth_getFilterLogs' ? this.logs([tracked.criteria], ctx) : mine;
+  }
+
+  /**
+   * trace_filter from at or below the fork block: the origin's traces up to the fork block, then the fork's
+   * own, `after` and `count` applied to the whole list (OpenEthereum's paging).
+   */
+  private async traceFilter(raw: readonly unknown[], ctx: CallContext): Promise<unknown> {
+    const f = raw[0] as Record<string, unknown>;
+    const range = this.split(f);
+    if (range === undefined) return this.local('trace_filter', raw, ctx);
+    const { after, count, ...rest } = f;
+    const theirs = await this.origin.ask('trace_filter', [{ ...rest, fromBlock: hex(range.from), toBlock: hex(range.originTo) }]);
+    if (!Array.isArray(theirs)) throw unavailable('fork origin: trace_filter answered something that is not a list of traces');
+    const mine = range.mine ? ((await this.local('trace_filter', [{ ...rest, fromBlock: hex(this.origin.forkBlock + 1n) }], ctx)) as unknown[]) : [];
+    const all = [...theirs, ...mine].slice(page(after) ?? 0);
+    const want = page(count);
+    return want === undefined ? all : all.slice(0, want);
   }
 
   /** The table with its history methods answering from the origin at or below the fork block. */
   wrap(): MethodTable {
     const out: Record<string, MethodSpec> = { ...this.table };
-    const names = [...BY_BLOCK, ...BY_BLOCK_HASH, ...BY_TX, ...Object.keys(STATE_AT), 'eth_getLogs'];
+    const names = [...BY_BLOCK, ...BY_BLOCK_HASH, ...BY_TX, ...Object.keys(STATE_AT), 'eth_getLogs', 'eth_newFilter', ...FILTERS, 'trace_filter'];
     for (const name of names) {
       const spec = this.table[name];
       if (spec === undefined) continue;
@@ -171,6 +282,9 @@ export class ForkHistory {
         params,
         handler: async (raw, ctx) => {
           if (name === 'eth_getLogs') return this.logs(raw, ctx);
+          if (name === 'eth_newFilter') return this.newFilter(raw, ctx);
+          if (FILTERS.includes(name)) return this.filterCall(name, raw, ctx);
+          if (name === 'trace_filter') return this.traceFilter(raw, ctx);
           return (await this.isOrigin(name, raw, ctx)) ? this.origin.ask(name, trimmed(raw)) : this.local(name, raw, ctx);
         },
       };

@@ -5,7 +5,7 @@
  * at or below the fork block nothing changes any more, so an answer is final once given. Each request is
  * added to the home's origin totals (the fork metrics, fork/lazystate.ts).
  */
-import { OriginClient, type OriginStats } from './origin.js';
+import { ORIGIN_BACKOFF_MS, OriginClient, originQuantity, type OriginStats } from './origin.js';
 import type { ForkRecord } from './lazystate.js';
 
 /** Origin answers the history cache keeps at most (each at most MAX_FORK_HISTORY_ENTRY_BYTES of JSON). */
@@ -18,13 +18,14 @@ type Totals = Pick<OriginStats, 'requests' | 'retries' | 'errors'>;
 export class OriginHistory {
   readonly forkBlock: bigint;
   readonly label: string;
+  readonly retryBackoffMs = ORIGIN_BACKOFF_MS;
   private readonly client: OriginClient;
   /** key → answer, oldest first (a Map keeps insertion order: a hit moves its entry to the end) */
   private readonly cache = new Map<string, unknown>();
   private reported: Totals = { requests: 0, retries: 0, errors: 0 };
 
   constructor(
-    record: ForkRecord,
+    readonly record: ForkRecord,
     /** adds what a request cost to the home's totals */
     private readonly addTotals: (d: Totals) => void = () => {},
   ) {
@@ -52,20 +53,28 @@ export class OriginHistory {
       this.cache.set(key, v);
       return v;
     }
-    let answer: unknown;
-    try {
-      answer = await this.client.call(method, [...params]);
-    } finally {
-      // what the client counted since the last report (asks overlap: each request is reported once)
-      const s = this.client.stats;
-      const r = this.reported;
-      this.addTotals({ requests: s.requests - r.requests, retries: s.retries - r.retries, errors: s.errors - r.errors });
-      this.reported = { requests: s.requests, retries: s.retries, errors: s.errors };
-    }
+    const answer = await this.counted(() => this.client.call(method, [...params]));
     if (answer !== null && answer !== undefined && JSON.stringify(answer).length <= MAX_FORK_HISTORY_ENTRY_BYTES) {
       this.cache.set(key, answer);
       if (this.cache.size > MAX_FORK_HISTORY_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     }
     return answer;
+  }
+
+  /** The origin's latest block number, asked now (anvil_reset with a URL and no block number). */
+  async latest(): Promise<bigint> {
+    return originQuantity(await this.counted(() => this.client.call('eth_blockNumber', [])), 'eth_blockNumber', this.label);
+  }
+
+  /** `ask` counted in the home's origin totals (asks overlap: each request is reported once). */
+  private async counted<T>(ask: () => Promise<T>): Promise<T> {
+    try {
+      return await ask();
+    } finally {
+      const s = this.client.stats;
+      const r = this.reported;
+      this.addTotals({ requests: s.requests - r.requests, retries: s.retries - r.retries, errors: s.errors - r.errors });
+      this.reported = { requests: s.requests, retries: s.retries, errors: s.errors };
+    }
   }
 }

@@ -390,7 +390,10 @@ describe('ferry dev: evm_snapshot / evm_revert / anvil_reset', () => {
 
     const refused = await rpc(node.url, 'anvil_reset', [{ forking: { jsonRpcUrl: 'http://127.0.0.1:1' } }]);
     // invalid params, as docs/dev-mode.md documents for anvil_reset with a fork
-    const noFork = { code: -32602, message: 'invalid argument 0: ferry does not fork: anvil_reset resets to the genesis of the dev home and takes no jsonRpcUrl' };
+    const noFork = {
+      code: -32602,
+      message: 'invalid argument 0: this node is not a fork: anvil_reset goes back to the genesis of the dev home and takes no jsonRpcUrl; a fork starts with `ferry dev --fork-url URL` on a new home (docs/fork-mode.md)',
+    };
     assert.deepEqual(refused.error, noFork, 'a fork is refused');
     const flat = await rpc(node.url, 'hardhat_reset', [{ jsonRpcUrl: 'http://127.0.0.1:1', blockNumber: 5 }]);
     assert.deepEqual(flat.error, noFork, 'the flat form too');
