@@ -49,9 +49,14 @@ export function rpcUrl(laddr: string): string {
   return `http://${formatHostPort(a)}`;
 }
 
-/** POSTs a JSON body to `url` and resolves to the answer's text; rejects on a network error, a timeout or an oversized answer. */
+/**
+ * POSTs a JSON body to `url` and resolves to the answer's text; rejects on a network error, an
+ * oversized answer, or no whole answer within BROADCAST_TIMEOUT_MS of the call (waiting for a free
+ * connection included).
+ */
 function post(url: string, payload: string): Promise<string> {
-  return new Promise((resolve, reject) => {
+  let timer: NodeJS.Timeout | undefined;
+  return new Promise<string>((resolve, reject) => {
     const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -63,10 +68,10 @@ function post(url: string, payload: string): Promise<string> {
       res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
       res.on('error', reject);
     });
-    req.setTimeout(BROADCAST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${BROADCAST_TIMEOUT_MS} ms`)));
+    timer = setTimeout(() => req.destroy(new Error(`no answer within ${BROADCAST_TIMEOUT_MS} ms`)), BROADCAST_TIMEOUT_MS);
     req.on('error', reject);
     req.end(payload);
-  });
+  }).finally(() => clearTimeout(timer));
 }
 
 /**
