@@ -1,13 +1,16 @@
 /**
- * `node dist/bench/abci.js [--transfers N] [--timeout-commit 300ms]` — transfer throughput and block
+ * `node dist/bench/abci.js [--transfers N] [--timeout-commit 300ms] [--lines 0.38,0.39]` — transfer throughput and block
  * time of ferry's embedded engine beside ferry under real CometBFT (v0.38 and v0.39; one node, and a
  * network of four validators; v0.39 also over gRPC with its flood and its application-side mempool). Each setup gets the same pre-signed transfers from 8 senders, all sent to node 0;
  * tx/s = transfers / (first send → last receipt); block time = wall time / heights made meanwhile.
+ * CPU: node 0's ferry process, all its threads, and its busiest thread (the chain thread under load),
+ * from /proc/<pid>/task/<tid>/stat (utime + stime) before the first send and after the last receipt,
+ * per transfer: wall rates are noise on a shared machine, CPU per transfer much less so.
  * Needs the cometbft binaries (test/helpers/cometnet.ts findCometbft; docs/abci.md "Tests").
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Wallet } from 'ethers';
@@ -26,6 +29,29 @@ interface Row {
   txPerSec: number;
   blockMs: number;
   blocks: number;
+  /** node 0's ferry: CPU µs per transfer of the whole process and of its busiest thread (NaN: not read) */
+  cpuUs: number;
+  busiestUs: number;
+}
+
+/** clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux) */
+const USER_HZ = 100;
+
+/** CPU milliseconds of each thread of `pid`, by thread id (empty when /proc is not there) */
+function threadCpuMs(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (pid === undefined) return out;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // fields after the command name in parentheses: utime and stime are the 14th and 15th of the line
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, ((Number(f[11]) + Number(f[12])) * 1000) / USER_HZ);
+    }
+  } catch {
+    // not Linux, or the process is gone: no CPU figures
+  }
+  return out;
 }
 
 async function signAll(n: number): Promise<string[]> {
@@ -38,8 +64,9 @@ async function signAll(n: number): Promise<string[]> {
   return out;
 }
 
-async function measure(setup: string, url: string, txs: string[]): Promise<Row> {
+async function measure(setup: string, url: string, txs: string[], pid: number | undefined): Promise<Row> {
   const h0 = BigInt(await rpc<string>(url, 'eth_blockNumber'));
+  const cpu0 = threadCpuMs(pid);
   const start = performance.now();
   const hashes: string[] = [];
   for (let i = 0; i < txs.length; i += BATCH) {
@@ -50,9 +77,18 @@ async function measure(setup: string, url: string, txs: string[]): Promise<Row> 
     while (!(await rpc(url, 'eth_getTransactionReceipt', [h]))) await new Promise((r) => setTimeout(r, POLL_MS));
   }
   const ms = performance.now() - start;
+  const used = [...threadCpuMs(pid)].map(([tid, cpu]) => cpu - (cpu0.get(tid) ?? 0));
   const h1 = BigInt(await rpc<string>(url, 'eth_blockNumber'));
   const blocks = Number(h1 - h0);
-  return { setup, txPerSec: (txs.length * 1000) / ms, blockMs: blocks > 0 ? ms / blocks : NaN, blocks };
+  const perTx = (cpuMs: number) => (used.length > 0 ? (cpuMs * 1000) / txs.length : NaN);
+  return {
+    setup,
+    txPerSec: (txs.length * 1000) / ms,
+    blockMs: blocks > 0 ? ms / blocks : NaN,
+    blocks,
+    cpuUs: perTx(used.reduce((a, b) => a + b, 0)),
+    busiestUs: perTx(Math.max(0, ...used)),
+  };
 }
 
 async function embedded(timeoutCommit: string, txs: string[]): Promise<Row> {
@@ -69,7 +105,7 @@ async function embedded(timeoutCommit: string, txs: string[]): Promise<Row> {
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
-    return await measure('embedded engine', url, txs);
+    return await measure('embedded engine', url, txs, proc.pid);
   } finally {
     proc.kill('SIGTERM');
     await new Promise((r) => proc.on('exit', r));
@@ -90,7 +126,7 @@ async function network(cometBin: string, o: NetSetup, timeoutCommit: string, txs
   try {
     await net.start();
     await net.waitHeight(2n);
-    return await measure(name, net.nodes[0]!.ethUrl, txs);
+    return await measure(name, net.nodes[0]!.ethUrl, txs, net.nodes[0]!.ferry.pid);
   } finally {
     await net.stop();
     rmSync(net.dir, { recursive: true, force: true });
@@ -110,19 +146,26 @@ const NET_SETUPS: NetSetup[] = [1, 4].flatMap((validators) => [
 ] satisfies NetSetup[]);
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { transfers: { type: 'string' }, 'timeout-commit': { type: 'string' } } });
+  const { values } = parseArgs({ options: { transfers: { type: 'string' }, 'timeout-commit': { type: 'string' }, lines: { type: 'string' } } });
+  // `--lines 0.38`: only that CometBFT line's setups (default: every line)
+  const lines = values.lines?.split(',');
   const n = Number(values.transfers ?? 1000);
   const tc = values['timeout-commit'] ?? '300ms';
   const txs = await signAll(n);
   const rows: Row[] = [await embedded(tc, txs)];
-  for (const setup of NET_SETUPS) {
+  for (const setup of NET_SETUPS.filter((x) => lines === undefined || lines.includes(x.line))) {
     const bin = findCometbft(setup.line);
     if (bin) rows.push(await network(bin, setup, tc, txs));
     else process.stderr.write(`no cometbft v${setup.line} binary: that setup was not measured\n`);
   }
-  const lines = [`${n} transfers from ${SENDERS} senders, timeout_commit ${tc}`, '', '| setup | transfers/s | ms per block | blocks |', '|---|---|---|---|'];
-  for (const r of rows) lines.push(`| ${r.setup} | ${r.txPerSec.toFixed(0)} | ${r.blockMs.toFixed(0)} | ${r.blocks} |`);
-  process.stdout.write(lines.join('\n') + '\n');
+  const table = [
+    `${n} transfers from ${SENDERS} senders, timeout_commit ${tc}, load average ${loadavg()[0]!.toFixed(1)} at the end`,
+    '',
+    '| setup | transfers/s | ms per block | blocks | node 0 ferry CPU µs/transfer | its busiest thread µs/transfer |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) table.push(`| ${r.setup} | ${r.txPerSec.toFixed(0)} | ${r.blockMs.toFixed(0)} | ${r.blocks} | ${r.cpuUs.toFixed(0)} | ${r.busiestUs.toFixed(0)} |`);
+  process.stdout.write(table.join('\n') + '\n');
 }
 
 main().catch((e) => {

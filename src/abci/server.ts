@@ -66,6 +66,21 @@ export async function startAbciServer(opts: { address: AbciAddress; handle: Abci
     let queue: Promise<void> = Promise.resolve();
     let pending = 0;
     let broken = false;
+    // the responses written in one run of the microtask queue go out in one write (socket.cork): under
+    // load CometBFT's mempool connection has many CheckTx answers ready at once, and each write is a syscall
+    let corked = false;
+    const uncork = () => {
+      corked = false;
+      socket.uncork();
+    };
+    const write = (bytes: Uint8Array) => {
+      if (!corked) {
+        corked = true;
+        socket.cork();
+        process.nextTick(uncork);
+      }
+      socket.write(bytes);
+    };
     const fail = (message: string) => {
       if (broken) return;
       broken = true;
@@ -100,7 +115,7 @@ export async function startAbciServer(opts: { address: AbciAddress; handle: Abci
           }
           pending--;
           if (pending < MAX_PENDING_REQUESTS && socket.isPaused()) socket.resume();
-          if (!socket.destroyed && !broken) socket.write(lengthPrefixed(encodeResponse(res)));
+          if (!socket.destroyed && !broken) write(lengthPrefixed(encodeResponse(res)));
         });
       }
     });

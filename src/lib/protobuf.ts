@@ -11,6 +11,7 @@ const textEncoder = new TextEncoder();
 
 /** Appends the uvarint encoding of a non-negative integer below 2^64. */
 function pushUvarint(out: number[], value: bigint): void {
+  if (value <= 0xffffffffn) return pushSmallUvarint(out, Number(value));
   let v = value;
   while (v >= 0x80n) {
     out.push(Number(v & 0x7fn) | 0x80);
@@ -28,6 +29,16 @@ export function uvarint(value: bigint | number): Uint8Array {
   return Uint8Array.from(out);
 }
 
+/** pushUvarint of a non-negative integer below 2^32 in plain numbers (tags, lengths; no BigInt arithmetic). */
+function pushSmallUvarint(out: number[], value: number): void {
+  let v = value;
+  while (v >= 0x80) {
+    out.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+}
+
 export class ProtoWriter {
   private readonly chunks: Uint8Array[] = [];
   private length = 0;
@@ -39,7 +50,7 @@ export class ProtoWriter {
 
   private tag(field: number, wire: number): number[] {
     const out: number[] = [];
-    pushUvarint(out, BigInt((field << 3) | wire));
+    pushSmallUvarint(out, field * 8 + wire);
     return out;
   }
 
@@ -95,7 +106,7 @@ export class ProtoWriter {
    */
   lengthDelimited(field: number, value: Uint8Array): this {
     const out = this.tag(field, WIRE_LEN);
-    pushUvarint(out, BigInt(value.length));
+    pushSmallUvarint(out, value.length);
     this.push(Uint8Array.from(out));
     if (value.length > 0) this.push(value);
     return this;

@@ -65,13 +65,13 @@ function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uin
 type CheckOutcome = Omit<CheckTxReply, 'type' | 'id'>;
 
 /**
- * Runs the CheckTx of a submission and sends its `checked` answer: what `run` resolves to; a domain
+ * Runs the CheckTx of a submission and sends its `checked` answer (`post`: at once, or `sendSoon`): what `run` resolves to; a domain
  * error it throws (a refusal) as that error, kind and detail kept; anything else (a bug) logged here
  * and answered `failed`. `metrics`: when the request came in and the tx size the mempool metrics count.
  */
-function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { started: number; txBytes: number | undefined }): void {
+function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { started: number; txBytes: number | undefined }, post: (m: FromChain) => void = send): void {
   const answer = (o: CheckOutcome) =>
-    send({ type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) });
+    post({ type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) });
   run().then(answer, (e: unknown) => {
     if (e instanceof DomainError) return answer({ refused: domainErrorData(e) });
     log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');
@@ -286,7 +286,8 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       // blocks, time and the pool belong to CometBFT in this mode (docs/dev-mode.md)
       return send({ type: 'devReply', id: m.id, error: { kind: 'domain', error: domainErrorData(unsupported('dev controls are unavailable under CometBFT')) } });
     }
-    if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m));
+    // the answers that come back in one turn (each after its broadcast's HTTP answer) go to the RPC thread as one message
+    if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m), undefined, sendSoon);
     answerCheck(m.id, async () => {
       const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
       const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
@@ -306,7 +307,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       if (r.code === CheckCode.ok) return { hash: d.evm.hash };
       // the refusal CheckTx made here; none seen (not this node's CheckTx answered): the log says why
       throw refusal ?? txRejected('invalid', r.log);
-    });
+    }, undefined, sendSoon);
   });
 }
 

@@ -167,6 +167,11 @@ class Proc {
     return this.child !== undefined;
   }
 
+  /** the running process's id (bench/abci.ts reads its threads' CPU time) */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** `env` and `extraArgs`: added to this process's environment and arguments for this run only */
   start(env: Record<string, string> = {}, extraArgs: string[] = []): void {
     if (this.child) throw new Error(`${this.label} already running`);
