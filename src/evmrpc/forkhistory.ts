@@ -9,7 +9,7 @@
  * never served: the origin's block is.
  */
 import { unavailable } from '../lib/errors.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { JsonText, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 
 /** The origin's side (fork/history.ts implements it; node/ethrpc.ts wires it). */
 export interface ForkHistoryPort {
@@ -153,7 +153,9 @@ export class ForkHistory {
     const theirs = await this.origin.ask('eth_getLogs', [{ ...f, fromBlock: hex(from.number), toBlock: hex(originTo) }]);
     if (!Array.isArray(theirs)) throw unavailable('fork origin: eth_getLogs answered something that is not a list of logs');
     if (toNumber !== undefined && toNumber <= fork) return theirs;
-    const mine = (await this.local('eth_getLogs', [{ ...f, fromBlock: hex(fork + 1n) }], ctx)) as unknown[];
+    const own = await this.local('eth_getLogs', [{ ...f, fromBlock: hex(fork + 1n) }], ctx);
+    // the local eth_getLogs answers JSON text (evmrpc/logjson.ts)
+    const mine = (own instanceof JsonText ? JSON.parse(own.text) : own) as unknown[];
     return [...theirs, ...mine];
   }
 
