@@ -5,8 +5,8 @@
  * Writing a million logs through the real node would take longer than the whole bench, so this suite
  * fills a temporary store directly (the chain thread's Store.putBlock, BLOCKS blocks of LOGS_PER_BLOCK
  * logs, recipients cycling over HOLDERS addresses) and times ferry's real read path on it: the chain
- * reader's getLogs and evmrpc's findLogs (logs-cap 10,000, block-range cap off) plus JSON encoding of
- * the answer — everything an HTTP client waits for except the socket. It also times the topic-0-only
+ * reader's hex rows and evmrpc's findLogsJson (logs-cap 10,000, block-range cap off), which writes
+ * the answer's JSON text — everything an HTTP client waits for except the socket. It also times the topic-0-only
  * query shape that walks the token's whole Transfer index, capped, as a reference.
  *
  * Run alone: `npm run build && node dist/bench/logindex.js [--logs N] [--db FILE]` (--db: fill FILE once,
@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ChainReader } from '../src/chain/reader.js';
-import { findLogs } from '../src/evmrpc/methods.js';
+import { findLogsJson } from '../src/evmrpc/methods.js';
 import { Store } from '../src/store/store.js';
 import { FlatState } from '../src/store/flatstate.js';
 import type { EvmHeader, EvmLog, EvmReceipt } from '../src/types/chain.js';
@@ -131,10 +131,11 @@ export async function runLogIndexBench(total: number, keep?: string): Promise<Lo
       const to = holderTopic((i * 37) % HOLDERS);
       const s = performance.now();
       const cpu = process.cpuUsage();
-      const logs = findLogs(reader, caps, filter([[TRANSFER], null, [to]]));
-      const text = JSON.stringify(logs);
+      // the answer as eth_getLogs writes it (JSON text, evmrpc/logjson.ts)
+      const text = findLogsJson(reader, caps, filter([[TRANSFER], null, [to]])).text;
       const ms = performance.now() - s;
       const used = process.cpuUsage(cpu);
+      const logs = JSON.parse(text) as unknown[];
       // the first one warms the caches
       if (i > 0) {
         times.push(ms);
@@ -149,7 +150,7 @@ export async function runLogIndexBench(total: number, keep?: string): Promise<Lo
     for (let i = 0; i < 5; i++) {
       const s = performance.now();
       try {
-        findLogs(reader, caps, filter([[TRANSFER]]));
+        findLogsJson(reader, caps, filter([[TRANSFER]]));
         throw new Error('the topic-0 query over every Transfer did not hit the logs cap');
       } catch (e) {
         if (!/query returned more than/.test((e as Error).message)) throw e;

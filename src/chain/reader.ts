@@ -12,11 +12,12 @@ import type { ForkTimes } from '../config/genesis.js';
 import { proofStateManager } from '../evm/statetrie.js';
 import { effectiveTip } from '../evm/tx.js';
 import { limitExceeded, notFound, pruned, unsupported } from '../lib/errors.js';
+import { bytesToHex } from '../lib/hex.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
 import type { Address as Addr, Bytes, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash } from '../types/chain.js';
-import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides, TxPosition } from '../types/query.js';
+import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, HexLog, LogQuery, StateOverrides, TxPosition } from '../types/query.js';
 import { baseFeeAfter } from './fees.js';
 import { ChainEvents, type RewindEvent } from './events.js';
 import { PoolView } from './poolview.js';
@@ -209,30 +210,59 @@ export class ChainReader {
    * an error (0 = no cap), never a silently short answer.
    */
   getLogs(q: LogQuery): EvmLog[] {
+    return this.logsOf(q, (qq, limit) => this.store.logRows(qq, limit), (h) => this.store.blockHash(h)!, (r, blockHash) => ({
+      address: r.address,
+      topics: r.topics,
+      data: r.data,
+      blockNumber: BigInt(r.height),
+      blockHash,
+      transactionHash: r.txHash,
+      transactionIndex: r.txIndex,
+      logIndex: r.logIndex,
+    }));
+  }
+
+  /** getLogs with every byte field as lowercase hex text (no `0x`): what eth_getLogs writes (evmrpc/logjson.ts) */
+  getLogsHex(q: LogQuery): HexLog[] {
+    return this.logsOf(q, (qq, limit) => this.store.logRowsHex(qq, limit), (h) => bytesToHex(this.store.blockHash(h)!), (r, blockHash) => ({
+      address: r.address,
+      topics: r.topics,
+      data: r.data,
+      blockNumber: r.height,
+      blockHash,
+      transactionHash: r.txHash,
+      transactionIndex: r.txIndex,
+      logIndex: r.logIndex,
+    }));
+  }
+
+  /**
+   * The logs of [fromBlock, toBlock] matching the address set and every topic position. The store
+   * filters every position (from an index) and counts matches only: more than `logs-cap` matches is
+   * an error (0 = no cap), never a silently short answer. Each block's hash is read once.
+   */
+  private logsOf<R extends { height: number }, H, L>(
+    q: LogQuery,
+    rows: (q: LogQuery, limit: number) => R[],
+    hashOf: (height: number) => H,
+    make: (r: R, blockHash: H) => L,
+  ): L[] {
     const to = q.toBlock > this.latest ? this.latest : q.toBlock;
     if (q.fromBlock > to) return [];
     const cap = this.opts.logsCap;
-    const rows = this.store.logRows({ ...q, toBlock: to }, cap > 0 ? cap + 1 : 0);
-    if (cap > 0 && rows.length > cap) throw limitExceeded(`query returned more than ${cap} results`);
-    const out: EvmLog[] = new Array(rows.length);
+    const found = rows({ ...q, toBlock: to }, cap > 0 ? cap + 1 : 0);
+    if (cap > 0 && found.length > cap) throw limitExceeded(`query returned more than ${cap} results`);
+    const out: L[] = new Array(found.length);
     let hashHeight = -1;
-    let blockHash: Uint8Array = new Uint8Array();
-    rows.forEach((r, i) => {
+    let blockHash: H | undefined;
+    for (let i = 0; i < found.length; i++) {
+      const r = found[i]!;
       if (r.height !== hashHeight) {
         hashHeight = r.height;
-        blockHash = this.store.blockHash(r.height)!;
+        blockHash = hashOf(r.height);
       }
-      out[i] = {
-        address: r.address,
-        topics: r.topics,
-        data: r.data,
-        blockNumber: BigInt(r.height),
-        blockHash,
-        transactionHash: r.txHash,
-        transactionIndex: r.txIndex,
-        logIndex: r.logIndex,
-      };
-    });
+      out[i] = make(r, blockHash!);
+    }
     return out;
   }
 

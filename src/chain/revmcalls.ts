@@ -23,26 +23,11 @@ import type { FlatState } from '../store/flatstate.js';
 const ZERO32 = Buffer.alloc(32);
 const NO_ACCOUNT = null;
 
-/** big-endian 32 bytes of a non-negative bigint below 2^256 */
-function word(v: bigint): Buffer {
-  const b = Buffer.alloc(32);
-  let x = v;
-  for (let i = 31; i >= 0 && x > 0n; i--) {
-    b[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return b;
-}
-
 function padded(v: Uint8Array): Buffer {
   if (v.length === 32) return Buffer.from(v.buffer, v.byteOffset, 32);
   const b = Buffer.alloc(32);
   b.set(v, 32 - v.length);
   return b;
-}
-
-function uintOf(b: Uint8Array): bigint {
-  return b.length === 0 ? 0n : BigInt('0x' + Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
 }
 
 export class RevmCalls {
@@ -76,9 +61,11 @@ export class RevmCalls {
         const rlp = flat.account(address, height);
         if (rlp === undefined) return NO_ACCOUNT;
         const [nonce, balance, , codeHash] = RLP.decode(rlp) as Uint8Array[];
+        // big-endian integers right-aligned in their fields (RLP strips their leading zeros); no bigint on the way
         const out = Buffer.alloc(72);
-        word(uintOf(balance!)).copy(out, 0);
-        out.writeBigUInt64BE(uintOf(nonce!), 32);
+        if (balance!.length > 32 || nonce!.length > 8) throw new RangeError('account field out of range');
+        out.set(balance!, 32 - balance!.length);
+        out.set(nonce!, 40 - nonce!.length);
         out.set(codeHash!, 40);
         return out;
       },

@@ -3,7 +3,7 @@
  * implementation (chain/reader.ts) to this interface. All values are domain values (bigint, bytes).
  */
 import type { Address, Bytes, CallOrigin, CallRequest, EvmBlock, EvmLog, EvmReceipt, EvmTx, Hash, TxLocation } from '../types/chain.js';
-import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, LogQuery, StateOverrides, TxPosition } from '../types/query.js';
+import type { AccountProof, BlockOverrides, BlockSelector, FeeHistory, HexLog, LogQuery, StateOverrides, TxPosition } from '../types/query.js';
 
 // the port's value types are defined in src/types/ (shared with chain/, evm/ and store/); re-exported
 // here only so code written against the port's old home keeps compiling
@@ -37,6 +37,8 @@ export interface EvmBackend {
   blockReceipts(n: bigint): EvmReceipt[] | undefined;
   /** throws limitExceeded on logs-cap overflow */
   getLogs(q: LogQuery): EvmLog[];
+  /** getLogs with the byte fields as hex text, for eth_getLogs' answer (evmrpc/logjson.ts); without it getLogs is used */
+  getLogsHex?(q: LogQuery): HexLog[];
   /**
    * The committed txs touching `address` (sender, recipient, created contract, internal calls: the
    * address index) in blocks [lo, hi], newest first (`desc`) or oldest first: the first `count`, then

@@ -33,7 +33,7 @@ import type { EvmBackend } from './backend.js';
 import { logFilter, type LogFilter } from './codecs.js';
 import { liveCriteria, matchesLog, newId, type EvmFeed, type LiveCriteria, type NewBlock, type PendingTx, type Rewind } from './feed.js';
 import type { RpcLog, RpcTransaction } from './format.js';
-import { findLogs } from './methods.js';
+import { findLogsJson } from './methods.js';
 
 /** geth 1.10's eth/filters Type enum, the number eth_getFilterLogs' error names */
 export const FILTER_TYPE = {
@@ -216,7 +216,7 @@ export function createFilterMethods(backend: EvmBackend, feed: EvmFeed, opts: Fi
       const f = lookup(id);
       if (f.type !== FILTER_TYPE.logs) throw invalidRequest(`filter ${id} doesn't have a LogsSubscription type: got ${f.type}`);
       f.lastPoll = now();
-      return findLogs(backend, opts, f.filter);
+      return findLogsJson(backend, opts, f.filter);
     }),
     eth_uninstallFilter: method([filterId], ([id]) => {
       const f = filters.get(id.toLowerCase());

@@ -9,7 +9,7 @@
  * never served: the origin's block is.
  */
 import { DomainError, limitExceeded, unavailable } from '../lib/errors.js';
-import type { CallContext, MethodSpec, MethodTable, ParamCodec } from '../jsonrpc/types.js';
+import { JsonText, type CallContext, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 
 /** Log filters over the fork's history (eth_newFilter from at or below the fork block) the RPC thread tracks. */
 export const MAX_FORK_HISTORY_FILTERS = 1024;
@@ -196,7 +196,9 @@ export class ForkHistory {
     const theirs = await this.origin.ask('eth_getLogs', [{ ...f, fromBlock: hex(range.from), toBlock: hex(range.originTo) }]);
     if (!Array.isArray(theirs)) throw unavailable('fork origin: eth_getLogs answered something that is not a list of logs');
     if (!range.mine) return theirs;
-    const mine = (await this.local('eth_getLogs', [{ ...f, fromBlock: hex(this.origin.forkBlock + 1n) }], ctx)) as unknown[];
+    const own = await this.local('eth_getLogs', [{ ...f, fromBlock: hex(this.origin.forkBlock + 1n) }], ctx);
+    // the local eth_getLogs answers JSON text (evmrpc/logjson.ts)
+    const mine = (own instanceof JsonText ? JSON.parse(own.text) : own) as unknown[];
     return [...theirs, ...mine];
   }
 

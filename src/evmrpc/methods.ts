@@ -12,9 +12,10 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { invalidArgument, invalidRequest, limitExceeded, notFound, timeout, unsupported } from '../lib/errors.js';
 import { formatDuration } from '../config/duration.js';
 import { address, bool, data, hash, quantity, quantityNumber } from '../jsonrpc/codecs.js';
-import { method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
+import { JsonText, method, type MethodSpec, type MethodTable, type ParamCodec } from '../jsonrpc/types.js';
 import type { CallRequest, EvmBlock, Hash } from '../types/chain.js';
-import type { BlockSelector, StateOverrides } from '../types/query.js';
+import { hexLog, logsJson } from './logjson.js';
+import type { BlockSelector, LogQuery, StateOverrides } from '../types/query.js';
 import type { EvmBackend } from './backend.js';
 import { blockOverrides, stateOverrides } from './overrides.js';
 import {
@@ -146,13 +147,23 @@ function logRange(backend: EvmBackend, blockRangeCap: number, f: LogFilter): { f
  * block-range and logs caps of `caps` (0 = no cap).
  */
 export function findLogs(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockRangeCap' | 'logsCap'>, f: LogFilter): RpcLog[] {
+  return matchingLogs(backend, caps, f, (q) => backend.getLogs(q)).map(formatLog);
+}
+
+/** findLogs' answer as JSON text, written from the logs' hex text (evmrpc/logjson.ts): what eth_getLogs sends */
+export function findLogsJson(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockRangeCap' | 'logsCap'>, f: LogFilter): JsonText {
+  const hex = backend.getLogsHex?.bind(backend) ?? ((q: LogQuery) => backend.getLogs(q).map(hexLog));
+  return new JsonText(logsJson(matchingLogs(backend, caps, f, hex)));
+}
+
+function matchingLogs<L>(backend: EvmBackend, caps: Pick<EvmMethodsInfo, 'blockRangeCap' | 'logsCap'>, f: LogFilter, read: (q: LogQuery) => L[]): L[] {
   const range = logRange(backend, caps.blockRangeCap, f);
   if (range === undefined) return [];
-  const logs = backend.getLogs({ fromBlock: range.from, toBlock: range.to, addresses: f.addresses, topics: f.topics });
+  const logs = read({ fromBlock: range.from, toBlock: range.to, addresses: f.addresses, topics: f.topics });
   if (caps.logsCap > 0 && logs.length > caps.logsCap) {
     throw limitExceeded(`query returned more than ${caps.logsCap} results`);
   }
-  return logs.map(formatLog);
+  return logs;
 }
 
 /** Block number for a state query; -32000 `header not found` when the block does not exist. */
@@ -370,7 +381,7 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     ),
 
     // --- eth: logs -------------------------------------------------------------------------
-    eth_getLogs: method([logFilter], ([f]) => findLogs(backend, info, f)),
+    eth_getLogs: method([logFilter], ([f]) => findLogsJson(backend, info, f)),
 
     // --- eth: proof-of-work leftovers (geth's answers without a PoW engine) ------------------
     eth_mining: method([], () => false),

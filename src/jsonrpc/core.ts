@@ -26,7 +26,7 @@
  */
 import { invalidArgument, resultTooLarge, type DomainError } from '../lib/errors.js';
 import { INTERNAL_ERROR_MESSAGE, JsonRpcCode, methodNotFound, REQUEST_TIMED_OUT_MESSAGE, toJsonRpcError, unauthorized, type JsonRpcErrorMap } from './errors.js';
-import type { CallContext, MethodSpec, MethodTable } from './types.js';
+import { JsonText, type CallContext, type MethodSpec, type MethodTable } from './types.js';
 
 /** what a handler's promise is rejected with when its answer is due first (answered -32002, geth's text) */
 const TIMED_OUT = Symbol('request timed out');
@@ -177,6 +177,8 @@ export function createDispatcher(opts: DispatcherOptions): Dispatcher {
   function success(id: Id | undefined, method: string, result: unknown): string | undefined {
     if (id === undefined) return undefined;
     try {
+      // the bytes JSON.stringify writes for the same envelope, the result spliced in as it is
+      if (result instanceof JsonText) return `{"jsonrpc":"${JSONRPC_VERSION}","id":${JSON.stringify(id)},"result":${result.text}}`;
       return JSON.stringify({ jsonrpc: JSONRPC_VERSION, id, result: result === undefined ? null : result });
     } catch (err) {
       // a result JSON cannot encode (bigint, cycle) is a bug in the surface's format layer

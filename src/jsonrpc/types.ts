@@ -41,6 +41,20 @@ export interface CallContext {
   readonly afterReply?: (fn: () => void) => void;
 }
 
+/**
+ * A result already serialized: the core writes `text` into the reply as it is, so a large answer
+ * (eth_getLogs' thousands of logs) is written once instead of built as objects and stringified
+ * (docs/benchmarks.md "Reads"). `text` must be exactly what JSON.stringify writes for the value;
+ * toJSON gives that value back to anything else that serializes the result.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
 /** Decodes one positional param; throws invalidArgument naming the argument on bad input. */
 export interface ParamCodec<T = unknown> {
   /** human name used in docs */

@@ -115,6 +115,17 @@ export interface BlockWrite {
   touched?: Uint8Array[][];
 }
 
+/** A stored log with its byte fields as lowercase hex text without `0x` (eth_getLogs' answer, evmrpc/logjson.ts). */
+export interface HexLogRow {
+  height: number;
+  logIndex: number;
+  txIndex: number;
+  txHash: string;
+  address: string;
+  topics: string[];
+  data: string;
+}
+
 /** A stored log; its byte fields are views into one buffer read from the row. */
 export interface StoredLog {
   height: number;
@@ -134,6 +145,14 @@ function packLog(txHash: Uint8Array, address: Uint8Array, topics: Uint8Array[], 
   topics.forEach((t, i) => out.set(t, 53 + 32 * i));
   out.set(data, 53 + 32 * topics.length);
   return out;
+}
+
+/** unpackLog over the packed bytes as lowercase hex text (`lower(hex(packed))`): each field a slice, no copies */
+function unpackLogHex(height: number, logIndex: number, txIndex: number, h: string): HexLogRow {
+  const n = parseInt(h.slice(104, 106), 16);
+  const topics: string[] = new Array(n);
+  for (let i = 0; i < n; i++) topics[i] = h.slice(106 + 64 * i, 170 + 64 * i);
+  return { height, logIndex, txIndex, txHash: h.slice(0, 64), address: h.slice(64, 104), topics, data: h.slice(106 + 64 * n) };
 }
 
 function unpackLog(height: number, logIndex: number, txIndex: number, p: Buffer): StoredLog {
@@ -398,16 +417,25 @@ export class Store {
    * than cap". Answered from the index of the most selective constrained column (LOG_INDEX_PROBE_ROWS).
    */
   logRows(q: LogQuery, limit: number): StoredLog[] {
-    const { sql, args } = this.logSelect(q, this.logIndexFor(q));
+    return this.logRowsOf(q, limit, 'packed').map(([h, li, ti, p]) => unpackLog(h, li, ti, p as Buffer));
+  }
+
+  /** logRows with each log's bytes as hex text, made by SQLite (no Buffer per row, no hex conversion per field) */
+  logRowsHex(q: LogQuery, limit: number): HexLogRow[] {
+    return this.logRowsOf(q, limit, 'lower(hex(packed))').map(([h, li, ti, p]) => unpackLogHex(h, li, ti, p as string));
+  }
+
+  private logRowsOf(q: LogQuery, limit: number, packed: string): [number, number, number, Buffer | string][] {
+    const { sql, args } = this.logSelect(q, this.logIndexFor(q), packed);
     const rows = this.logStatement(limit > 0 ? `${sql} LIMIT ?` : sql).all(...args, ...(limit > 0 ? [limit] : [])) as [
       number,
       number,
       number,
-      Buffer,
+      Buffer | string,
     ][];
     // no ORDER BY in SQL: with an IN list SQLite would sort every match before the LIMIT applies
     rows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    return rows.map(([h, li, ti, p]) => unpackLog(h, li, ti, p));
+    return rows;
   }
 
   /** SQLite's plan of logRows(q) (tests: which index answers a query shape). */
@@ -445,7 +473,7 @@ export class Store {
     return best;
   }
 
-  private logSelect(q: LogQuery, index: LogColumn | undefined): { sql: string; args: unknown[] } {
+  private logSelect(q: LogQuery, index: LogColumn | undefined, packed = 'packed'): { sql: string; args: unknown[] } {
     const where = ['height BETWEEN ? AND ?'];
     const args: unknown[] = [Number(q.fromBlock), Number(q.toBlock)];
     const values = logColumnValues(q);
@@ -456,7 +484,7 @@ export class Store {
       args.push(...vals.map(buf));
     }
     const from = index === undefined ? 'logs' : `logs INDEXED BY ${LOG_INDEX[index]}`;
-    return { sql: `SELECT height, log_index, tx_index, packed FROM ${from} WHERE ${where.join(' AND ')}`, args };
+    return { sql: `SELECT height, log_index, tx_index, ${packed} FROM ${from} WHERE ${where.join(' AND ')}`, args };
   }
 }
 

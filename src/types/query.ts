@@ -70,6 +70,18 @@ export interface LogQuery {
   topics: (Hash[] | null)[];
 }
 
+/** A committed log with its byte fields as lowercase hex text without `0x` (eth_getLogs' answer, evmrpc/logjson.ts). */
+export interface HexLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: number;
+  blockHash: string;
+  transactionHash: string;
+  transactionIndex: number;
+  logIndex: number;
+}
+
 /** eth_getProof's answer (EIP-1186). */
 export interface AccountProof {
   address: Address;

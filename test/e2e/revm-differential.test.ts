@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ContractFactory, Interface, JsonRpcProvider, Wallet } from 'ethers';
+import { ContractFactory, Interface, JsonRpcProvider, Wallet, getCreateAddress } from 'ethers';
 import { loadRevm } from '../../src/evm/revm.js';
 import { devAddress, devWallet } from '../helpers/accounts.js';
 import { startFerry, type FerryNode } from '../helpers/node.js';
@@ -92,6 +92,19 @@ describe('revm answers plain eth_calls as ethereumjs does', { skip: addon ? fals
     await same({ from, to: '0x0000000000000000000000000000000000000004', data: '0xdeadbeef' });
     await same({ from, to: '0x0000000000000000000000000000000000000001', data: '0x' + '00'.repeat(128) });
     await same({ from, to: probe, data: probeI.encodeFunctionData('frames', [other]) });
+  });
+
+  it('BALANCE of funded accounts and the address CREATE derives from the sender\'s nonce', async () => {
+    // initcode: BALANCE(dev 0) at 0, BALANCE(other) at 32, ADDRESS (from the sender's nonce) at 64; RETURN 96 bytes
+    const rich = devAddress(0).toLowerCase();
+    const data = `0x73${rich.slice(2)}31600052` + `73${other.slice(2)}31602052` + '30604052' + '60606000f3';
+    const out = String(await same({ from: rich, data }));
+    const words = [0, 1, 2].map((i) => BigInt('0x' + out.slice(2 + 64 * i, 66 + 64 * i)));
+    assert.equal(words[0], BigInt(await call<string>(node.url, 'eth_getBalance', [rich, at])));
+    assert.equal(words[1], 1n);
+    const nonce = Number(await call<string>(node.url, 'eth_getTransactionCount', [rich, at]));
+    assert.ok(nonce > 1, 'the sender has sent transactions');
+    assert.equal('0x' + words[2]!.toString(16).padStart(40, '0'), getCreateAddress({ from: rich, nonce }).toLowerCase());
   });
 
   it('CREATE in a call answers the deployed code', async () => {
