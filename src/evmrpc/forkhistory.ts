@@ -79,6 +79,7 @@ const STATE_AT: Readonly<Record<string, number>> = {
   eth_getBalance: 1,
   eth_getTransactionCount: 1,
   eth_getCode: 1,
+  eth_getAccountInfo: 1,
   eth_call: 1,
   eth_getStorageAt: 2,
   eth_feeHistory: 1,

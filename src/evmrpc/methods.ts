@@ -281,6 +281,18 @@ export function createEvmMethods(backend: EvmBackend, info: EvmMethodsInfo): Met
     eth_getCode: method([address, optionalBlockOrHash], async ([addr, sel]) =>
       hexData(await backend.code(addr, stateBlock(sel))),
     ),
+    // Anvil's one-request account read (foundry crates/anvil/src/eth/api.rs get_account_info), which forge
+    // asks an origin first: the balance, nonce and code of eth_getBalance, eth_getTransactionCount, eth_getCode
+    eth_getAccountInfo: method([address, optionalBlockOrHash], async ([addr, sel]) => {
+      const at = stateBlock(sel);
+      const pending = sel.kind === 'tag' && sel.tag === 'pending';
+      const [balance, nonce, code] = await Promise.all([
+        backend.balance(addr, at),
+        pending ? backend.pendingNonce(addr) : backend.nonce(addr, at),
+        backend.code(addr, at),
+      ]);
+      return { balance: hexQuantity(balance), nonce: hexQuantity(nonce), code: hexData(code) };
+    }),
     eth_getStorageAt: method(
       [address, storageKey, optionalBlockOrHash],
       async ([addr, key, sel]) =>

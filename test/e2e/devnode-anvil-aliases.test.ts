@@ -5,7 +5,7 @@
  * fork.test.ts checks its refusal on a fork);
  * then issue 22's part 2: anvil_setBlockTimestampInterval / removeBlockTimestampInterval, anvil_setTime /
  * evm_setTime, anvil_getGenesisTime, anvil_setLoggingEnabled, anvil_addBalance, anvil_rollback,
- * eth_sendUnsignedTransaction and the methods Ferry refuses (`cast rpc` too). Each call goes to a
+ * eth_sendUnsignedTransaction, eth_getAccountInfo and the methods Ferry refuses (`cast rpc` too). Each call goes to a
  * `ferry start --dev` and to the pinned Anvil 1.7.1 binary, and the answers are compared; viem's
  * test client drives the methods viem has an action for.
  */
@@ -205,6 +205,27 @@ describe('anvil aliases and interval state: ferry start --dev against Anvil', ()
     }
     const tooDeep = await rpc(node.url, 'anvil_rollback', [1_000_000]);
     assert.match(tooDeep.error?.message ?? '', /^Rollback depth must not exceed current chain height: current height \d+, depth 1000000$/);
+  });
+
+  it('eth_getAccountInfo answers balance, nonce and code in one object, as Anvil and as the three single reads', async () => {
+    // the CREATE2 deployer is the same predeploy on both (src/config/predeploys.ts): equal answers
+    const deployer = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
+    const [mine, theirs] = await both<Record<string, string>>('eth_getAccountInfo', [deployer, 'latest']);
+    assert.deepEqual(mine, theirs);
+    assert.notEqual(mine.code, '0x');
+    // a dev account that sent txs in this file: Ferry's own single reads, at the same block
+    const dev = devAddress(0);
+    const at = (await latest(node.url)).number;
+    const info = await call<Record<string, string>>(node.url, 'eth_getAccountInfo', [dev, at]);
+    assert.deepEqual(Object.keys(info), ['balance', 'nonce', 'code']);
+    assert.deepEqual(info, {
+      balance: await call<string>(node.url, 'eth_getBalance', [dev, at]),
+      nonce: await call<string>(node.url, 'eth_getTransactionCount', [dev, at]),
+      code: await call<string>(node.url, 'eth_getCode', [dev, at]),
+    });
+    // a bad address: an invalid-params error on both, nothing else
+    const bad = await Promise.all([node.url, anvil.url].map((u) => rpc(u, 'eth_getAccountInfo', ['0x4e59', 'latest'])));
+    for (const r of bad) assert.equal(r.error?.code, -32602, JSON.stringify(r));
   });
 
   it('refuses what cannot apply on ferry with a clear reason', async () => {
