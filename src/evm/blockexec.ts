@@ -10,6 +10,7 @@ import { Bloom, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
 import { yieldToEventLoop } from '../lib/slices.js';
 import type { FlatChange } from '../store/flatstate.js';
 import type { EvmTx } from '../types/chain.js';
+import { fastTransfer, mayTransferFast } from './fasttransfer.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import type { At, BlockContext, BlockPrelude, EvmRunner } from './runner.js';
 import { underRules, type DecodedTx } from './tx.js';
@@ -49,6 +50,10 @@ export interface ExecutedBlock {
  */
 export const EXECUTE_SLICE_MS = 2;
 
+/** a logs bloom's size (the yellow paper's 2048 bits) */
+const BLOOM_BYTES = 256;
+const EMPTY_BLOOM = new Uint8Array(BLOOM_BYTES);
+
 /**
  * EIP-2935 (Prague on): before a block's first tx, the parent's hash goes into the history contract's
  * ring buffer, slot (number - 1) mod HISTORY_SERVE_WINDOW — what the system call from the system address
@@ -87,6 +92,8 @@ export async function executeBlock<S extends StateManagerInterface>(
   const receiptsEnc: Uint8Array[] = [];
   const bloom = new Bloom(undefined, runner.common);
   let cumulative = 0n;
+  // plain value transfers skip the EVM where nothing watches them (evm/fasttransfer.ts)
+  const watched = runner.fastTransfers ? mayTransferFast(runner.vm, runner.common) : undefined;
   // One checkpoint around the whole block: the state manager then flushes its caches into the trie
   // once at the end instead of after every tx (which hashed and stored every intermediate state).
   // (runTx itself resets the per-tx "original storage" of EIP-2200 net gas metering at each tx.)
@@ -113,8 +120,28 @@ export async function executeBlock<S extends StateManagerInterface>(
         excluded.push({ tx: d.evm, reason: 'block gas limit reached' });
         continue;
       }
-      let res: RunTxResult;
       touch?.begin();
+      const fast = watched && (await fastTransfer(runner.vm, watched, sm, d.tx, d.evm.from, block));
+      if (fast) {
+        cumulative += fast.gasUsed;
+        touch?.transfer(d.evm.from, d.tx.to!.bytes);
+        receiptsEnc.push(encodeReceipt({ status: 1, cumulativeBlockGasUsed: cumulative, bitvector: EMPTY_BLOOM, logs: [] }, d.tx.type));
+        included.push(d.evm.raw);
+        out.push({
+          tx: d.evm,
+          status: 1,
+          gasUsed: fast.gasUsed,
+          cumulativeGasUsed: cumulative,
+          logs: [],
+          logsBloom: new Uint8Array(BLOOM_BYTES),
+          createdAddress: undefined,
+          vmError: undefined,
+          returnValue: new Uint8Array(0),
+          touched: touch?.end(),
+        });
+        continue;
+      }
+      let res: RunTxResult;
       try {
         res = await runTx(runner.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
       } catch (e) {

@@ -9,6 +9,7 @@
  */
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { checksumAddress } from '../lib/address.js';
+import { transferAware } from './fasttransfer.js';
 
 /** 0x000000000000000000636F6e736F6c652e6c6f67 ("console.log") */
 export const CONSOLE_ADDRESS_HEX = '000000000000000000636f6e736f6c652e6c6f67';
@@ -107,8 +108,14 @@ export function decodeConsoleLog(data: Uint8Array): string | undefined {
 }
 
 /** The part of an ethereumjs EVM this module uses: its `beforeMessage` event. */
+/** what the console listener reads of a message */
+interface ConsoleMessage {
+  to?: { bytes: Uint8Array };
+  data: Uint8Array;
+}
+
 export interface MessageEvents {
-  events?: { on(event: 'beforeMessage', fn: (m: { to?: { bytes: Uint8Array }; data: Uint8Array }) => void): void };
+  events?: { on(event: 'beforeMessage', fn: (m: ConsoleMessage) => void): void };
 }
 
 const CONSOLE_BYTES = Buffer.from(CONSOLE_ADDRESS_HEX, 'hex');
@@ -119,11 +126,13 @@ const CONSOLE_BYTES = Buffer.from(CONSOLE_ADDRESS_HEX, 'hex');
  */
 export function attachConsoleLog(evm: MessageEvents, sink: (line: string) => void): void {
   // one parameter: ethereumjs calls it synchronously (a two-parameter listener is awaited)
-  evm.events?.on('beforeMessage', (m) => {
+  // a block's plain transfer skips the EVM (evm/fasttransfer.ts) unless it goes to the console address
+  const listener = transferAware((m: ConsoleMessage) => {
     const to = m.to?.bytes;
     if (to !== undefined && CONSOLE_BYTES.equals(to)) {
       const line = decodeConsoleLog(m.data);
       if (line !== undefined) sink(line);
     }
-  });
+  }, [CONSOLE_ADDRESS_HEX]);
+  evm.events?.on('beforeMessage', listener);
 }

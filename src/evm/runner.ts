@@ -260,6 +260,8 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
 
   /** block contexts are immutable per height: calls at the same height share one Block object */
   private readonly blocks = new Lru<string, Block>(BLOCK_CONTEXT_CACHE_SIZE);
+  /** whether blocks run plain value transfers without the EVM (evm/fasttransfer.ts; off: every tx through runTx, for tests) */
+  fastTransfers = true;
 
   /** the ethereumjs block of a context (blocks, calls and traced replays run in it) */
   ethBlock(ctx: BlockContext): Block {

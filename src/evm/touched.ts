@@ -15,6 +15,7 @@
  */
 import type { EVM, EVMInterface } from '@ethereumjs/evm';
 import { bigIntToBytes, bytesToUnprefixedHex, setLengthLeft, type Address } from '@ethereumjs/util';
+import { transferAware } from './fasttransfer.js';
 
 const SELFDESTRUCT = 0xff;
 const ADDRESS_MASK = (1n << 160n) - 1n;
@@ -42,8 +43,9 @@ export class TouchCollector {
 
   private constructor(evm: EVM) {
     const events = evm.events!;
-    events.on('beforeMessage', (m: Message) => this.onMessage(m));
-    events.on('afterMessage', (r: MessageResult) => this.onResult(r));
+    // a block's plain transfer that skips the EVM (evm/fasttransfer.ts) reports its message: transfer()
+    events.on('beforeMessage', transferAware((m: Message) => this.onMessage(m)));
+    events.on('afterMessage', transferAware((r: MessageResult) => this.onResult(r)));
     const map = (evm as unknown as { _opcodeMap: Record<number, OpEntry> })._opcodeMap;
     const entry = map[SELFDESTRUCT]!;
     const inner = entry.opHandler;
@@ -80,6 +82,13 @@ export class TouchCollector {
     const out = this.current === undefined ? [] : [...this.current.values()];
     this.current = undefined;
     return out;
+  }
+
+  /** a plain transfer's one message, run without the EVM: its caller and recipient */
+  transfer(caller: Uint8Array, to: Uint8Array): void {
+    if (this.current === undefined) return;
+    this.add(caller);
+    this.add(to);
   }
 
   private add(a: Uint8Array): void {
