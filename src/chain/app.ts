@@ -162,6 +162,9 @@ export class EvmApp implements Application {
     const trieDb = new TrieDB(store);
     // a pruning node counts trie-node references from its first node on (store/triegc.ts)
     if (!store.reader) store.trieRefs = TrieRefs.open(store.db, (opts.pruning?.interval ?? 0) > 0);
+    if (!store.reader && !store.trieRefs && (opts.pruning?.interval ?? 0) > 0) {
+      log.warn({}, 'state pruning is on but this home was an archive: its trie nodes are not collected until `ferry prune` runs with the node stopped (docs/abci.md "Pruning")');
+    }
     const flat = new FlatState(store);
     // BLOCKHASH of blocks a state-synced or history-pruned home does not hold (store/hashwindow.ts)
     const hashOf = blockHashLookup(store);
