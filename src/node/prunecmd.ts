@@ -50,6 +50,8 @@ export function pruneStore(store: Store, plan: PrunePlan, afterBatch?: (p: { pha
   }
   store.db.pragma('wal_checkpoint(TRUNCATE)');
   store.db.exec('VACUUM');
+  // VACUUM's pages go through the WAL: moved into the file, the WAL emptied
+  store.db.pragma('wal_checkpoint(TRUNCATE)');
   return { head, steps, stateFloor: pruner.stateFloor(), historyFloor: pruner.historyFloor(), collected };
 }
 
