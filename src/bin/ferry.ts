@@ -1,5 +1,5 @@
 /**
- * The `ferry` command: init, start, version. `ferry start` on an empty home creates a dev home first.
+ * The `ferry` command: init, start, prune, version. `ferry start` on an empty home creates a dev home first.
  */
 // first: spawns the chain thread for `start`/`dev` before the modules below evaluate (cold start)
 import './prestart.js';
@@ -395,6 +395,18 @@ function buildProgram(): Command {
       const o = cmd.opts<{ home?: string; height?: string }>();
       const { stateVerify } = await import('../node/stateverify.js');
       process.exitCode = await stateVerify(existingHome(o.home), o.height);
+    });
+
+  program
+    .command('prune')
+    .description(
+      'with the node stopped: prune the home to its app.toml pruning keys now, collect the trie nodes an archive wrote before ' +
+        'it was switched to pruning (once; resumable), and compact the database (docs/abci.md "Pruning")',
+    )
+    .addOption(homeOption())
+    .action(async (_opts, cmd: Command) => {
+      const { pruneHome } = await import('../node/prunecmd.js');
+      pruneHome(existingHome(cmd.opts<{ home?: string }>().home));
     });
 
   program

@@ -39,7 +39,7 @@ import { TrieDB } from '../store/triedb.js';
 import { Pruner, type PrunePlan } from '../store/prune.js';
 import { TrieRefs } from '../store/triegc.js';
 import { CheatTable } from '../store/cheats.js';
-import { syncedHashLookup } from '../store/snapshot.js';
+import { blockHashLookup } from '../store/hashwindow.js';
 import { ADDRESS_INDEX_BUILD_KEY, parseBuild } from '../store/addrindex.js';
 import type { EvmHeader, EvmLog, EvmTx } from '../types/chain.js';
 import type { Cheat } from '../types/cheats.js';
@@ -162,10 +162,12 @@ export class EvmApp implements Application {
     const trieDb = new TrieDB(store);
     // a pruning node counts trie-node references from its first node on (store/triegc.ts)
     if (!store.reader) store.trieRefs = TrieRefs.open(store.db, (opts.pruning?.interval ?? 0) > 0);
+    if (!store.reader && !store.trieRefs && (opts.pruning?.interval ?? 0) > 0) {
+      log.warn({}, 'state pruning is on but this home was an archive: its trie nodes are not collected until `ferry prune` runs with the node stopped (docs/abci.md "Pruning")');
+    }
     const flat = new FlatState(store);
-    // a state-synced home holds the hashes of the blocks below its snapshot height apart (store/snapshot.ts)
-    const synced = syncedHashLookup(store.db);
-    const hashOf = (n: bigint) => store.evmBlock(n)?.header.hash ?? synced(n);
+    // BLOCKHASH of blocks a state-synced or history-pruned home does not hold (store/hashwindow.ts)
+    const hashOf = blockHashLookup(store);
     const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
     // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts): state-replay

@@ -29,6 +29,7 @@ import { TaskCancelled } from '../lib/slices.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
 import { TrieDB } from '../store/triedb.js';
+import { blockHashLookup } from '../store/hashwindow.js';
 import type { AccessListResult, Bytes, CallOrigin, CallRequest } from '../types/chain.js';
 import { GethText } from '../lib/gethtexts.js';
 import type { CallEngine } from '../config/options.js';
@@ -96,6 +97,8 @@ export class Simulator {
   private readonly idle: EvmRunner<FlatStateManager>[] = [];
   /** watches a runner's EVM for eth_createAccessList (made at its first one) */
   private readonly hosts = new WeakMap<object, TraceHost>();
+  /** BLOCKHASH: the stored blocks, then the window a state-synced or pruned home keeps (store/hashwindow.ts) */
+  private readonly hashOf: (n: bigint) => Uint8Array | undefined;
 
   private constructor(
     private readonly store: Store,
@@ -103,7 +106,9 @@ export class Simulator {
     private readonly flat: FlatState,
     private readonly opts: SimulatorOptions,
     private readonly onConsoleLog?: (line: string) => void,
-  ) {}
+  ) {
+    this.hashOf = blockHashLookup(store);
+  }
 
   /** `onConsoleLog`: each Solidity console.log of the calls (evm/consolelog.ts) */
   static async create(store: Store, opts: SimulatorOptions, onConsoleLog?: (line: string) => void): Promise<Simulator> {
@@ -132,7 +137,7 @@ export class Simulator {
   engine(): string {
     if (this.opts.callEngine !== 'revm') return 'ethereumjs';
     if (this.revm !== undefined) return 'revm';
-    const why = RevmCalls.create(this.flat, (n) => this.store.evmBlock(n)?.header.hash, this.opts, this.opts.chainId, this.onConsoleLog);
+    const why = RevmCalls.create(this.flat, this.hashOf, this.opts, this.opts.chainId, this.onConsoleLog);
     if (typeof why !== 'string') {
       this.revm = why;
       return 'revm';
@@ -145,7 +150,7 @@ export class Simulator {
 
   private async newRunner(): Promise<EvmRunner<FlatStateManager>> {
     const forks = new ForkSchedule(this.opts.chainId, this.opts);
-    const runner = await EvmRunner.createFlat(forks, this.flat, this.db.view(), (n) => this.store.evmBlock(n)?.header.hash);
+    const runner = await EvmRunner.createFlat(forks, this.flat, this.db.view(), this.hashOf);
     for (const evm of runner.evms()) {
       if (this.onConsoleLog) attachConsoleLog(evm as never, this.onConsoleLog);
       useSyncSteps(evm);

@@ -38,6 +38,7 @@ import { TaskCancelled } from '../lib/slices.js';
 import { FlatState } from '../store/flatstate.js';
 import { TrieDB } from '../store/triedb.js';
 import { Store } from '../store/store.js';
+import { blockHashLookup } from '../store/hashwindow.js';
 import type { CallOrigin, EvmHeader, Hash } from '../types/chain.js';
 import { appliedCheats, CheatOverlay } from './cheats.js';
 import { GethText } from '../lib/gethtexts.js';
@@ -316,7 +317,7 @@ async function workerMain(opts: TraceServiceOptions, cancelled: Int32Array): Pro
     },
   };
   const makeEngine = async () => {
-    const runner = await EvmRunner.createFlat(forks, flat, trieDb, (n) => store.evmBlock(n)?.header.hash);
+    const runner = await EvmRunner.createFlat(forks, flat, trieDb, blockHashLookup(store));
     runner.gate = gate;
     return new TraceEngine(runner);
   };

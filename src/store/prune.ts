@@ -12,10 +12,13 @@
  * History: blocks, tx lookups and receipts, logs, address index rows, CometBFT records, native tx results
  * and the tx_search/block_search event index of heights below the retain height are deleted (the genesis
  * block stays), the same height Commit returns to CometBFT as retain_height
- * (Cosmos SDK baseapp GetBlockRetentionHeight without the evidence and snapshot terms).
+ * (Cosmos SDK baseapp GetBlockRetentionHeight without the evidence and snapshot terms). The hash of a
+ * deleted block within BLOCKHASH's 256 blocks of the head is kept (store/hashwindow.ts): with
+ * min-retain-blocks below 256, BLOCKHASH must still answer it, as an archive validator does.
  */
 import type Database from 'better-sqlite3';
 import type { Store } from './store.js';
+import { BLOCKHASH_WINDOW, HashWindow } from './hashwindow.js';
 
 /** Heights of state or of history one pruning step removes at most (the rest waits for the next block). */
 export const MAX_PRUNE_HEIGHTS_PER_STEP = 64;
@@ -46,12 +49,15 @@ const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byt
 
 export class Pruner {
   private readonly stmts;
+  /** where pruned blocks' hashes stay while BLOCKHASH can ask (only a node that prunes history) */
+  private readonly window: HashWindow | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly plan: PrunePlan,
   ) {
     const db = store.db;
+    this.window = plan.minRetainBlocks > 0 ? new HashWindow(db) : undefined;
     const hasTable = (name: string) =>
       db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?").get(name)!.n > 0;
     this.stmts = {
@@ -161,13 +167,16 @@ export class Pruner {
     const upTo = Math.min(retain, low + MAX_PRUNE_HEIGHTS_PER_STEP);
     const s = this.stmts;
     for (let h = low; h < upTo; h++) {
-      for (const tx of this.store.evmBlock(BigInt(h))?.transactions ?? []) s.delTx.run(buf(tx.hash));
+      const block = this.store.evmBlock(BigInt(h));
+      if (block && h > height - BLOCKHASH_WINDOW) this.window?.put(h, block.header.hash);
+      for (const tx of block?.transactions ?? []) s.delTx.run(buf(tx.hash));
       s.delLogs.run(h);
       s.delBlock.run(h);
       s.delComet?.run(h);
       s.delCometTxs?.run(h);
       this.store.addrs.prune(h);
     }
+    this.window?.dropOutside(height);
     return upTo - low;
   }
 

@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { SnapshotInfo } from '../types/abci.js';
+import { HashWindow } from './hashwindow.js';
 
 /** The one snapshot format ferry makes and restores (CometBFT's Snapshot.format). */
 export const SNAPSHOT_FORMAT = 1;
@@ -31,7 +32,7 @@ export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
 export const MAX_SNAPSHOT_CHUNKS = 65_536;
 /** Bytes of one record at most (a block with its receipts is the largest): what a restore buffers across chunks. */
 export const MAX_SNAPSHOT_RECORD_BYTES = 64 * 1024 * 1024;
-/** Hashes of the blocks below the snapshot height it carries (the EVM's BLOCKHASH window). */
+/** Hashes of the blocks below the snapshot height it carries (the EVM's BLOCKHASH window: store/hashwindow.ts). */
 export const SNAPSHOT_BLOCK_HASHES = 256;
 
 export const RecordTag = { Meta: 1, Block: 2, Hash: 3, Account: 4, Slot: 5, Code: 6, End: 7 } as const;
@@ -237,14 +238,14 @@ const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byt
  */
 export class RestoreRows {
   private readonly s;
+  private readonly window: HashWindow;
 
   constructor(private readonly db: Database.Database) {
-    db.exec('CREATE TABLE IF NOT EXISTS synced_hashes (height INTEGER PRIMARY KEY, hash BLOB NOT NULL)');
+    this.window = new HashWindow(db);
     this.s = {
       acct: db.prepare('INSERT OR REPLACE INTO state_accounts (addr, height, v) VALUES (?, ?, ?)'),
       slot: db.prepare('INSERT OR REPLACE INTO state_slots (k, height, v) VALUES (?, ?, ?)'),
       code: db.prepare('INSERT OR IGNORE INTO trie (k, v) VALUES (?, ?)'),
-      hash: db.prepare('INSERT OR REPLACE INTO synced_hashes (height, hash) VALUES (?, ?)'),
       accounts: db.prepare<[number, Buffer, number], { addr: Buffer; v: Buffer }>('SELECT addr, v FROM state_accounts WHERE height = ? AND addr > ? ORDER BY addr LIMIT ?'),
       slots: db.prepare<[number, Buffer, number], { k: Buffer; v: Buffer }>('SELECT k, v FROM state_slots WHERE height = ? AND k > ? ORDER BY k LIMIT ?'),
     };
@@ -264,7 +265,7 @@ export class RestoreRows {
   }
 
   hash(height: bigint, hash: Uint8Array): void {
-    this.s.hash.run(Number(height), buf(hash));
+    this.window.put(height, hash);
   }
 
   /** up to `limit` accounts restored at `height` with addresses above `after`, in order */
@@ -279,7 +280,8 @@ export class RestoreRows {
 
   /** Drops what a restore cut short left (rows above genesis; none exist on a node that has blocks above 0). */
   clearPartial(): void {
-    this.db.exec('DELETE FROM state_accounts WHERE height > 0; DELETE FROM state_slots WHERE height > 0; DELETE FROM synced_hashes');
+    this.db.exec('DELETE FROM state_accounts WHERE height > 0; DELETE FROM state_slots WHERE height > 0');
+    this.window.clear();
   }
 
   /** In the finishing transaction: the state is that of `height` only (older rows, genesis's, go). */
@@ -290,18 +292,4 @@ export class RestoreRows {
     this.db.prepare('DELETE FROM state_changes').run();
     this.db.prepare('INSERT INTO state_changes (height, accounts, slots) VALUES (?, ?, ?)').run(h, Buffer.alloc(0), Buffer.alloc(0));
   }
-}
-
-/** The hash of block `height` from a restored snapshot's BLOCKHASH window (undefined: not there). */
-export function syncedHashLookup(db: Database.Database): (height: bigint) => Uint8Array | undefined {
-  let stmt: Database.Statement<[number], { hash: Buffer }> | undefined;
-  return (height) => {
-    if (!stmt) {
-      const has = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'synced_hashes'").get() as { n: number };
-      if (has.n === 0) return undefined;
-      stmt = db.prepare('SELECT hash FROM synced_hashes WHERE height = ?');
-    }
-    const row = stmt.get(Number(height));
-    return row ? new Uint8Array(row.hash) : undefined;
-  };
 }

@@ -12,6 +12,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { RLP } from '@ethereumjs/rlp';
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
+import { windowHashes } from './hashwindow.js';
 import {
   ChunkWriter,
   encodeMeta,
@@ -89,11 +90,16 @@ function writeFrom(db: Database.Database, job: SnapshotJob): SnapshotInfo {
   w.record(RecordTag.Meta, encodeMeta({ format: SNAPSHOT_FORMAT, height: job.height, chainId: job.chainId, stateRoot }));
   w.record(RecordTag.Block, blockRecord(db, 0));
   w.record(RecordTag.Block, blockRecord(db, h));
-  const below = db.prepare<[number, number], { height: number; hash: Buffer }>('SELECT height, hash FROM blocks WHERE height >= ? AND height < ? AND height > 0 ORDER BY height');
-  for (const r of below.iterate(h - SNAPSHOT_BLOCK_HASHES, h)) {
+  // the stored blocks' hashes, and those of blocks this node does not hold (below its own snapshot, or
+  // pruned): every node writes the same 256 hashes whatever it keeps (store/hashwindow.ts)
+  const below = new Map<number, Buffer>();
+  for (const r of windowHashes(db, h - SNAPSHOT_BLOCK_HASHES, h)) if (r.height > 0) below.set(r.height, r.hash);
+  const stored = db.prepare<[number, number], { height: number; hash: Buffer }>('SELECT height, hash FROM blocks WHERE height >= ? AND height < ? AND height > 0');
+  for (const r of stored.iterate(h - SNAPSHOT_BLOCK_HASHES, h)) below.set(r.height, r.hash);
+  for (const height of [...below.keys()].sort((a, b) => a - b)) {
     const n = Buffer.alloc(8);
-    n.writeBigUInt64BE(BigInt(r.height));
-    w.record(RecordTag.Hash, n, r.hash);
+    n.writeBigUInt64BE(BigInt(height));
+    w.record(RecordTag.Hash, n, below.get(height)!);
   }
   // the latest row at or below h per key (SQLite: the bare column comes from the max() row)
   const codes = new Set<string>();

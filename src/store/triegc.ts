@@ -22,7 +22,8 @@
 import type Database from 'better-sqlite3';
 import { RLP } from '@ethereumjs/rlp';
 
-const SCHEMA = `
+/** the counts' tables (store/triecollect.ts makes them too) */
+export const TRIE_REFS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS trie_refs (k BLOB PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS trie_roots (height INTEGER PRIMARY KEY, root BLOB NOT NULL);
 `;
@@ -31,7 +32,7 @@ CREATE TABLE IF NOT EXISTS trie_roots (height INTEGER PRIMARY KEY, root BLOB NOT
 export const TRIE_REFS_META_KEY = 'trie_refs';
 
 /** keccak256 of RLP(''): the empty trie, never stored as a node of its own */
-const EMPTY_ROOT_HEX = '56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
+export const EMPTY_ROOT_HEX = '56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
@@ -65,7 +66,7 @@ export class TrieRefs {
   private readonly stmts;
 
   private constructor(db: Database.Database) {
-    db.exec(SCHEMA);
+    db.exec(TRIE_REFS_SCHEMA);
     this.stmts = {
       inc: db.prepare('INSERT INTO trie_refs (k, n) VALUES (?, 1) ON CONFLICT (k) DO UPDATE SET n = n + 1'),
       count: db.prepare<[Buffer], { n: number }>('SELECT n FROM trie_refs WHERE k = ?'),

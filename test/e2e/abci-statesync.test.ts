@@ -6,13 +6,15 @@
  * snapshot height on it serves Surface A and CometBFT's RPC and agrees with the validators on every
  * block (hash, state root, receipts) and balance; below it, it answers as a pruned node. Validator 0
  * serves every chunk corrupted (FERRY_TEST_FAULT=corrupt-snapshot-chunks): the joining node refuses
- * such a chunk and fetches it from another peer.
+ * such a chunk and fetches it from another peer. BLOCKHASH of blocks below the snapshot height (a
+ * contract returns and stores BLOCKHASH(n)) answers the real hashes on the joining node, in
+ * eth_call and in a block it executes (store/hashwindow.ts).
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Wallet } from 'ethers';
+import { Wallet, getCreateAddress } from 'ethers';
 import { devKeys } from '../helpers/accounts.js';
 import { CometNet, cometbftOrSkip, rpc, type CometLine, type NetNode } from '../helpers/cometnet.js';
 import { EVM_CHAIN_ID } from '../helpers/node.js';
@@ -25,6 +27,9 @@ const TRANSFERS = 30;
 const RESTORE_TIMEOUT_MS = 120_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hexQ = (n: bigint) => '0x' + n.toString(16);
+/** init code of a contract whose runtime (15 bytes) returns and stores (at slot NUMBER) BLOCKHASH(CALLDATALOAD(0)) */
+const BLOCKHASH_INIT = '0x6e' + '6000354080435560005260206000f3' + '600052' + '600f6011f3';
+const word = (k: bigint) => '0x' + k.toString(16).padStart(64, '0');
 
 interface Block {
   hash: string;
@@ -65,6 +70,11 @@ for (const line of ['0.38', '0.39'] as CometLine[]) {
         });
         await rpc(validators[1]!.ethUrl, 'eth_sendRawTransaction', [raw]);
       }
+      // the BLOCKHASH contract, deployed before the snapshots
+      const deployer = new Wallet(devKeys()[2]!);
+      await rpc(validators[1]!.ethUrl, 'eth_sendRawTransaction', [
+        await deployer.signTransaction({ data: BLOCKHASH_INIT, nonce: 0, gasLimit: 200_000, maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: GWEI, chainId: EVM_CHAIN_ID, type: 2 }),
+      ]);
       // two snapshots taken (and the light client needs headers up to the snapshot height + 2)
       await net.waitHeight(BigInt(2 * SNAPSHOT_INTERVAL + 3), validators);
       snapHeight = BigInt(2 * SNAPSHOT_INTERVAL);
@@ -121,6 +131,37 @@ for (const line of ['0.38', '0.39'] as CometLine[]) {
           assert.equal(await rpc(joiner.ethUrl, 'eth_getBalance', [a, at]), await rpc(validators[3]!.ethUrl, 'eth_getBalance', [a, at]), `balance of ${a} at ${at}`);
         }
       }
+    });
+
+    it('answers BLOCKHASH below the snapshot height as the validators do, in eth_call and in a block it executes', async () => {
+      const deployer = new Wallet(devKeys()[2]!);
+      const contract = getCreateAddress({ from: deployer.address, nonce: 0 });
+      const hashAt = async (h: bigint) => (await rpc<Block>(validators[2]!.ethUrl, 'eth_getBlockByNumber', [hexQ(h), false])).hash;
+      const at = snapHeight + 2n;
+      for (const n of [1n, snapHeight - 3n, snapHeight + 1n]) {
+        const call = { to: contract, data: word(n) };
+        const got = await rpc<string>(joiner.ethUrl, 'eth_call', [call, hexQ(at)]);
+        assert.equal(got, await rpc<string>(validators[3]!.ethUrl, 'eth_call', [call, hexQ(at)]), `eth_call BLOCKHASH(${n}) at ${at}`);
+        assert.equal(got, await hashAt(n), `BLOCKHASH(${n}) is block ${n}'s hash`);
+      }
+      // a transaction asking for a block below the snapshot, executed by the joining node too
+      const target = snapHeight - 3n;
+      const raw = await deployer.signTransaction({ to: contract, data: word(target), nonce: 1, gasLimit: 100_000, maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: GWEI, chainId: EVM_CHAIN_ID, type: 2 });
+      const txHash = await rpc<string>(validators[1]!.ethUrl, 'eth_sendRawTransaction', [raw]);
+      let receipt: { blockNumber: string; status: string } | null = null;
+      for (const deadline = Date.now() + RESTORE_TIMEOUT_MS; !receipt; await sleep(200)) {
+        receipt = await rpc<{ blockNumber: string; status: string } | null>(joiner.ethUrl, 'eth_getTransactionReceipt', [txHash]);
+        if (!receipt && Date.now() > deadline) throw new Error(`the BLOCKHASH transaction did not reach the joining node\n${joiner.logs()}`);
+      }
+      const b = BigInt(receipt.blockNumber);
+      assert.equal(receipt.status, '0x1');
+      assert.ok(b - target <= 256n, `block ${b} is within BLOCKHASH's window of block ${target}`);
+      const stored = await rpc<string>(joiner.ethUrl, 'eth_getStorageAt', [contract, word(b), hexQ(b)]);
+      assert.equal(stored, await hashAt(target), `stored BLOCKHASH(${target})`);
+      await net.waitHeight(b + 1n, validators);
+      const want = await rpc<Block>(validators[2]!.ethUrl, 'eth_getBlockByNumber', [hexQ(b), false]);
+      const got = await rpc<Block>(joiner.ethUrl, 'eth_getBlockByNumber', [hexQ(b), false]);
+      assert.equal(got.stateRoot, want.stateRoot, `block ${b} state root`);
     });
 
     it('answers history below the snapshot height as a pruned node does', async () => {
