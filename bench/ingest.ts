@@ -9,8 +9,9 @@
  * Reads every thread's utime + stime (/proc/<pid>/task/<tid>/stat) before and after and prints the CPU
  * per tx of each: the RPC thread, the chain thread, V8's platform threads (GC) and the rest (`roles`); plus the
  * eth_sendRawTransaction latency (p50 / p99) the client saw. A warm-up run of WARMUP_TXS goes first.
- * With BENCH_FERRY_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR' each thread writes a profile
- * (bench/profile.ts reads them).
+ * With BENCH_FERRY_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR' and BENCH_FERRY_UNBUNDLED=1 each thread
+ * writes a profile (bench/profile.ts reads them); BENCH_INGEST_THREADS=1 also prints each thread's µs/tx
+ * by its tid's offset from the process id.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -22,30 +23,23 @@ import { killStartedNodes, startNode, type NodeName } from './nodes.js';
 import { loadHttpClient, makeClient, percentile, type RpcClient } from './rpc.js';
 import { ensurePeers } from './setup.js';
 
+/** txs sent (and mined) before each measured run */
 const WARMUP_TXS = 400;
+/** bound on one run: sending plus waiting for the receipts */
 const RUN_TIMEOUT_MS = 300_000;
-const USER_HZ = 100;
 
-interface ThreadCpu {
-  tid: number;
-  comm: string;
-  ms: number;
-}
-
-/** Every thread of `pid` with its CPU so far (ms). */
-function threads(pid: number): ThreadCpu[] {
-  const out: ThreadCpu[] = [];
+/** Every thread of `pid` (by tid) with the CPU it used so far, ms (utime + stime, in USER_HZ = 100 ticks). */
+function threads(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
   for (const t of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const comm = readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
-      out.push({ tid: Number(t), comm, ms: ((Number(f[11]) + Number(f[12])) * 1000) / USER_HZ });
+      const f = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      out.set(Number(t), (Number(f[11]) + Number(f[12])) * 10);
     } catch {
       // ended meanwhile
     }
   }
-  return out.sort((a, b) => a.tid - b.tid);
+  return out;
 }
 
 /** V8's platform worker threads (GC and compiler helpers; node's default --v8-pool-size is 4) and node's own start here */
@@ -133,22 +127,19 @@ async function main(): Promise<void> {
       const { missing, failed } = await verifyReceipts(c, hashes);
       if (missing + failed > 0) throw new Error(`${missing} missing, ${failed} failed`);
       if (!measure) return;
-      const was = new Map(before.map((t) => [t.tid, t.ms]));
-      const role = roles(node.pid, new Map(after.map((t) => [t.tid, t.ms - (was.get(t.tid) ?? 0)])));
+      const delta = new Map([...after].map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)]));
+      const role = roles(node.pid, delta);
       const per = new Map<string, number>();
       let total = 0;
-      for (const t of after) {
-        const d = t.ms - (was.get(t.tid) ?? 0);
+      for (const [tid, d] of delta) {
         total += d;
-        const r = role.get(t.tid)!;
+        const r = role.get(tid)!;
         per.set(r, (per.get(r) ?? 0) + d);
       }
       lat.sort((a, b) => a - b);
       const us = (ms: number) => Math.round((ms * 1000) / count);
       const parts = [...per].filter(([, ms]) => ms > 0).map(([r, ms]) => `${r} ${us(ms)}`);
-      if (process.env.BENCH_INGEST_THREADS === '1') {
-        console.log(after.map((t) => `+${t.tid - node.pid}:${us(t.ms - (was.get(t.tid) ?? 0))}`).join(' '));
-      }
+      if (process.env.BENCH_INGEST_THREADS === '1') console.log([...delta].map(([tid, d]) => `+${tid - node.pid}:${us(d)}`).join(' '));
       console.log(
         `${args.node} ${w} n=${count}: ${Math.round((count * 1000) / elapsed)} tx/s, sendRaw p50 ${percentile(lat, 50).toFixed(1)} / p99 ${percentile(lat, 99).toFixed(1)} ms; ` +
           `CPU µs/tx: total ${us(total)}; ${parts.join('; ')} (load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
