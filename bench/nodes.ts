@@ -276,7 +276,8 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
           // node flags for ferry's process, e.g. BENCH_FERRY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"
           // (NODE_OPTIONS refuses --cpu-prof; every thread writes its own profile)
           ...(process.env.BENCH_FERRY_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
-          join(REPO_ROOT, 'bin', 'ferry.js'), name.startsWith('ferry-dev') ? 'dev' : 'start', '--home', start.home ?? scratch!,
+          // BENCH_FERRY_UNBUNDLED=1: the unbundled modules, so a --cpu-prof names each function's own script (bench/profile.ts)
+          process.env.BENCH_FERRY_UNBUNDLED === '1' ? entry : join(REPO_ROOT, 'bin', 'ferry.js'), name.startsWith('ferry-dev') ? 'dev' : 'start', '--home', start.home ?? scratch!,
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,

@@ -2,8 +2,8 @@
  * Signed-transaction decoding: raw envelope -> ethereumjs tx + ferry's EvmTx (sender recovered).
  */
 import type { Common } from '@ethereumjs/common';
-import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
-import { Address, bigIntToBytes, bytesToBigInt, eoaCode7702AuthorizationHashedMessageToSign, setLengthLeft } from '@ethereumjs/util';
+import { Capability, createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { Address, bigIntToBytes, bigIntToUnpaddedBytes, bytesToBigInt, eoaCode7702AuthorizationHashedMessageToSign, setLengthLeft } from '@ethereumjs/util';
 import { txRejected, type DomainError } from '../lib/errors.js';
 import type { AuthorizationItem, EvmTx, TxType } from '../types/chain.js';
 import { GethText } from '../lib/gethtexts.js';
@@ -108,11 +108,26 @@ export function impersonatedSender(sig: { v: bigint; r: bigint; s: bigint }, typ
 export const isImpersonated = (tx: EvmTx): boolean => impersonatedSender(tx, tx.type) !== undefined;
 
 /**
+ * The signer of a decoded, signed tx, as ethereumjs's getSenderPublicKey and getSenderAddress find it
+ * (@ethereumjs/tx capabilities/legacy.ts: the signing hash, the secp256k1 recovery the Common carries
+ * (native: evm/common.ts), the chain id when the tx is EIP-155 protected; the s-value bound is checked when
+ * the tx is built) but with the address hashed by the native Keccak-256: ethereumjs hashes the public key
+ * in JavaScript (@ethereumjs/util pubToAddress). Throws when the signature does not recover.
+ */
+function recoverSigner(tx: TypedTransaction): Uint8Array {
+  const chainId = tx.supports(Capability.EIP155ReplayProtection) ? tx.common.chainId() : undefined;
+  const recover = tx.common.customCrypto.ecrecover ?? ecrecover;
+  const pub = recover(tx.getMessageToVerifySignature(), tx.v!, bigIntToUnpaddedBytes(tx.r!), bigIntToUnpaddedBytes(tx.s!), chainId);
+  return keccak256(pub).slice(12);
+}
+
+/**
  * Decodes a signed envelope. `sender`: the signer as already recovered by another thread from these
  * same bytes (eth_sendRawTransaction and broadcast_tx_* are decoded on the RPC thread, which hands the
  * chain thread the sender so it does not recover it again); without it the sender is recovered here
- * (secp256k1, the dearest step of decoding). `hash`, with `sender`: the tx hash that decoding found
- * (the tx does not serialize itself again to hash).
+ * (secp256k1, the dearest step of decoding: `recoverSigner`). `hash`, with `sender`: the tx hash that
+ * decoding found (the tx does not serialize itself again to hash). Either way the tx answers
+ * getSenderAddress with that sender (the VM asks it once per run) and is frozen (frozen txs cache their hash).
  */
 export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, hash?: Uint8Array): DecodedTx {
   const first = raw[0];
@@ -121,8 +136,8 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   if (first <= 0x7f && !txTypeActive(first, common)) throw rejected(GethText.txTypeNotSupported);
   let tx: TypedTransaction;
   try {
-    // with a known sender the tx is frozen below, after its sender is set (frozen txs cache their hash)
-    tx = createTxFromRLP(raw, { common, freeze: sender === undefined }) as TypedTransaction;
+    // frozen below, once its sender is set
+    tx = createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction;
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     // geth decodes an empty list and refuses it in the pool; ethereumjs refuses it while decoding
@@ -138,25 +153,23 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   if (!tx.isSigned()) throw rejected('invalid transaction v, r, s values');
   const impersonated = impersonatedSender({ v: tx.v!, r: tx.r!, s: tx.s! }, tx.type);
   if (impersonated !== undefined) {
-    // the sender is the one the placeholder names; an unfrozen tx lets the VM see it
-    const open = sender === undefined ? (createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction) : tx;
+    // the sender is the one the placeholder names; the tx is left unfrozen so the VM sees it
     const address = new Address(impersonated);
-    (open as { getSenderAddress: () => Address }).getSenderAddress = () => address;
-    return { tx: open, evm: toEvmTx(open, impersonated, raw) };
-  }
-  if (sender !== undefined) {
-    const address = new Address(sender);
     (tx as { getSenderAddress: () => Address }).getSenderAddress = () => address;
-    if (hash !== undefined) (tx.cache as { hash?: Uint8Array }).hash = hash;
-    Object.freeze(tx);
-    return { tx, evm: toEvmTx(tx, sender, raw) };
+    return { tx, evm: toEvmTx(tx, impersonated, raw) };
   }
-  let from: Uint8Array;
-  try {
-    from = tx.getSenderAddress().bytes;
-  } catch {
-    throw rejected('invalid sender');
+  let from = sender;
+  if (from === undefined) {
+    try {
+      from = recoverSigner(tx);
+    } catch {
+      throw rejected('invalid sender');
+    }
   }
+  const address = new Address(from);
+  (tx as { getSenderAddress: () => Address }).getSenderAddress = () => address;
+  if (sender !== undefined && hash !== undefined) (tx.cache as { hash?: Uint8Array }).hash = hash;
+  Object.freeze(tx);
   return { tx, evm: toEvmTx(tx, from, raw) };
 }
 

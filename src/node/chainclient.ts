@@ -21,6 +21,7 @@ import type { DevChannel, DevOpName, DevOpOf, DevResults } from '../types/dev.js
 import { accepted } from '../chain/checkcodes.js';
 import { queryFailure, QueryCode } from '../chain/query.js';
 import type { Signed } from '../chain/txdecode.js';
+import { TurnBatch } from '../lib/turnbatch.js';
 
 /** requests sent to the chain thread and not yet answered, at most */
 export const MAX_PENDING_CHAIN_REQUESTS = 4096;
@@ -62,11 +63,26 @@ export class ChainClient implements DevChannel {
   private readonly devReplies = new Map<number, (r: DevReply) => void>();
   private onStopped: (() => void) | undefined;
   private closing = false;
+  /**
+   * Requests to the chain thread, in the order they are made: CheckTx requests wait for the end of the
+   * event loop's turn and go together as one `batch` message (a burst of eth_sendRawTransaction costs
+   * each thread one postMessage and the chain thread one wake-up, not one per tx: docs/benchmarks.md
+   * "Ingesting transfers"); any other request posts them first, then itself, at once.
+   */
+  private readonly outbox: TurnBatch<ToChain>;
 
   private constructor(
     private readonly worker: Worker,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.outbox = new TurnBatch<ToChain>((messages) => worker.postMessage(messages.length === 1 ? messages[0] : ({ type: 'batch', messages } satisfies ToChain)));
+  }
+
+  /** Sends a request: a CheckTx request with the others of this turn, anything else at once (after those, in order). */
+  private post(m: ToChain): void {
+    this.outbox.push(m);
+    if (m.type !== 'submit' && m.type !== 'submitNative') this.outbox.flush();
+  }
 
   /**
    * The client of the chain thread spawned by node/chainspawn.ts; resolves once it is ready, with its latest height. A chain thread that
@@ -177,7 +193,7 @@ export class ChainClient implements DevChannel {
         if (r.refused !== undefined && !(keepRefusal && r.check !== undefined)) return reject(fromDomainErrorData(r.refused));
         resolve(r);
       });
-      this.worker.postMessage(make(id));
+      this.post(make(id));
     });
   }
 
@@ -195,7 +211,7 @@ export class ChainClient implements DevChannel {
         if (r.error === undefined) return resolve(r.result as DevResults[K]);
         reject(r.error.kind === 'domain' ? fromDomainErrorData(r.error.error) : new Error(`dev control ${op.op} failed: ${r.error.message}`));
       });
-      this.worker.postMessage({ type: 'dev', id, op } satisfies ToChain);
+      this.post({ type: 'dev', id, op });
     });
   }
 
@@ -203,7 +219,7 @@ export class ChainClient implements DevChannel {
   private ask(make: (id: number) => ToChain): Promise<ChainReply> {
     return new Promise<ChainReply>((resolve) => {
       const id = this.reserve(this.replies, resolve);
-      this.worker.postMessage(make(id));
+      this.post(make(id));
     });
   }
 
@@ -222,7 +238,7 @@ export class ChainClient implements DevChannel {
         this.log.warn({ graceMs: CHAIN_STOP_GRACE_MS }, 'chain thread did not stop in time: terminating it');
         resolve();
       }, CHAIN_STOP_GRACE_MS);
-      this.worker.postMessage({ type: 'stop' } satisfies ToChain);
+      this.post({ type: 'stop' });
     });
     clearTimeout(timer);
     await this.worker.terminate();
@@ -247,10 +263,10 @@ export class ChainClient implements DevChannel {
 
   private answerQuery(id: number, answer: Promise<AbciQueryResponse>): void {
     void answer.then(
-      (res) => this.worker.postMessage({ type: 'queryReply', id, res } satisfies ToChain),
+      (res) => this.post({ type: 'queryReply', id, res }),
       (e: unknown) => {
         this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'abci query failed');
-        this.worker.postMessage({ type: 'queryReply', id, res: failedQuery('internal error') } satisfies ToChain);
+        this.post({ type: 'queryReply', id, res: failedQuery('internal error') });
       },
     );
   }

@@ -46,6 +46,24 @@ const send = (m: FromChain) => {
   outbox.flush();
 };
 const sendSoon = (m: FromChain) => outbox.push(m);
+
+/** One request of the RPC thread (a `batch` message holds several, in the order they were made). */
+type Request = Exclude<ToChain, { type: 'batch' }>;
+/** CheckTx requests whose answers are not made yet */
+let checking = 0;
+
+/**
+ * Hands each request of a message to `handle`, in order. The CheckTx answers wait in the outbox until
+ * every CheckTx in progress has answered (those of one batch answer together, in one message, without
+ * waiting for the next turn of the event loop, which a running block may hold for a slice) or until
+ * the turn ends, whichever comes first.
+ */
+function onRequests(handle: (m: Request) => void): void {
+  port.on('message', (m: ToChain) => {
+    if (m.type !== 'batch') return handle(m);
+    for (const inner of m.messages) if (inner.type !== 'batch') handle(inner);
+  });
+}
 const log = createLogger({ level: data.opts.logLevel }).child({ module: 'chain' });
 
 /**
@@ -65,13 +83,16 @@ function decodeSubmitted(raw: Uint8Array, rpc: boolean, app: EvmApp, sender: Uin
 type CheckOutcome = Omit<CheckTxReply, 'type' | 'id'>;
 
 /**
- * Runs the CheckTx of a submission and sends its `checked` answer (`post`: at once, or `sendSoon`): what `run` resolves to; a domain
+ * Runs the CheckTx of a submission and sends its `checked` answer (with the others of its turn): what `run` resolves to; a domain
  * error it throws (a refusal) as that error, kind and detail kept; anything else (a bug) logged here
  * and answered `failed`. `metrics`: when the request came in and the tx size the mempool metrics count.
  */
-function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { started: number; txBytes: number | undefined }, post: (m: FromChain) => void = send): void {
-  const answer = (o: CheckOutcome) =>
-    post({ type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) });
+function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { started: number; txBytes: number | undefined }): void {
+  checking++;
+  const answer = (o: CheckOutcome) => {
+    sendSoon({ type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) });
+    if (--checking === 0) outbox.flush();
+  };
   run().then(answer, (e: unknown) => {
     if (e instanceof DomainError) return answer({ refused: domainErrorData(e) });
     log.error({ err: e instanceof Error ? e.stack : String(e) }, 'checkTx failed');
@@ -80,7 +101,7 @@ function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { s
 }
 
 /** Surface B's broadcast_tx_* / check_tx: the ABCI CheckTx response, and the typed refusal behind a non-zero code. */
-async function checkNative(app: EvmApp, m: Extract<ToChain, { type: 'submitNative' }>): Promise<CheckOutcome> {
+async function checkNative(app: EvmApp, m: Extract<Request, { type: 'submitNative' }>): Promise<CheckOutcome> {
   const { result, refusal } = await app.checkNative(m.tx, m.dryRun === true, m.sender);
   return { hash: refusal === undefined ? result.data : undefined, refused: refusal && domainErrorData(refusal), check: result };
 }
@@ -187,7 +208,7 @@ async function main(): Promise<void> {
   await engine.start();
   send({ type: 'ready', height: engine.height, cheats: app.cheats.all() });
 
-  port.on('message', (m: ToChain) => {
+  onRequests((m) => {
     if (m.type === 'stop') {
       void engine!.stop().then(() => {
         store.close();
@@ -265,7 +286,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
   const cometRpc = rpcUrl(opts.abci.cometbftRpc);
   send({ type: 'ready', height: store.latestHeight() ?? 0n });
 
-  port.on('message', (m: ToChain) => {
+  onRequests((m) => {
     if (m.type === 'stop') {
       // a snapshot being taken finishes first (its worker reads the database)
       void server.close().then(() => snapshots.idle()).then(() => {
@@ -287,7 +308,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       return send({ type: 'devReply', id: m.id, error: { kind: 'domain', error: domainErrorData(unsupported('dev controls are unavailable under CometBFT')) } });
     }
     // the answers that come back in one turn (each after its broadcast's HTTP answer) go to the RPC thread as one message
-    if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m), undefined, sendSoon);
+    if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m));
     answerCheck(m.id, async () => {
       const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
       const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
@@ -307,7 +328,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       if (r.code === CheckCode.ok) return { hash: d.evm.hash };
       // the refusal CheckTx made here; none seen (not this node's CheckTx answered): the log says why
       throw refusal ?? txRejected('invalid', r.log);
-    }, undefined, sendSoon);
+    });
   });
 }
 

@@ -37,7 +37,9 @@ export type ToChain =
   | { type: 'queryReply'; id: number; res: AbciQueryResponse }
   /** a dev operation (src/types/dev.ts): answered with a `devReply` carrying its `DevResults` entry */
   | { type: 'dev'; id: number; op: DevOp }
-  | { type: 'stop' };
+  | { type: 'stop' }
+  /** several of the above, in the order they were made (the RPC thread's outbox: src/node/chainclient.ts) */
+  | { type: 'batch'; messages: ToChain[] };
 
 /** why a dev control failed: a domain error the client sees (a backwards time), or a bug */
 export type DevError = { kind: 'domain'; error: DomainErrorData } | { kind: 'internal'; message: string };

@@ -17,13 +17,21 @@ import { quietListener } from '../helpers/chainlistener.js';
  * Answers a submit whose first byte is 1 at once (accepted, hash = the raw bytes) and one whose first
  * byte is 2 with a typed refusal (nonce too high); holds the others until `stop`, then accepts them
  * and reports `stopped`. A native tx gets a refused CheckTx response with its typed refusal. Dev controls: `status` answers a status,
- * `setNextTimestamp` answers the backwards-time error, anything else an internal error.
+ * `setNextTimestamp` answers the backwards-time error, `received` what the messages so far held (and
+ * forgets it), anything else an internal error.
  */
 const STAND_IN = `
 const { parentPort } = require('node:worker_threads');
 const held = [];
+// what each message held, in arrival order: its type, or a batch's inner types
+const received = [];
 parentPort.postMessage({ type: 'ready', height: 7n });
 parentPort.on('message', (m) => {
+  received.push(m.type === 'batch' ? m.messages.map((x) => x.type) : m.type);
+  if (m.type === 'batch') m.messages.forEach(handle);
+  else handle(m);
+});
+function handle(m) {
   if (m.type === 'submit') {
     if (m.raw[0] === 1) parentPort.postMessage({ type: 'checked', id: m.id, hash: m.raw });
     else if (m.raw[0] === 2) parentPort.postMessage({ type: 'checked', id: m.id, refused: { kind: 'txRejected', message: 'nonce too high', detail: { reason: 'nonceTooHigh' } } });
@@ -34,13 +42,14 @@ parentPort.on('message', (m) => {
     parentPort.postMessage({ type: 'checked', id: m.id, refused, check });
   } else if (m.type === 'dev') {
     if (m.op.op === 'status') parentPort.postMessage({ type: 'devReply', id: m.id, result: { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n } });
+    else if (m.op.op === 'received') parentPort.postMessage({ type: 'devReply', id: m.id, result: received.splice(0) });
     else if (m.op.op === 'setNextTimestamp') parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'domain', error: { kind: 'invalidArgument', message: 'timestamp is in the past', detail: undefined } } });
     else parentPort.postMessage({ type: 'devReply', id: m.id, error: { kind: 'internal', message: 'no engine' } });
   } else if (m.type === 'stop') {
     for (const id of held) parentPort.postMessage({ type: 'checked', id, hash: Uint8Array.of(7) });
     parentPort.postMessage({ type: 'stopped' });
   }
-});
+}
 `;
 
 async function standIn(seen: FromChain[] = []) {
@@ -81,6 +90,21 @@ describe('ChainClient', () => {
     assert.deepEqual(await chain.dev({ op: 'status' }), { automine: true, intervalMs: 0, blockGasLimit: 30n, nextBaseFee: 1n });
     await assert.rejects(chain.dev({ op: 'setNextTimestamp', seconds: 1n }), (e: unknown) => e instanceof DomainError && e.kind === 'invalidArgument' && /in the past/.test(e.message));
     await assert.rejects(chain.dev({ op: 'setAutomine', enabled: true }), /dev control setAutomine failed: no engine/);
+    await chain.close();
+  });
+
+  it('sends the CheckTx requests of one turn as one batch, and any other request after them, in order', async () => {
+    const { chain } = await standIn();
+    const received = () => chain.dev({ op: 'received' } as never) as Promise<unknown>;
+    await received();
+    const sends = [chain.submitEvm(Uint8Array.of(1, 1)), chain.submitEvm(Uint8Array.of(1, 2)), chain.checkNative(Uint8Array.of(9), true)];
+    // a dev control made in the same turn goes after them, in the same message, not before
+    const seen = await received();
+    await Promise.all(sends);
+    assert.deepEqual(seen, [['submit', 'submit', 'submitNative', 'dev']]);
+    // one request alone goes as itself
+    await chain.submitEvm(Uint8Array.of(1, 3));
+    assert.deepEqual(await received(), ['submit', 'dev']);
     await chain.close();
   });
 

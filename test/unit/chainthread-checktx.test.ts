@@ -27,6 +27,7 @@ import { nativeHash, wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { Store } from '../../src/store/store.js';
 import { devKeys } from '../helpers/accounts.js';
 import { quietListener } from '../helpers/chainlistener.js';
+import type { FromChain } from '../../src/node/protocol.js';
 import { chainApp } from '../helpers/chaingen.js';
 
 const CHAIN_ID = 9000;
@@ -53,6 +54,8 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
   const wallet = new Wallet(devKeys()[0]!);
   const poor = new Wallet('0x' + '00'.repeat(31) + '07');
   let chain: ChainClient;
+  /** every message the chain thread sent (a batch, then each of its messages) */
+  const seen: FromChain[] = [];
 
   const signed = (w: Wallet, nonce: number, fee = 10n * GWEI) =>
     w.signTransaction({ chainId: CHAIN_ID, type: 2, nonce, to: TO, value: 1n, gasLimit: 21_000, maxFeePerGas: fee, maxPriorityFeePerGas: GWEI });
@@ -77,7 +80,7 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
     };
     const genesis = devGenesis({ validatorPubKey: key.pubKey });
     const held = takeChainThread({ opts, genesis, dbPath: join(dir, 'ferry.db'), validatorKeyJson: validatorKeyJson(key) });
-    ({ chain } = await ChainClient.start(held, quietListener(), silentLogger));
+    ({ chain } = await ChainClient.start(held, quietListener(seen), silentLogger));
   });
   after(async () => {
     await chain.close();
@@ -105,6 +108,18 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
       got,
       cases.map(([name, , reason, surfaceA]) => [name, { reason, surfaceA }]),
     );
+  });
+
+  it('answers the CheckTx requests of one batch in one message (docs/benchmarks.md "Ingesting transfers")', async () => {
+    const sender = new Wallet('0x' + '00'.repeat(31) + '09');
+    const raws = await Promise.all([0, 1, 2].map((n) => signed(sender, n)));
+    const from = seen.length;
+    // made in one turn: the three requests go in one batch (the RPC thread's outbox)
+    const refused = await Promise.all(raws.map((r) => chain.submitEvm(bytes(r)).then(() => '', (e: Error) => e.message)));
+    assert.deepEqual(refused, Array(3).fill('insufficient funds for gas * price + value'));
+    // (the listener sees a batch, then each message in it)
+    const batches = seen.slice(from).filter((m) => m.type === 'batch');
+    assert.deepEqual(batches.map((b) => b.messages.filter((x) => x.type === 'checked').length), [3]);
   });
 
   it('Surface B (submitNative): the CheckTx response keeps its ABCI code and log', async () => {
