@@ -104,7 +104,7 @@ function applyValidatorUpdates(set: readonly Validator[], updates: readonly Vali
   return sortValidators([...byAddr.values()]);
 }
 
-/** Delay before a block in block-on-tx mode, so a burst of txs lands in one block. */
+/** Delay before a block in block-on-tx mode, counted from the first tx to arrive at an idle node, so a burst of txs lands in one block. */
 export const BLOCK_ON_TX_DELAY_MS = 5;
 
 /** How blocks are made (docs/dev-mode.md): as soon as a tx arrives, on a timer, or only when asked (both off). */
@@ -123,8 +123,8 @@ export interface RewindHooks {
 }
 
 export class Engine {
-  /** the next block's timer (cancel() drops it) */
-  private timer: { cancel(): void } | undefined;
+  /** the next block's timer (cancel() drops it); `burst`: the automine window a tx arriving at an idle node opened */
+  private timer: { cancel(): void; burst?: boolean } | undefined;
   private inFlight: Promise<void> | undefined;
   private stopped = false;
   private last: CometBlockRecord | undefined;
@@ -173,8 +173,10 @@ export class Engine {
   /** Called when a tx entered the mempool. */
   txAvailable(): void {
     if (this.inFlight || this.stopped) return;
-    if (this.mode.automine) this.schedule(BLOCK_ON_TX_DELAY_MS);
-    else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
+    // the first arrival opens the burst window; later ones join it without pushing the block back
+    if (this.mode.automine) {
+      if (!this.timer?.burst) this.schedule(BLOCK_ON_TX_DELAY_MS, true);
+    } else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
   }
 
   /**
@@ -203,7 +205,7 @@ export class Engine {
    * The next block in `ms` milliseconds; 0: at the end of this turn of the event loop (setImmediate),
    * after the messages already waiting (CheckTx) are handled, so the txs they admit are in it.
    */
-  private schedule(ms: number): void {
+  private schedule(ms: number, burst = false): void {
     if (this.stopped) return;
     this.clearTimer();
     const fire = () => {
@@ -221,7 +223,7 @@ export class Engine {
       this.timer = { cancel: () => clearImmediate(immediate) };
     } else {
       const timeout = setTimeout(fire, ms);
-      this.timer = { cancel: () => clearTimeout(timeout) };
+      this.timer = { cancel: () => clearTimeout(timeout), burst };
     }
   }
 

@@ -2,7 +2,8 @@
  * Automine (block_on_tx, the dev preset): after a block, the next one starts at once only when a
  * block made now would include a tx. A tx behind a nonce gap waits in the pool without blocks being
  * made for it back to back (they would all be empty); once the gap is filled, both go into the next
- * block. The engine's pending timer is read through a cast: "no block is due" has no event to await.
+ * block. Arrivals from idle open one burst window that later arrivals do not extend. The engine's pending
+ * timer is read through a cast: "no block is due" has no event to await.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -79,6 +80,18 @@ test('automine: a gapped tx makes no run of empty blocks; filling the gap mines 
     assert.equal(app.pendingCount(), 0);
     assert.ok(idle(), 'nothing due once the pool is empty');
     assert.equal(engine.height, 3n);
+
+    // arrivals in a stream from idle: the first opens the burst window, later ones do not push the block
+    // back (a steady stream faster than BLOCK_ON_TX_DELAY_MS would otherwise never get a block)
+    const timer = () => (engine as unknown as { timer: unknown }).timer;
+    engine.txAvailable();
+    const pending = timer();
+    assert.notEqual(pending, undefined);
+    engine.txAvailable();
+    engine.txAvailable();
+    assert.equal(timer(), pending, 'a later arrival must not postpone the pending block');
+    await committed(4n);
+    assert.equal(engine.height, 4n);
   } finally {
     await engine.stop();
     store.close();
