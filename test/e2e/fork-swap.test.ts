@@ -29,7 +29,7 @@ const read = (abi: any[], fn: string, args: unknown[] = []) => encodeFunctionDat
 function swapSuite(kind: 'ferry' | 'anvil'): void {
   describe(`a swap on a fork of ${kind}`, () => {
     let originUrl: string;
-    let stopOrigin: () => Promise<unknown>;
+    let origin: { url: string; stop(): Promise<unknown> };
     let proxy: OriginProxy;
     let fork: FerryNode;
     let d: PairDeployment;
@@ -44,15 +44,8 @@ function swapSuite(kind: 'ferry' | 'anvil'): void {
     const balance = async (url: string, tokenAddr: Address, who: Address, block: string) => BigInt(await callData(url, tokenAddr, read(token.abi, 'balanceOf', [who]), block));
 
     before(async () => {
-      if (kind === 'ferry') {
-        const n = await startFerry({ args: ['--dev'] });
-        originUrl = n.url;
-        stopOrigin = () => n.stop();
-      } else {
-        const a = await startAnvil();
-        originUrl = a.url;
-        stopOrigin = () => a.stop();
-      }
+      origin = kind === 'ferry' ? await startFerry({ args: ['--dev'] }) : await startAnvil();
+      originUrl = origin.url;
       d = await deployPair(originUrl);
       at = hex(d.block);
       proxy = await new OriginProxy(originUrl).start();
@@ -62,7 +55,7 @@ function swapSuite(kind: 'ferry' | 'anvil'): void {
     after(async () => {
       await fork?.stop();
       await proxy?.close();
-      await stopOrigin?.();
+      await origin?.stop();
     });
 
     it('reserves, balances, code, a storage slot and eth_call getAmountOut match the origin at the fork block', async () => {
@@ -99,7 +92,7 @@ function swapSuite(kind: 'ferry' | 'anvil'): void {
       const ev = swapEvent(receipt, d.pair);
       assert.deepEqual([ev.amount0In, ev.amount1In, ev.amount0Out, ev.amount1Out], [AMOUNT_IN, 0n, 0n, predicted]);
       assert.equal(await balance(fork.url, d.tokenB, TAKER, 'latest'), predicted);
-      assert.deepEqual(await reserves(fork.url, 'latest'), [before[0]! + AMOUNT_IN, before[1]! - predicted, (await reserves(fork.url, 'latest'))[2]]);
+      assert.deepEqual((await reserves(fork.url, 'latest')).slice(0, 2), [before[0]! + AMOUNT_IN, before[1]! - predicted]);
       assert.ok(receipt.blockNumber > BigInt(d.block));
       // the origin: no taker balance, reserves as at the fork block, no new block
       assert.equal(await balance(originUrl, d.tokenB, TAKER, 'latest'), 0n);
@@ -109,10 +102,12 @@ function swapSuite(kind: 'ferry' | 'anvil'): void {
     });
 
     it("history below the fork block is the origin's; the fork's first block's parent is the fork block", async () => {
+      // the same question to both: the origin has an answer, and the fork's is identical
       const same = async (method: string, params: unknown[]) => {
-        const theirs = await call(originUrl, method, params);
-        assert.notEqual(theirs, null, `${method} ${JSON.stringify(params)} at the origin`);
-        assert.deepEqual(await call(fork.url, method, params), theirs, `${method} ${JSON.stringify(params)}`);
+        const [mine, theirs] = await Promise.all([fork.url, originUrl].map((url) => call(url, method, params)));
+        const what = `${method} ${JSON.stringify(params)}`;
+        assert.notEqual(theirs, null, `${what} at the origin`);
+        assert.deepEqual(mine, theirs, what);
         return theirs;
       };
       for (const tx of d.swaps) {
