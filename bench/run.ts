@@ -54,7 +54,7 @@ function positive(raw: string | undefined, what: string): number | undefined {
  * trace (debug tracing vs Anvil), comet (Surface B index and fan-out), ws (WebSocket soak and load),
  * logindex (eth_getLogs by topic 2 over 1,000,000 logs of one token), explorers (ots_searchTransactions*
  * and trace_filter by address over 100,000 txs), metrics (the JSON-RPC metrics' cost in the dispatcher,
- * on vs off), fork (an ERC-20 transfer on a cold and a warm fork beside Anvil forking the same origin:
+ * on vs off), fork (a swap through a Uniswap V2-style pair on a cold and a warm fork beside Anvil forking the same origin:
  * time and origin requests).
  */
 const SUITES = ['rpc', 'trace', 'comet', 'ws', 'logindex', 'explorers', 'metrics', 'fork'] as const;
