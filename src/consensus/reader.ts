@@ -338,6 +338,12 @@ export class NativeMempool {
     });
   }
 
+  /** A re-fork: the new chain's pool starts empty (node/refork.ts). */
+  clear(): void {
+    this.byEvmHash.clear();
+    this.bytes = 0;
+  }
+
   get size(): number {
     return this.byEvmHash.size;
   }

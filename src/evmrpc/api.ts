@@ -20,7 +20,7 @@ import type { EvmBackend } from './backend.js';
 import { createDebugMethods, type TraceRunner } from './debug.js';
 import { createCheatMethods, type CheatBackend } from './devcheats.js';
 import { createDevBlockMethods } from './devblocks.js';
-import { createDevMethods } from './devmethods.js';
+import { createDevMethods, type Refork } from './devmethods.js';
 import { createDevTokenMethods } from './devtokens.js';
 import { createExtraEthMethods, type AccessListRunner } from './extra.js';
 import { ForkHistory, type ForkHistoryPort } from './forkhistory.js';
@@ -61,6 +61,8 @@ export interface EvmApiModules {
   profiler: Profiler;
   /** a fork's history at or below the fork block, from its origin (docs/fork-mode.md); undefined: not a fork */
   history?: ForkHistoryPort;
+  /** a fork's re-fork in place, for anvil_reset (node/refork.ts); undefined: not a fork */
+  refork?: Refork;
 }
 
 export interface EvmApiOptions {

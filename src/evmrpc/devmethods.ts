@@ -50,7 +50,16 @@ export interface DevModules {
   chain: DevChannel;
   signer: Impersonation;
   miner: Pick<MinerBackend, 'setEtherbase'>;
+  /** a fork's re-fork in place (node/refork.ts); undefined: not a fork */
+  refork?: Refork;
 }
+
+/**
+ * Re-forks in place to what anvil_reset names (docs/fork-mode.md "Reset"): true once the new fork answers;
+ * false when it names this fork's own origin and block (the caller does a plain reset). A refusal (bad
+ * URL, origin down, block above its head) throws, and nothing changed.
+ */
+export type Refork = (target: ResetTarget) => Promise<boolean>;
 
 export interface DevInfo {
   clientVersion: string;
@@ -117,7 +126,7 @@ export const mineOptions: ParamCodec<MineOptions> = {
 };
 
 /** What anvil_reset's `forking` names (either may be absent). */
-interface ResetTarget {
+export interface ResetTarget {
   url?: string;
   blockNumber?: bigint;
 }
@@ -175,7 +184,7 @@ function refuse(reason: string): MethodSpec {
 /** every dev method needs the token (or `json-rpc.private-api-auth` off on loopback) */
 export const PRIVATE = { private: true } as const;
 
-export function createDevMethods({ reader, chain, signer, miner }: DevModules, info: DevInfo): MethodTable {
+export function createDevMethods({ reader, chain, signer, miner, refork }: DevModules, info: DevInfo): MethodTable {
   const { fork } = info;
   const instanceId = hexData(new Uint8Array(randomBytes(32)));
   /**
@@ -240,24 +249,18 @@ export function createDevMethods({ reader, chain, signer, miner }: DevModules, i
   /**
    * anvil_reset naming a URL or block (foundry crates/anvil/src/eth/api.rs anvil_reset; a URL without a block
    * is the origin's latest block, as Anvil): on a fork, the same origin and fork block is a plain reset
-   * (back to the fork block); another block or origin would be a new fork, refused before anything changes,
-   * as is any URL or block on a node that is not a fork (docs/fork-mode.md "Reset").
+   * (back to the fork block); another block or origin re-forks in place (node/refork.ts), refused before
+   * anything changes when the origin cannot give it; any URL or block on a node that is not a fork is refused
+   * (docs/fork-mode.md "Reset").
    */
-  const sameFork = async (t: ResetTarget): Promise<void> => {
-    if (fork === undefined) {
+  const reforked = async (t: ResetTarget): Promise<boolean> => {
+    if (fork === undefined || refork === undefined) {
       throw invalidArgument(`invalid argument 0: this node is not a fork: anvil_reset goes back to the genesis of the dev home and takes no ${t.url !== undefined ? 'jsonRpcUrl' : 'blockNumber'}; a fork starts with \`ferry dev --fork-url URL\` on a new home (docs/fork-mode.md)`);
     }
-    const again = 'refork in place is not supported: start `ferry dev --fork-url URL --fork-block-number N` on a new home (docs/fork-mode.md)';
-    if (t.url !== undefined && new URL(t.url).href !== new URL(fork.record.url).href) {
-      throw invalidArgument(`invalid argument 0: this fork's origin is ${fork.label}; a ${again}`);
-    }
-    const block = t.blockNumber ?? (await fork.latest());
-    if (block !== fork.record.blockNumber) {
-      throw invalidArgument(`invalid argument 0: this fork's block is ${fork.record.blockNumber}, not ${block}${t.blockNumber === undefined ? " (the origin's latest)" : ''}; a ${again}`);
-    }
+    return refork(t);
   };
   const reset = method([resetOptions], async ([target]) => {
-    if (target !== undefined) await sameFork(target);
+    if (target !== undefined && (await reforked(target))) return null;
     await chain.dev({ op: 'reset' });
     return null;
   }, PRIVATE);

@@ -34,6 +34,8 @@ export interface ForkRecord {
   retries?: number;
   timeoutMs?: number;
   computeUnitsPerSecond?: number;
+  /** --fork-chain-id was given: a re-fork keeps the chain id (node/refork.ts) */
+  chainIdPinned?: boolean;
 }
 
 export function renderForkRecord(r: ForkRecord): string {
@@ -60,6 +62,7 @@ export function readForkRecord(dataDir: string): ForkRecord | undefined {
     ...(typeof j.retries === 'number' ? { retries: j.retries } : {}),
     ...(typeof j.timeoutMs === 'number' ? { timeoutMs: j.timeoutMs } : {}),
     ...(typeof j.computeUnitsPerSecond === 'number' ? { computeUnitsPerSecond: j.computeUnitsPerSecond } : {}),
+    ...(j.chainIdPinned === true ? { chainIdPinned: true } : {}),
   };
 }
 

@@ -25,11 +25,18 @@ import type { Store } from '../store/store.js';
 import type { RoundStepEvent } from '../types/cometbft.js';
 import type { ChainClient } from './chainclient.js';
 import type { HomePaths } from './home.js';
+import { SwitchCometHandler } from './switch.js';
 
 export interface ConsensusRpc {
   url: string;
   /** a round step of the engine (ChainListener.onRoundStep): published on the bus at once */
   roundStep(e: RoundStepEvent): void;
+  /** a re-fork begins: requests wait, WebSocket clients are closed (node/switch.ts) */
+  pause(): void;
+  /** the old chain's service stops; the listener stays */
+  detach(): void;
+  /** the new chain's service starts and the waiting requests go to it */
+  attach(next: ConsensusRpcDeps): void;
   close(): Promise<void>;
 }
 
@@ -79,7 +86,8 @@ function txChecker(reader: ChainReader, chain: ConsensusRpcDeps['chain']): TxChe
   };
 }
 
-export async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
+/** Surface B's service over one chain, its events wired from the chain reader (a re-fork makes a new one). */
+function startCometService(d: ConsensusRpcDeps): { service: CometService; guarded: <T>(fn: (v: T) => void) => (v: T) => void; close(): void } {
   const { opts, genesis, reader } = d;
   const consensus = new ConsensusReader(d.store, {
     genesisValidators: genesis.validators.map((v) => ({ address: v.address, pubKey: v.pubKey, votingPower: v.power })),
@@ -116,26 +124,46 @@ export async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusR
   const offBlocks = reader.events.blocks.on(guarded((h: bigint) => service.bus.onCommitted(h)));
   // a dev revert: block events resume at the reused heights (docs/dev-mode.md)
   const offRewound = reader.events.rewound.on(guarded((e: { height: bigint }) => service.bus.onRewound(e.height)));
+  return {
+    service,
+    guarded,
+    close() {
+      offBlocks();
+      offRewound();
+      service.close();
+    },
+  };
+}
+
+export async function startConsensusRpc(d: ConsensusRpcDeps): Promise<ConsensusRpc> {
+  const { opts } = d;
+  let current = startCometService(d);
+  // the listener stays up across a re-fork: it hands requests to the current chain's service (node/switch.ts)
+  const handler = new SwitchCometHandler(current.service);
   const laddr = parseLaddr(opts.rpc.laddr)!;
   const server = await startCometServer({
     host: laddr.host,
     port: laddr.port,
-    handler: service,
+    handler,
     maxBodyBytes: opts.rpc.maxBodyBytes,
     maxHeaderBytes: opts.rpc.maxHeaderBytes,
     websocketMaxQueueBytes: opts.rpc.websocketMaxQueueBytes,
     websocketMaxTotalQueueBytes: opts.rpc.websocketMaxTotalQueueBytes,
     maxOpenConnections: opts.rpc.maxOpenConnections,
     corsAllowedOrigins: opts.rpc.corsAllowedOrigins,
-    log,
+    log: d.log.child({ module: 'cometbft-rpc' }),
   });
   return {
     url: `http://${formatHostPort({ host: laddr.host, port: server.port })}`,
-    roundStep: guarded((e: RoundStepEvent) => service.bus.onRoundStep(e)),
+    roundStep: (e: RoundStepEvent) => current.guarded((ev: RoundStepEvent) => current.service.bus.onRoundStep(ev))(e),
+    pause: () => handler.pause(),
+    detach: () => current.close(),
+    attach(next) {
+      current = startCometService(next);
+      handler.resume(current.service);
+    },
     async close() {
-      offBlocks();
-      offRewound();
-      service.close();
+      current.close();
       await server.close();
     },
   };

@@ -17,7 +17,7 @@ import { EvmFeed } from '../evmrpc/feed.js';
 import { createFilterMethods } from '../evmrpc/filters.js';
 import type { MinerBackend } from '../evmrpc/miner.js';
 import { createSubscriptionMethods } from '../evmrpc/subscriptions.js';
-import { createDispatcher } from '../jsonrpc/core.js';
+import { createDispatcher, type Dispatcher } from '../jsonrpc/core.js';
 import { phaseDone } from '../lib/startphases.js';
 import type { Logger } from '../lib/log.js';
 import { startHttpServer } from '../server/http.js';
@@ -26,6 +26,8 @@ import type { Store } from '../store/store.js';
 import type { ForkState } from '../fork/lazystate.js';
 import { OriginHistory } from '../fork/history.js';
 import type { DevChannel } from '../types/dev.js';
+import type { Refork } from '../evmrpc/devmethods.js';
+import { SwitchDispatcher } from './switch.js';
 import type { Boot } from './boot.js';
 import type { CallPool } from './callpool.js';
 import { EvmRuns } from './evmruns.js';
@@ -47,6 +49,10 @@ export interface EthRpcDeps {
   authenticate: Boot['authenticate'];
   /** Surface B's URL once it listens (the node page links to it) */
   cometUrl(): string | undefined;
+  /** anvil_reset naming another fork block or origin (node/refork.ts); undefined: not a fork */
+  refork?: Refork;
+  /** the services the gauges read (set by startEthRpc: a re-fork replaces them) */
+  current?: () => EthServices;
   log: Logger;
 }
 
@@ -54,6 +60,12 @@ export interface EthRpc {
   endpoints: { jsonRpc: string; ws: string; page?: string };
   /** a dev revert rewound the chain: the trace worker forgets what it keeps by height */
   rewound(): void;
+  /** a re-fork begins: requests arriving now wait for `attach` (node/refork.ts SwitchDispatcher) */
+  pause(): void;
+  /** the old chain's services stop; the listeners stay */
+  detach(): Promise<void>;
+  /** the new chain's services start and the waiting requests go to them */
+  attach(next: EthRpcDeps): void;
   close(): Promise<void>;
 }
 
@@ -64,7 +76,19 @@ function forkHistory(fork: ForkState): OriginHistory {
   return new OriginHistory(fork.record, (t) => fork.addTotals(t));
 }
 
-export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
+/** Surface A's services over one chain (a re-fork makes new ones; the listeners stay: node/refork.ts). */
+interface EthServices {
+  dispatcher: Dispatcher;
+  store: Store;
+  genesis: Genesis;
+  calls: CallPool;
+  subscriptions: ReturnType<typeof createSubscriptionMethods>;
+  filters: ReturnType<typeof createFilterMethods>;
+  traces: TraceService;
+  close(): Promise<void>;
+}
+
+function startEthServices(d: EthRpcDeps, wsConnections: () => number): EthServices {
   const { opts, genesis, reader, log } = d;
   const o = opts.jsonRpc;
   // filters and eth_subscribe: committed blocks and mempool changes from the chain reader
@@ -97,9 +121,9 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     subscriptions,
     profiler,
     ...(d.store.fork !== undefined ? { history: forkHistory(d.store.fork) } : {}),
+    ...(d.refork !== undefined ? { refork: d.refork } : {}),
   };
   const table = createEvmApi({ jsonRpc: o, chainId: genesis.evmChainId, hardfork: genesis.evm.hardfork, forkTimes: genesis.evm.forkTimes }, modules);
-  let ws: Awaited<ReturnType<typeof startWsServer>> | undefined;
   const dispatcher = createDispatcher({
     table,
     enabledNamespaces: new Set(o.api),
@@ -107,13 +131,43 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     errors: evmErrors,
     onInternalError: (err, method) => log.error({ method, err: err instanceof Error ? err.stack : String(err) }, 'internal error'),
     recorder: d.observe.rpcRecorder({
-      wsConnections: () => ws?.connections() ?? 0,
-      subscriptions: () => subscriptions.count(),
-      filters: () => filters.size(),
-      callQueue: () => d.calls.queued(),
-      traceQueue: () => traces.queued(),
+      wsConnections,
+      // a re-fork makes new services; the gauges read the current ones
+      subscriptions: () => current().subscriptions.count(),
+      filters: () => current().filters.size(),
+      callQueue: () => current().calls.queued(),
+      traceQueue: () => current().traces.queued(),
     }),
   });
+  const services: EthServices = {
+    dispatcher,
+    store: d.store,
+    genesis,
+    calls: d.calls,
+    subscriptions,
+    filters,
+    traces,
+    async close() {
+      subscriptions.close();
+      filters.close();
+      feed.close();
+      await traces.close();
+      await profiler?.close();
+    },
+  };
+  const current = (): EthServices => d.current?.() ?? services;
+  return services;
+}
+
+export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
+  const { opts, log } = d;
+  const o = opts.jsonRpc;
+  let ws: Awaited<ReturnType<typeof startWsServer>> | undefined;
+  let services: EthServices | undefined;
+  const current = (): EthServices => services!;
+  services = startEthServices({ ...d, current }, () => ws?.connections() ?? 0);
+  // the listeners dispatch through a switch a re-fork turns to the new chain's services (node/refork.ts)
+  const dispatcher = new SwitchDispatcher(services.dispatcher);
   const httpAddr = parseHostPort(o.address)!;
   const http = await startHttpServer({
     ...httpAddr,
@@ -123,9 +177,11 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
     getRoutes: nodePageRoutes({
       page: o.nodePage,
       health: () => d.observe.health(),
-      config: () => ({ wsPort: ws?.port, cometUrl: d.cometUrl(), chainId: genesis.chainId, evmChainId: Number(genesis.evmChainId) }),
+      config: () => ({ wsPort: ws?.port, cometUrl: d.cometUrl(), chainId: current().genesis.chainId, evmChainId: Number(current().genesis.evmChainId) }),
       rpcRequests: () => d.observe.rpcRequests(),
-      store: d.store,
+      get store() {
+        return current().store;
+      },
     }),
     cors: o.enableUnsafeCors ? ['*'] : undefined,
     log: log.child({ module: 'http' }),
@@ -149,15 +205,20 @@ export async function startEthRpc(d: EthRpcDeps): Promise<EthRpc> {
   if (o.nodePage) endpoints.page = `${jsonRpc}/explorer`;
   return {
     endpoints,
-    rewound: () => traces.rewound(),
+    rewound: () => current().traces.rewound(),
+    pause: () => dispatcher.pause(),
+    async detach() {
+      // the old chain's subscriptions end: nothing more is sent on them (docs/fork-mode.md "Reset")
+      await current().close();
+    },
+    attach(next) {
+      services = startEthServices({ ...next, current }, () => wsServer.connections());
+      dispatcher.resume(services.dispatcher);
+    },
     async close() {
       await wsServer.close();
       await http.close();
-      subscriptions.close();
-      filters.close();
-      feed.close();
-      await traces.close();
-      await profiler?.close();
+      await current().close();
     },
   };
 }

@@ -76,6 +76,7 @@ export async function prepareForkHome(home: string, f: ForkFlags, forks?: ForkCh
     ...(f.forkTimeout !== undefined ? { timeoutMs: timeout(f.forkTimeout) } : {}),
     ...(cups !== undefined ? { computeUnitsPerSecond: cups } : {}),
   });
+  if (f.forkChainId !== undefined) record.chainIdPinned = true;
   // written before the genesis (which makes the home a home): a home is a fork home from its first start on
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dataDir, FORK_RECORD_FILE), renderForkRecord(record), { mode: 0o600 });
