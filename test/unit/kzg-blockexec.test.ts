@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Wallet } from 'ethers';
+import { RevmCalls } from '../../src/chain/revmcalls.js';
 import { makeCommon } from '../../src/evm/common.js';
 import { EvmRunner, type BlockContext } from '../../src/evm/runner.js';
 import { decodeTx } from '../../src/evm/tx.js';
@@ -18,7 +19,7 @@ import { FlatState } from '../../src/store/flatstate.js';
 import { Store } from '../../src/store/store.js';
 import { TrieDB } from '../../src/store/triedb.js';
 import { devKeys } from '../helpers/accounts.js';
-import { POINT_EVALUATION } from '../e2e/kzg-vectors.js';
+import { POINT_EVALUATION, POINT_EVALUATION_OUTPUT } from '../e2e/kzg-vectors.js';
 
 const CHAIN_ID = 9000;
 const GWEI = 10n ** 9n;
@@ -40,7 +41,7 @@ async function setup() {
   });
   trieDb.afterCommit();
   flat.applied(0, genesis.change!);
-  return { r, common, parent: { height: 0n, root: genesis.root } };
+  return { r, common, flat, parent: { height: 0n, root: genesis.root } };
 }
 
 const ctx: BlockContext = { number: 1n, timestamp: 1_700_000_001n, coinbase: new Uint8Array(20), gasLimit: 30_000_000n, baseFee: 7n, mixHash: new Uint8Array(32) };
@@ -76,4 +77,18 @@ test('a tx that throws out of runTx is excluded, its open checkpoint reverted, a
   }
   assert.deepEqual(b.excluded.map((x) => x.reason), ['kzg not initialized']);
   assert.deepEqual(b.txs.map((t) => [t.status, t.gasUsed]), [[1, 21_000n]]);
+});
+
+test("eth_call's revm engine answers 0x0a itself (not left to ethereumjs), as the blocks do", async () => {
+  const { flat } = await setup();
+  const revm = RevmCalls.create(flat, () => undefined, { hardfork: 'osaka' }, BigInt(CHAIN_ID));
+  assert.ok(typeof revm !== 'string', `the revm addon is built: ${String(revm)}`);
+  const at = (data: string) => revm.call(0n, ctx, { from: hexBytes(wallet.address), to: hexBytes(KZG), gas: 200_000n, data: hexBytes(data) }, Infinity);
+  const valid = at(POINT_EVALUATION.valid);
+  assert.ok(valid !== undefined && valid.exceptionError === undefined, JSON.stringify(valid));
+  assert.equal('0x' + Buffer.from(valid.returnValue).toString('hex'), POINT_EVALUATION_OUTPUT);
+  for (const bad of [POINT_EVALUATION.badProof, POINT_EVALUATION.wrongHash, POINT_EVALUATION.short]) {
+    const out = at(bad);
+    assert.ok(out === undefined || out.exceptionError !== undefined, JSON.stringify(out));
+  }
 });
