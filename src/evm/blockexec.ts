@@ -71,6 +71,19 @@ export async function recordParentHash<S extends StateManagerInterface>(runner: 
 }
 
 /**
+ * How many checkpoints the state manager has open (evm/flatstate.ts openCheckpoints; ethereumjs
+ * MerkleStateManager counts them in _checkpointCount). runTx reverts its own checkpoint when it throws,
+ * but an error thrown deeper (a precompile that throws, e.g. 0x0a without KZG, inside @ethereumjs/evm
+ * evm.ts runCall's message checkpoint) leaves one open, and the block's checkpoint could then never be
+ * committed (the flat state's "commitToTrie with an open checkpoint"): executeBlock reverts down to
+ * the depth it had before the tx.
+ */
+function openCheckpoints(sm: StateManagerInterface): number {
+  const s = sm as unknown as { openCheckpoints?: number; _checkpointCount?: number };
+  return s.openCheckpoints ?? s._checkpointCount ?? 0;
+}
+
+/**
  * Executes txs in order on `parent`. Txs that cannot be applied are excluded, not fatal.
  * `prelude` changes the state before the first tx (the dev cheats: chain/cheats.ts).
  */
@@ -142,10 +155,12 @@ export async function executeBlock<S extends StateManagerInterface>(
         continue;
       }
       let res: RunTxResult;
+      const depth = openCheckpoints(sm);
       try {
         res = await runTx(runner.vm, { tx: d.tx, block, blockGasUsed: cumulative, skipHardForkValidation: true });
       } catch (e) {
         touch?.end();
+        while (openCheckpoints(sm) > depth) await sm.revert();
         excluded.push({ tx: d.evm, reason: e instanceof Error ? e.message.split(' (')[0]! : String(e) });
         continue;
       }

@@ -10,6 +10,7 @@ import { paramsEVM } from '@ethereumjs/evm';
 import { paramsTx } from '@ethereumjs/tx';
 import { paramsVM } from '@ethereumjs/vm';
 import { keccak_256 } from '@noble/hashes/sha3.js';
+import { lazyKzg } from './kzg.js';
 
 const require = createRequire(import.meta.url);
 // the `secp256k1` package's native binding (N-API, prebuilt in the package)
@@ -98,7 +99,7 @@ export const DEFAULT_HARDFORK = Hardfork.Cancun;
 export function makeCommon(chainId: bigint, hardfork: string = DEFAULT_HARDFORK): Common {
   const common = createCustomCommon({ chainId: Number(chainId), name: 'ferry' }, Mainnet, {
     hardfork,
-    customCrypto: { keccak256, ecrecover },
+    customCrypto: { keccak256, ecrecover, kzg: lazyKzg },
   });
   for (const p of [paramsEVM, paramsVM, paramsBlock, paramsTx]) common.updateParams(p);
   common.copy = () => common;

@@ -215,6 +215,11 @@ export class FlatStateManager implements StateManagerInterface {
     this.undo.push([]);
   }
 
+  /** how many checkpoints are open (evm/blockexec.ts reverts those a throwing tx left) */
+  get openCheckpoints(): number {
+    return this.undo.length;
+  }
+
   async commit(): Promise<void> {
     const top = this.undo.pop();
     if (top === undefined) throw new Error('commit without checkpoint');

@@ -129,7 +129,7 @@ async function randomBlock(next: () => number, nonces: number[], count: number, 
     () => EMPTY_ADDR,
     () => RICH_COINBASE,
     () => '0x' + CONSOLE_ADDRESS_HEX,
-    // precompiles (0x100: P256VERIFY from Osaka); not 0x0a: without a KZG setup it throws out of runTx
+    // precompiles (0x100: P256VERIFY from Osaka); not 0x0a: its KZG is built on first use (evm/kzg.ts), slow here
     () => addr(pick([1, 2, 4, 9, 0x100])),
   ];
   const out: DecodedTx[] = [];
