@@ -7,6 +7,7 @@ import { createPublicClient, createWalletClient, decodeEventLog, encodeFunctionD
 import { privateKeyToAccount } from 'viem/accounts';
 import { devAddress, devKeys } from './accounts.js';
 import { VIEM_CHAIN } from './node.js';
+import { receiptOf } from './receipt.js';
 import { compileContract } from './solc.js';
 
 export const token = compileContract('Token.sol', 'Token');
@@ -39,7 +40,7 @@ export function clients(url: string) {
 }
 
 async function mined(url: string, hash: Hex): Promise<TransactionReceipt> {
-  const r = await clients(url).pub.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  const r = await receiptOf(clients(url).pub, hash);
   if (r.status !== 'success') throw new Error(`transaction ${hash} reverted on ${url}`);
   return r;
 }
