@@ -5,7 +5,7 @@
  * (test/vendor/execution-apis, strict where the schema forbids extra fields).
  *
  * Methods execution-apis does not define (web3_*, net_peerCount/listening, eth_protocolVersion,
- * the uncle and proof-of-work methods) are checked against geth's result type, written here with
+ * the uncle and proof-of-work methods; Anvil's eth_getAccountInfo) are checked against geth's (Anvil's) result type, written here with
  * the execution-apis component schemas (docs/compatibility.md: net_peerCount is a JSON number).
  *
  * Pending transactions: execution-apis' TransactionInfo requires a block hash, number, timestamp and
@@ -55,6 +55,13 @@ const OWN_RESULT_SCHEMAS: Record<string, object> = {
   eth_hashrate: uint,
   eth_submitWork: { type: 'boolean' },
   eth_submitHashrate: { type: 'boolean' },
+  // Anvil's account read (foundry crates/anvil/src/eth/api.rs get_account_info): the three single reads in one object
+  eth_getAccountInfo: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['balance', 'nonce', 'code'],
+    properties: { balance: uint, nonce: uint, code: { $ref: COMPONENT('bytes') } },
+  },
 };
 /** methods whose answer is an error on ferry, as on geth without a proof-of-work engine */
 const ERROR_METHODS = new Set(['eth_getWork']);
@@ -243,6 +250,7 @@ function casesFor(hist: History, latest: string): Record<string, Case[]> {
     eth_getBalance: blockSelectors.map((b) => ({ params: [a0, b] })).concat([{ params: [devAddress(5), old] }, { params: ['0x' + '42'.repeat(20), 'latest'] }]),
     eth_getTransactionCount: [{ params: [a0, 'latest'] }, { params: [a0, 'pending'] }, { params: [a0, old] }, { params: [a0, byHash(deployHash, false)] }],
     eth_getCode: [{ params: [t, 'latest'] }, { params: [t, old] }, { params: [t, byHash(deployHash)] }, { params: [a0, 'latest'] }],
+    eth_getAccountInfo: [{ params: [t, 'latest'] }, { params: [a0, old] }, { params: [a0, 'pending'] }, { params: ['0x' + '42'.repeat(20), 'earliest'] }],
     eth_getStorageAt: [
       { params: [t, slots[0], 'latest'] },
       { params: [t, balanceKey, hist.deployBlock] },
