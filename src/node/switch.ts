@@ -2,11 +2,13 @@
  * The switches a re-fork turns (docs/fork-mode.md "Reset"): Surface A's and Surface B's listeners stay up
  * across an in-place re-fork and dispatch through these; while the old chain's services stop and the new
  * chain's start, a request waits (at most MAX_REFORK_WAITING of them; past it the request is answered
- * -32000 "node is re-forking") and is then answered by the new chain.
+ * Surface A's limitExceeded error, -32000 "node is re-forking") and is then answered by the new chain.
  */
+import { evmErrors } from '../evmrpc/errors.js';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CometHttpRequest, CometHttpResponse, CometRpcHandler, CometWsPeer, CometWsSession } from '../jsonrpc/transport.js';
 import type { CallContext } from '../jsonrpc/types.js';
+import { limitExceeded, mapDomainError } from '../lib/errors.js';
 
 /** Requests (of both surfaces together) that wait while a re-fork runs; past it they are answered at once. */
 export const MAX_REFORK_WAITING = 1024;
@@ -56,7 +58,7 @@ export class SwitchDispatcher implements Dispatcher {
   constructor(private current: Dispatcher) {}
 
   async handle(body: string, ctx: CallContext): Promise<string | undefined> {
-    if (!(await this.gate.pass())) return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: REFORKING_MESSAGE } });
+    if (!(await this.gate.pass())) return JSON.stringify({ jsonrpc: '2.0', id: null, error: mapDomainError(evmErrors, limitExceeded(REFORKING_MESSAGE)) });
     return this.current.handle(body, ctx);
   }
 
