@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { createTestClient, http, publicActions } from 'viem';
 import { devAddress } from '../helpers/accounts.js';
 import { startFerry, VIEM_CHAIN, type FerryNode } from '../helpers/node.js';
-import { call, rpc } from '../helpers/rpc.js';
+import { call, rpc, waitForReceipt } from '../helpers/rpc.js';
 import { startAnvil, type AnvilNode } from './debug-fixtures.js';
 
 const CAST = join(dirname(createRequire(import.meta.url).resolve('@foundry-rs/cast-linux-amd64/package.json')), 'bin', 'cast');
@@ -116,6 +116,8 @@ describe('anvil aliases and interval state: ferry start --dev against Anvil', ()
     const hash = await call<string>(node.url, 'eth_sendUnsignedTransaction', [{ from, to: devAddress(8), value: '0x1' }]);
     const tx = await call<{ from: string } | null>(node.url, 'eth_getTransactionByHash', [hash]);
     assert.equal(tx?.from.toLowerCase(), from.toLowerCase());
+    // automine answers at admission and mines a few ms later: its block lands here, not inside the next test
+    assert.equal((await waitForReceipt(node.url, hash)).status, '0x1');
   });
 
   it('anvil_setRpcUrl answers null and changes nothing when the node is not a fork, as Anvil', async () => {
