@@ -4,7 +4,7 @@
  * pool, the block FinalizeBlock made and Commit writes) and hands each job to its module:
  *   - admission (CheckTx, RECHECK, the decoded-tx cache): chain/admission.ts
  *   - fees (EIP-1559 base fee): chain/fees.ts
- *   - proposals (PrepareProposal, ProcessProposal): chain/proposal.ts
+ *   - proposals (PrepareProposal, ProcessProposal): chain/proposal.ts; v0.39's ReapTxs: chain/reap.ts
  *   - block building for FinalizeBlock: chain/blockbuild.ts, its Evmos events: chain/abcievents.ts
  *   - dev state (gas limit and base fee overrides, impersonation, revert's logs): chain/devstate.ts,
  *     the pending dev cheats: chain/cheats.ts
@@ -52,6 +52,7 @@ import { AppStateError, checkInitChain, genesisHeight, writeGenesisBlock } from 
 import { rebuildFlatState } from './migration.js';
 import { buildAddressIndex } from './addrmigration.js';
 import { Proposals } from './proposal.js';
+import { Reaper } from './reap.js';
 import { TxPool, hexKey, type PoolChange } from './txpool.js';
 
 export const APP_VERSION = 1n;
@@ -101,6 +102,7 @@ export class EvmApp implements Application {
   /** removes old state versions and block history after each block (absent: archive) */
   private readonly pruner: Pruner | undefined;
   private readonly admission: Admission;
+  private readonly reaper = new Reaper();
   /** block proposals; anvil_reorg forces a new block's txs through them (node/devops.ts) */
   readonly proposals: Proposals;
   /** a block's fee recipient is its proposer (AppOptions.coinbaseFromProposer) */
@@ -383,14 +385,9 @@ export class EvmApp implements Application {
     return this.proposals.prepare(req);
   }
 
-  /** arrival number of the last tx handed to CometBFT by reapTxs (each tx is gossiped from here once) */
-  private reapedUpTo = 0;
-
+  /** v0.39's ReapTxs: each pooled tx when it arrives, and again while it stays pooled (chain/reap.ts) */
   reapTxs(maxBytes: bigint, maxGas: bigint): Uint8Array[] {
-    const entries = this.pool.arrivedAfter(this.reapedUpTo, maxBytes, maxGas);
-    const last = entries.at(-1);
-    if (last) this.reapedUpTo = last.seq;
-    return entries.map((e) => e.native);
+    return this.reaper.reap(this.pool.inArrivalOrder(), maxBytes, maxGas).map((e) => e.native);
   }
 
   async finalizeBlock(req: FinalizeBlockRequest): Promise<FinalizeBlockResponse> {

@@ -210,24 +210,11 @@ export class TxPool {
     return { pending, queued };
   }
 
-  /**
-   * Entries (pending and queued) that arrived after `seq`, in arrival order, within `maxBytes` of native
-   * bytes and `maxGas` (0: no bound) — what an application-side mempool hands CometBFT to gossip.
-   */
-  arrivedAfter(seq: number, maxBytes: bigint, maxGas: bigint): PoolEntry[] {
-    const fresh: PoolEntry[] = [];
-    for (const acct of this.accounts.values()) for (const e of acct.txs.values()) if (e.seq > seq) fresh.push(e);
-    fresh.sort((a, b) => a.seq - b.seq);
-    const out: PoolEntry[] = [];
-    let bytes = 0n;
-    let gas = 0n;
-    for (const e of fresh) {
-      bytes += BigInt(e.native.length);
-      gas += e.decoded.evm.gasLimit;
-      if ((maxBytes > 0n && bytes > maxBytes) || (maxGas > 0n && gas > maxGas)) break;
-      out.push(e);
-    }
-    return out;
+  /** Every entry (pending and queued) in arrival order: what ReapTxs chooses from (chain/reap.ts). */
+  inArrivalOrder(): PoolEntry[] {
+    const all: PoolEntry[] = [];
+    for (const acct of this.accounts.values()) for (const e of acct.txs.values()) all.push(e);
+    return all.sort((a, b) => a.seq - b.seq);
   }
 
   /**

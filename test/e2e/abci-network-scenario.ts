@@ -3,7 +3,8 @@
  * plus a real ferry process: txs sent to node 0 are mined; every node returns the same block hash,
  * state root and receipts per height; the chain goes on without a killed validator, which catches up
  * after restart; a ferry killed with -9 mid-load (its CometBFT then stops too, asserted) is replayed by the
- * handshake without divergence and keeps every receipt it had given. The full node serves Surface A.
+ * handshake without divergence and keeps every receipt it had given. The full node serves Surface A, and
+ * txs sent to it are mined: its first pooled tx, and (app mempool) one it received while it had no peer.
  * Every EVM block hash is the CometBFT block id, every state root the next header's app_hash.
  */
 import assert from 'node:assert/strict';
@@ -27,6 +28,21 @@ interface Block {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** a few of CometBFT's reaps (reap_interval 500 ms) while the full node has no peer */
+const REAPS_WITHOUT_PEERS_MS = 3_000;
+/** the validators' restart and block sync, then up to MAX_REAP_REOFFER_GAP reaps (32 s) before a re-offer */
+const REOFFER_RECEIPT_MS = 150_000;
+
+/** Waits until `node`'s CometBFT counts `n` peers (net_info). */
+async function waitPeers(node: NetNode, n: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const info = await rpc<{ n_peers: string }>(node.cometUrl, 'net_info').catch(() => undefined);
+    if (info && Number(info.n_peers) === n) return;
+    if (Date.now() > deadline) throw new Error(`${node.name} did not reach ${n} peers (has ${info?.n_peers})\n${node.logs()}`);
+    await sleep(POLL_MS);
+  }
+}
 
 /** Signs transfers with explicit nonces (no node round trip), per sender in order. */
 class Sender {
@@ -89,6 +105,8 @@ export function describeNetwork(line: CometLine, o: { transport?: 'socket' | 'gr
     let nodes: NetNode[];
     const keys = devKeys();
     const senders = keys.slice(1, 5).map((k) => new Sender(k));
+    /** senders of the tests that send one tx to the full node */
+    const loners = keys.slice(5, 7).map((k) => new Sender(k));
 
     before(async () => {
       if (comet.skip) return;
@@ -106,6 +124,26 @@ export function describeNetwork(line: CometLine, o: { transport?: 'socket' | 'gr
         const status = await rpc<{ node_info: { version: string } }>(n.cometUrl, 'status');
         assert.ok(status.node_info.version.startsWith(`${line}.`), `${n.name} runs CometBFT ${status.node_info.version}`);
       }
+    });
+
+    it('the first tx the full node ever pools (sent to it) is mined', { skip: comet.skip }, async () => {
+      // with the app mempool it reaches the validators only through the full node's ReapTxs (docs/abci.md)
+      const full = nodes[4]!;
+      const hash = await rpc<string>(full.ethUrl, 'eth_sendRawTransaction', [await loners[0]!.next(Wallet.createRandom().address)]);
+      assert.equal((await receipt(full, hash)).status, '0x1');
+    });
+
+    it('a tx sent to the full node while it has no peer is mined once the validators are back', { skip: comet.skip || (mempool !== 'app' && "CometBFT's flood mempool sends its whole list to every peer that connects (mempool/reactor.go broadcastTxRoutine)") }, async () => {
+      const full = nodes[4]!;
+      const validators = nodes.filter((n) => n.validator);
+      for (const v of validators) await v.comet.kill('SIGKILL');
+      await waitPeers(full, 0);
+      const hash = await rpc<string>(full.ethUrl, 'eth_sendRawTransaction', [await loners[1]!.next(Wallet.createRandom().address)]);
+      // let the full node's CometBFT reap it (every reap_interval, 500 ms) and send it to nobody
+      await sleep(REAPS_WITHOUT_PEERS_MS);
+      await Promise.all(validators.map((v) => v.start()));
+      // offered again within MAX_REAP_REOFFER_GAP reaps (src/chain/reap.ts) after the validators are back
+      assert.equal((await receipt(full, hash, REOFFER_RECEIPT_MS)).status, '0x1');
     });
 
     it('txs sent to node 0 are mined; all nodes (validators and the full node) agree per height', { skip: comet.skip }, async () => {
