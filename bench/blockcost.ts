@@ -1,6 +1,6 @@
 /**
  * Block cost on the chain thread, in process: the store (with its WAL checkpoint worker, as the node
- * opens it), the application and the consensus engine in dev mode, as the chain thread runs them. The
+ * opens it in dev mode: COMMIT not waiting for the disk), the application and the consensus engine in dev mode, as the chain thread runs them. The
  * txs (value transfers, or ERC-20 transfers of the bench token) are signed and admitted first; then
  * each block of `--block-txs` is mined alone, and the CPU of this thread (from /proc/self/task, so
  * the checkpoint worker and V8's helper threads are not counted) and of the process are summed over
@@ -46,7 +46,7 @@ function threadCpuMs(): number {
 const dir = mkdtempSync(join(tmpdir(), 'ferry-blockcost-'));
 const key = generateValidatorKey();
 const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
-const store = new Store(join(dir, 'ferry.db'), { walCheckpointer: true });
+const store = new Store(join(dir, 'ferry.db'), { walCheckpointer: true, durable: false });
 const app = await EvmApp.create(
   store,
   genesis,

@@ -30,7 +30,7 @@ import { useSyncSteps } from '../evm/syncsteps.js';
 import { TouchCollector } from '../evm/touched.js';
 import { EvmRunner } from '../evm/runner.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
-import type { DecodedTx } from '../evm/tx.js';
+import { feeCap, type DecodedTx } from '../evm/tx.js';
 import { limitExceeded, type DomainError } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { FlatState } from '../store/flatstate.js';
@@ -367,6 +367,12 @@ export class EvmApp implements Application {
 
   hasExecutable(): boolean {
     return this.pool.hasExecutable(this.nextBaseFee());
+  }
+
+  /** whether the next block would take this pooled tx: it is in its sender's executable run and pays the base fee */
+  willMineNext(tx: EvmTx): boolean {
+    const next = this.pool.pendingNonce(tx.from);
+    return next !== undefined && tx.nonce < next && feeCap(tx) >= this.nextBaseFee();
   }
 
   recheckTx(native: Uint8Array): Promise<CheckTxResult> {

@@ -27,6 +27,8 @@ import type { BlockStats } from '../metrics/comet.js';
 import type { StartChain, ChainWorkerData, CheckTxReply, FromChain, ToChain } from './protocol.js';
 import { createDevOps } from './devops.js';
 import { TurnBatch } from '../lib/turnbatch.js';
+import { MinedAnswers } from './minedanswers.js';
+import type { EvmTx } from '../types/chain.js';
 
 const port = parentPort!;
 // spawned before the config was read (node/chainspawn.ts): the modules above load meanwhile, then the start data comes
@@ -87,10 +89,19 @@ type CheckOutcome = Omit<CheckTxReply, 'type' | 'id'>;
  * error it throws (a refusal) as that error, kind and detail kept; anything else (a bug) logged here
  * and answered `failed`. `metrics`: when the request came in and the tx size the mempool metrics count.
  */
-function answerCheck(id: number, run: () => Promise<CheckOutcome>, metrics?: { started: number; txBytes: number | undefined }): void {
+function answerCheck(
+  id: number,
+  run: () => Promise<CheckOutcome>,
+  metrics?: { started: number; txBytes: number | undefined },
+  hold?: (o: CheckOutcome) => Promise<void> | undefined,
+): void {
   checking++;
   const answer = (o: CheckOutcome) => {
-    sendSoon({ type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) });
+    const reply: CheckTxReply = { type: 'checked', id, ...o, ...(metrics && { checkSeconds: (performance.now() - metrics.started) / 1000, txBytes: metrics.txBytes }) };
+    // an admitted tx may be held until its block is committed (automine: node/minedanswers.ts); the check's time is taken before
+    const held = o.refused === undefined && o.failed === undefined ? hold?.(o) : undefined;
+    if (held === undefined) sendSoon(reply);
+    else void held.then(() => send(reply));
     if (--checking === 0) outbox.flush();
   };
   run().then(answer, (e: unknown) => {
@@ -110,6 +121,8 @@ async function main(): Promise<void> {
   const { opts, genesis } = data;
   const store = new Store(data.dbPath, {
     walCheckpointer: true,
+    // a dev chain's COMMIT does not wait for the disk (docs/dev-mode.md "Durability")
+    durable: !data.opts.dev,
     onCheckpointerFailure: (e) => log.warn({ err: e.message }, 'the WAL checkpoint worker stopped: the chain thread checkpoints by itself again'),
   });
   const key = readValidatorKey(data.validatorKeyJson);
@@ -135,6 +148,7 @@ async function main(): Promise<void> {
     },
   );
   if (external) return runUnderCometbft(store, app);
+  const minedAnswers = new MinedAnswers((hash) => app.pool.has(hash));
   // consensus step timing for the metrics (CometBFT MarkStep / MarkRound): the step being left and since when
   let stepName: string | undefined;
   let stepAt = 0;
@@ -193,6 +207,8 @@ async function main(): Promise<void> {
         steps = [];
         lastBlockTimeMs = timeMs;
         send({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
+        // held automine submissions whose tx this block mined (their answers follow the committed message)
+        minedAnswers.afterBlock(!engine!.miningMode().automine || !app.hasExecutable());
         const txs = rec.block.data.txs.length;
         const fields = { height: Number(height), txs, executeMs: Math.round(timing.executeMs), commitMs: Math.round(timing.commitMs) };
         if (txs > 0) log.info(fields, 'committed block');
@@ -210,6 +226,7 @@ async function main(): Promise<void> {
 
   onRequests((m) => {
     if (m.type === 'stop') {
+      minedAnswers.releaseAll();
       void engine!.stop().then(() => {
         store.close();
         send({ type: 'stopped' });
@@ -217,21 +234,28 @@ async function main(): Promise<void> {
       return;
     }
     if (m.type === 'queryReply') return; // ABCI mode only
-    if (m.type === 'dev') return runDevOp(m.id, m.op);
+    if (m.type === 'dev') {
+      // a dev op may turn automine off or drop pool txs without a block: held submissions are answered (node/minedanswers.ts)
+      return void runDevOp(m.id, m.op).then(() => minedAnswers.afterDevOp(!engine!.miningMode().automine));
+    }
     if (m.type === 'setCoinbase') {
       app.setCoinbase(m.address);
       return send({ type: 'reply', id: m.id, code: CheckCode.ok, log: '' });
     }
     const metrics = { started: performance.now(), txBytes: m.type === 'submit' ? m.raw.length : m.dryRun !== true ? m.tx.length : undefined };
     if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m), metrics);
+    let tx: EvmTx | undefined;
     answerCheck(
       m.id,
       async () => {
         const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
         await app.checkEvmTx(d);
+        tx = d.evm;
         return { hash: d.evm.hash };
       },
       metrics,
+      // automine: answered once its block is committed, as Anvil and Hardhat (node/minedanswers.ts)
+      () => (tx !== undefined && engine!.miningMode().automine && app.willMineNext(tx) ? minedAnswers.hold(tx.hash) : undefined),
     );
   });
 }

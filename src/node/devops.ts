@@ -23,8 +23,8 @@ export interface DevOpsDeps {
   log: Logger;
 }
 
-/** Performs a dev operation and answers its request `id` with a `devReply` (a domain error keeps its kind). */
-export type DevOpsRunner = (id: number, op: DevOp) => void;
+/** Performs a dev operation and answers its request `id` with a `devReply` (a domain error keeps its kind); settles once answered. */
+export type DevOpsRunner = (id: number, op: DevOp) => Promise<void>;
 
 /** The snapshots and what each keeps besides the chain (docs/dev-mode.md "Snapshots"). */
 function devSnapshots({ engine: eng, app, send, log }: DevOpsDeps): DevSnapshots {
@@ -106,7 +106,7 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
   };
   // one handler per variant: the union's correlation is lost on the lookup, not on the handlers
   const perform = async (op: DevOp): Promise<unknown> => (handlers[op.op] as (op: DevOp) => unknown)(op);
-  return (id, op) => {
+  return (id, op) =>
     perform(op).then(
       (result) => send({ type: 'devReply', id, result }),
       (e: unknown) => {
@@ -115,5 +115,4 @@ export function createDevOps(d: DevOpsDeps): DevOpsRunner {
         send({ type: 'devReply', id, error: { kind: 'internal', message: e instanceof Error ? e.message : String(e) } });
       },
     );
-  };
 }

@@ -198,16 +198,17 @@ export class Store {
   /**
    * `reader`: an existing database opened for queries only (the RPC thread's connection).
    * `walCheckpointer` (the writer): WAL checkpoints run on a worker thread, not inside the block's
-   * COMMIT (store/checkpoint.ts); `onCheckpointerFailure` hears when that worker stops.
+   * COMMIT (store/checkpoint.ts); `onCheckpointerFailure` hears when that worker stops. `durable: false`
+   * (`ferry dev`): a COMMIT does not wait for the disk (docs/dev-mode.md "Durability").
    */
-  constructor(path: string, opts: { reader?: boolean; walCheckpointer?: boolean; onCheckpointerFailure?: (e: Error) => void } = {}) {
+  constructor(path: string, opts: { reader?: boolean; walCheckpointer?: boolean; durable?: boolean; onCheckpointerFailure?: (e: Error) => void } = {}) {
     if (!opts.reader) mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path, { fileMustExist: opts.reader === true });
     if (opts.reader) {
       this.db.pragma('query_only = ON');
     } else {
       this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
+      this.db.pragma(opts.durable === false ? 'synchronous = NORMAL' : 'synchronous = FULL');
       // a database made when txs was a WITHOUT ROWID table: rebuilt once, before the rest of the schema
       rebuildTable(this.db, {
         table: 'txs',

@@ -42,6 +42,30 @@ describe('ferry start --dev with viem test actions (anvil mode)', () => {
     assert.equal(receipt.blockNumber, before + 1n);
   });
 
+  it('automine answers a send once its block is committed (as Anvil and Hardhat); a gapped tx is answered pending', async () => {
+    const wallet = createWalletClient({ account: privateKeyToAccount(devKeys()[3]! as `0x${string}`), chain, transport: http(node.url) });
+    // each send, and at once the receipt and the head: the tx is mined before the hash comes back (docs/dev-mode.md "Automine")
+    for (let i = 0; i < 12; i++) {
+      const hash = await wallet.sendTransaction({ to: devAddress(4) as `0x${string}`, value: 1n });
+      const receipt = await call<{ blockNumber: string; status: string } | null>(node.url, 'eth_getTransactionReceipt', [hash]);
+      assert.ok(receipt, `send ${i}: no receipt right after the hash came back`);
+      assert.equal(receipt.status, '0x1');
+      assert.ok(BigInt(await call<string>(node.url, 'eth_blockNumber')) >= BigInt(receipt.blockNumber));
+    }
+    // viem's own wait, many times over (it used to race a block landing between its polls)
+    for (let i = 0; i < 12; i++) {
+      const hash = await wallet.sendTransaction({ to: devAddress(4) as `0x${string}`, value: 1n });
+      assert.equal((await pub.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: 20_000 })).status, 'success');
+    }
+    // a tx behind a nonce gap cannot be mined: answered at once, left pending (queued)
+    const nonce = await pub.getTransactionCount({ address: wallet.account.address });
+    const gapped = await wallet.sendTransaction({ to: devAddress(4) as `0x${string}`, value: 1n, nonce: nonce + 1 });
+    assert.equal(await call(node.url, 'eth_getTransactionReceipt', [gapped]), null);
+    const filler = await wallet.sendTransaction({ to: devAddress(4) as `0x${string}`, value: 1n, nonce });
+    assert.ok(await call(node.url, 'eth_getTransactionReceipt', [filler]));
+    assert.equal((await pub.waitForTransactionReceipt({ hash: gapped, pollingInterval: 20, timeout: 20_000 })).status, 'success');
+  });
+
   it('mine: a given number of blocks, spaced by the interval; no block without it', async () => {
     const start = await pub.getBlockNumber();
     await test.mine({ blocks: 3, interval: 7 });
