@@ -93,7 +93,8 @@ export function signedRaw(raw: Uint8Array, common: Common): Signed | undefined {
 /** The signer of the EVM tx inside native (TxRaw) bytes, or undefined when they do not decode. */
 export function senderOfNative(native: Uint8Array, common: Common): Uint8Array | undefined {
   try {
-    return decodeTx(unwrapEthereumTx(native).raw, common).evm.from;
+    const raw = unwrapEthereumTx(native).raw;
+    return typedSigned(raw, common)?.sender ?? decodeTx(raw, common).evm.from;
   } catch {
     return undefined;
   }
