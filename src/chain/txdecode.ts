@@ -13,6 +13,7 @@ import type { Common } from '@ethereumjs/common';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { Lru } from '../lib/lru.js';
 import { unwrapEthereumTx } from './nativetx.js';
+import { typedSigned } from './txsigner.js';
 
 /** Memory bound of the chain thread's decoded-tx cache (bytes, as weighed by `decodedTxWeight`). */
 export const DECODED_TX_CACHE_BYTES = 32 * 1024 * 1024;
@@ -78,6 +79,9 @@ export interface Signed {
  * the bytes do not decode (the chain thread then decodes them itself and answers why).
  */
 export function signedRaw(raw: Uint8Array, common: Common): Signed | undefined {
+  // a canonical type-1/2 envelope without ethereumjs's tx object (chain/txsigner.ts)
+  const fast = typedSigned(raw, common);
+  if (fast !== undefined) return fast;
   try {
     const { evm } = decodeTx(raw, common);
     return { sender: evm.from, hash: evm.hash };
@@ -89,7 +93,8 @@ export function signedRaw(raw: Uint8Array, common: Common): Signed | undefined {
 /** The signer of the EVM tx inside native (TxRaw) bytes, or undefined when they do not decode. */
 export function senderOfNative(native: Uint8Array, common: Common): Uint8Array | undefined {
   try {
-    return decodeTx(unwrapEthereumTx(native).raw, common).evm.from;
+    const raw = unwrapEthereumTx(native).raw;
+    return typedSigned(raw, common)?.sender ?? decodeTx(raw, common).evm.from;
   } catch {
     return undefined;
   }

@@ -197,16 +197,27 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
   }
 
   function dispatch(req: IncomingMessage, res: ServerResponse, body: string): void {
-    // the client going away before its answer (connection closed) aborts the request's long jobs
-    const gone = new AbortController();
+    // the client going away before its answer (connection closed) aborts the request's long jobs; the
+    // AbortController is made only when a handler asks for its signal: most calls never do
+    // (docs/benchmarks.md "The RPC thread per transfer")
+    let gone: AbortController | undefined;
+    let closedEarly = false;
     res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
+      if (res.writableFinished) return;
+      closedEarly = true;
+      gone?.abort();
     });
     const ctx: CallContext = {
       transport: 'http',
       authenticated: authenticate !== undefined && authenticate(req.headers),
       client: `http:${req.socket.remoteAddress}:${req.socket.remotePort}`,
-      signal: gone.signal,
+      get signal(): AbortSignal {
+        if (gone === undefined) {
+          gone = new AbortController();
+          if (closedEarly) gone.abort();
+        }
+        return gone.signal;
+      },
       answerBy: timeoutMs > 0 ? Date.now() + Math.max(0, timeoutMs - answerMarginMs(timeoutMs)) : undefined,
     };
     dispatcher.handle(body, ctx).then(

@@ -368,6 +368,30 @@ describe('event bus and WebSocket sessions', () => {
     assert.equal(svc.bus.numClients(), 0);
   });
 
+  it('reads no committed block while no subscription wants block events, and publishes the next one once one does', async () => {
+    const recs = new Map<bigint, CometBlockRecord>();
+    const backend = fakeBackend(recs) as ConsensusBackend & { set(h: bigint): void };
+    const reads: bigint[] = [];
+    const blocks = (backend as unknown as { blocks: { block(h: bigint): CometBlockRecord | undefined } }).blocks;
+    const read = blocks.block;
+    blocks.block = (h) => (reads.push(h), read(h));
+    const svc = new CometService(backend, opts, silent);
+    for (let h = 1n; h <= 3n; h++) {
+      recs.set(h, record(h, 1));
+      backend.set(h);
+      svc.bus.onCommitted(h);
+    }
+    assert.deepEqual(reads, []);
+    const p = peer('6.6.6.6:6', true);
+    svc.websocket(p.peer).message(JSON.stringify({ jsonrpc: '2.0', id: 'h', method: 'subscribe', params: { query: "tm.event='NewBlockHeader'" } }));
+    await settle();
+    recs.set(4n, record(4n, 1));
+    backend.set(4n);
+    svc.bus.onCommitted(4n);
+    assert.deepEqual(reads, [4n]);
+    assert.deepEqual(p.sent.slice(1).map((e) => e.result.data.value.header.height), ['4']);
+  });
+
   it('a subscriber that stops reading is cancelled with CometBFT\'s error; others are not slowed', async () => {
     const recs = new Map<bigint, CometBlockRecord>();
     const backend = fakeBackend(recs) as ConsensusBackend & { set(h: bigint): void };

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { quantity } from '../../src/jsonrpc/codecs.js';
 import { createDispatcher } from '../../src/jsonrpc/core.js';
 import { evmErrors } from '../../src/evmrpc/errors.js';
-import type { MethodTable } from '../../src/jsonrpc/types.js';
+import type { CallContext, MethodTable } from '../../src/jsonrpc/types.js';
 import { startHttpServer, type HttpServerHandle, type HttpServerOptions } from '../../src/server/http.js';
 import type { Logger } from '../../src/lib/log.js';
 
@@ -23,7 +23,33 @@ const table: MethodTable = {
     },
   },
   personal_listAccounts: { params: [], private: true, handler: () => [] },
+  // reads its signal at once and answers when it is aborted (the client went away)
+  eth_watchEarly: {
+    params: [],
+    handler: (_args: unknown[], ctx: CallContext) => {
+      const signal = ctx.signal!;
+      return new Promise((r) => {
+        // bounded: a signal never aborted is seen as not aborted
+        const bound = setTimeout(() => r(signals.push(['early', signal.aborted])), 5_000);
+        signal.addEventListener('abort', () => (clearTimeout(bound), r(signals.push(['early', signal.aborted]))));
+      });
+    },
+  },
+  // reads its signal only once the test lets it (after the client went away)
+  eth_watchLate: {
+    params: [],
+    handler: async (_args: unknown[], ctx: CallContext) => {
+      await new Promise<void>((r) => lateRead.push(r));
+      signals.push(['late', ctx.signal!.aborted]);
+      return 'late';
+    },
+  },
 };
+
+/** what eth_watchEarly / eth_watchLate saw of their signals */
+const signals: [string, boolean][] = [];
+/** lets the waiting eth_watchLate read its signal */
+const lateRead: (() => void)[] = [];
 
 /** called when the next eth_slow starts running */
 const slowStarted: (() => void)[] = [];
@@ -300,6 +326,28 @@ describe('http server: lifecycle and limits', () => {
     const r = await running;
     assert.equal(r.body, '{"jsonrpc":"2.0","id":9,"result":"done"}');
     assert.equal(r.headers.connection, 'close');
+  });
+
+  it("a request's signal is aborted when its client closes the connection first, read before or after the close", async () => {
+    const s = await start();
+    try {
+      const early = connect(s.port, '127.0.0.1');
+      const late = connect(s.port, '127.0.0.1');
+      early.write(rawPost(call(1, 'eth_watchEarly')));
+      late.write(rawPost(call(2, 'eth_watchLate')));
+      while (lateRead.length === 0) await new Promise((r) => setTimeout(r, 10));
+      late.destroy();
+      early.destroy();
+      while (signals.length === 0) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(signals, [['early', true]]);
+      // the late connection closed before the early one, whose close the server has seen: give it a moment more
+      await new Promise((r) => setTimeout(r, 200));
+      lateRead.shift()!();
+      while (signals.length === 1) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(signals[1], ['late', true]);
+    } finally {
+      await s.close();
+    }
   });
 
   it('maxOpenConnections drops connections over the limit', async () => {

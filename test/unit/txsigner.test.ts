@@ -1,0 +1,93 @@
+/**
+ * The RPC thread's sender and hash of a type-1/2 envelope without ethereumjs's tx object
+ * (src/chain/txsigner.ts): the same as decodeTx finds for every envelope, and nothing (the usual decode
+ * instead) for an envelope that is not canonical, legacy, or does not recover.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decode, encode } from '@ethereumjs/rlp';
+import { createTx } from '@ethereumjs/tx';
+import { Wallet } from 'ethers';
+import { signedRaw } from '../../src/chain/txdecode.js';
+import { typedSigned } from '../../src/chain/txsigner.js';
+import { keccak256, makeCommon } from '../../src/evm/common.js';
+import { decodeTx, impersonationSignature } from '../../src/evm/tx.js';
+import { devKeys } from '../helpers/accounts.js';
+
+const GWEI = 10n ** 9n;
+const common = makeCommon(9000n);
+const wallet = new Wallet(devKeys()[3]!);
+const unhex = (h: string) => new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
+const DEAD = '0x000000000000000000000000000000000000dEaD';
+const ACCESS = [{ address: DEAD, storageKeys: ['0x' + '11'.repeat(32), '0x' + '00'.repeat(32)] }];
+
+/** what decodeTx (ethereumjs) finds, or undefined when it refuses the bytes */
+function reference(raw: Uint8Array): { sender: Uint8Array; hash: Uint8Array } | undefined {
+  try {
+    const { evm } = decodeTx(raw, common);
+    return { sender: evm.from, hash: evm.hash };
+  } catch {
+    return undefined;
+  }
+}
+
+/** the envelope with item `i` of its list replaced */
+function withItem(raw: Uint8Array, i: number, value: Uint8Array): Uint8Array {
+  const items = decode(raw.subarray(1)) as Uint8Array[];
+  items[i] = value;
+  return new Uint8Array([raw[0]!, ...encode(items)]);
+}
+
+describe('typedSigned', () => {
+  it('finds what decodeTx finds for canonical type-1 and type-2 envelopes', async () => {
+    const raws = await Promise.all([
+      wallet.signTransaction({ to: DEAD, value: 1n, nonce: 0, gasLimit: 21_000, maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: GWEI, chainId: 9000, type: 2 }),
+      wallet.signTransaction({ to: DEAD, value: 0n, nonce: 7, gasLimit: 90_000, maxFeePerGas: 3n, maxPriorityFeePerGas: 0n, chainId: 9000, type: 2, data: '0xa9059cbb00', accessList: ACCESS }),
+      wallet.signTransaction({ nonce: 1, gasLimit: 100_000, maxFeePerGas: GWEI, maxPriorityFeePerGas: GWEI, chainId: 9000, type: 2, data: '0x6000' }),
+      wallet.signTransaction({ to: DEAD, value: 5n, nonce: 2, gasLimit: 30_000, gasPrice: GWEI, chainId: 9000, type: 1, accessList: ACCESS }),
+    ]);
+    for (const hex of raws) {
+      const raw = unhex(hex);
+      const fast = typedSigned(raw, common);
+      assert.ok(fast !== undefined, `fast path taken for type ${raw[0]}`);
+      assert.deepEqual(fast, reference(raw));
+      assert.deepEqual(fast.hash, keccak256(raw));
+      assert.deepEqual(fast.sender, unhex(wallet.address));
+      assert.deepEqual(signedRaw(raw, common), fast);
+    }
+  });
+
+  it("names the dev placeholder signature's sender, as decodeTx does", () => {
+    const who = unhex('0x' + 'ab'.repeat(20));
+    const sig = impersonationSignature(who);
+    const raw = createTx(
+      { type: 2, nonce: 0n, to: DEAD, value: 1n, gasLimit: 21_000n, maxFeePerGas: GWEI, maxPriorityFeePerGas: 0n, chainId: 9000n, v: 0n, r: sig.r, s: sig.s },
+      { common },
+    ).serialize();
+    assert.deepEqual(typedSigned(raw, common), { sender: who, hash: keccak256(raw) });
+    assert.deepEqual(typedSigned(raw, common), reference(raw));
+  });
+
+  it('leaves non-canonical, legacy and unrecoverable bytes to the usual decode', async () => {
+    const good = unhex(await wallet.signTransaction({ to: DEAD, value: 1n, nonce: 0, gasLimit: 21_000, maxFeePerGas: GWEI, maxPriorityFeePerGas: GWEI, chainId: 9000, type: 2 }));
+    const legacy = unhex(await wallet.signTransaction({ to: DEAD, value: 1n, nonce: 0, gasLimit: 21_000, gasPrice: GWEI, chainId: 9000, type: 0 }));
+    const cases = [
+      // chain id 9000 = 0x2328 written with a leading zero byte: ethereumjs hashes its own (shorter) encoding
+      withItem(good, 0, new Uint8Array([0x00, 0x23, 0x28])),
+      // a nonce written with a leading zero
+      withItem(good, 1, new Uint8Array([0x00])),
+      // r = 0: recovers no key
+      withItem(good, 10, new Uint8Array()),
+      legacy,
+      new Uint8Array([0x02, 0xc0]),
+      new Uint8Array([0x02]),
+      new Uint8Array(),
+    ];
+    for (const raw of cases) {
+      assert.equal(typedSigned(raw, common), undefined);
+      // signedRaw still answers exactly what decodeTx finds
+      assert.deepEqual(signedRaw(raw, common), reference(raw));
+    }
+    assert.ok(reference(legacy) !== undefined);
+  });
+});
