@@ -9,6 +9,7 @@
  */
 import { RLP, type Input } from '@ethereumjs/rlp';
 import { keccak256 } from './common.js';
+import { rlpEncode, type RlpItem } from './rlpwrite.js';
 import { EMPTY_TRIE_ROOT, hexPrefix, toNibbles } from './orderedtrie.js';
 import { concatBytes, equalBytes } from '../lib/bytes.js';
 
@@ -199,12 +200,12 @@ class TrieBatch {
   }
 
   /** what a parent holds for `ref`: its hash (new nodes of 32 bytes or more are hashed and stored), or an embedded node's list */
-  ref(ref: Ref): Input {
+  ref(ref: Ref): RlpItem {
     if (ref === undefined) return EMPTY;
     if (ref instanceof Uint8Array) return ref;
     if (ref.h !== undefined) return ref.h;
     const raw = this.raw(ref);
-    const enc = RLP.encode(raw);
+    const enc = rlpEncode(raw);
     if (enc.length < 32) return raw;
     const h = keccak256(enc);
     this.store.putNode(h, enc);
@@ -212,10 +213,10 @@ class TrieBatch {
     return h;
   }
 
-  raw(n: Node): Input[] {
+  raw(n: Node): RlpItem[] {
     if (n.t === 0) return [hexPrefix(n.path, true), n.value];
     if (n.t === 1) return [hexPrefix(n.path, false), this.ref(n.child)];
-    const out: Input[] = new Array(17);
+    const out: RlpItem[] = new Array(17);
     for (let i = 0; i < 16; i++) out[i] = this.ref(n.kids[i]);
     out[16] = n.value ?? EMPTY;
     return out;
@@ -237,7 +238,7 @@ export function updateTrie(store: TrieNodeStore, root: Uint8Array, updates: Iter
   }
   if (top === undefined) return EMPTY_TRIE_ROOT;
   if (top.h !== undefined) return top.h;
-  const enc = RLP.encode(batch.raw(top));
+  const enc = rlpEncode(batch.raw(top));
   const h = keccak256(enc);
   store.putNode(h, enc);
   return h;
