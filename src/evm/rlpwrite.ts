@@ -1,6 +1,6 @@
 /**
  * RLP encoding (Yellow Paper appendix B) written into one buffer: the encoded length is computed
- * first, then every item is written in place. @ethereumjs/rlp's `RLP.encode` encodes each item into
+ * first, then every item is written in place; and stored trie nodes read back as views, without copies. @ethereumjs/rlp's `RLP.encode` encodes each item into
  * its own array, concatenates them, and builds each length prefix through a hex string, which for a
  * block's trie nodes, accounts and receipts allocated about half of what the chain thread allocates
  * per transfer (docs/benchmarks.md "The chain thread per transfer"). RLP is canonical, so the bytes
@@ -102,4 +102,45 @@ export function unpaddedBytes(n: bigint): Uint8Array {
 /** rlp([nonce, balance, storageRoot, codeHash]): ethereumjs `Account.serialize()`, the state trie's account value */
 export function accountRlp(nonce: bigint, balance: bigint, storageRoot: Uint8Array, codeHash: Uint8Array): Uint8Array {
   return rlpEncode([unpaddedBytes(nonce), unpaddedBytes(balance), storageRoot, codeHash]);
+}
+
+/** the payload's [start, end) of the item at `pos`, and whether it is a list */
+function itemAt(enc: Uint8Array, pos: number, end: number): { list: boolean; start: number; stop: number } {
+  if (pos >= end) throw new Error('invalid RLP: an item past the end of its list');
+  const b = enc[pos]!;
+  if (b < 0x80) return { list: false, start: pos, stop: pos + 1 };
+  const list = b >= 0xc0;
+  const short = b - (list ? 0xc0 : 0x80);
+  let start = pos + 1;
+  let len = short;
+  if (short >= 56) {
+    const k = short - 55;
+    len = 0;
+    for (let i = 0; i < k; i++) len = len * 256 + enc[start + i]!;
+    start += k;
+  }
+  if (start + len > end) throw new Error('invalid RLP: an item longer than its input');
+  return { list, start, stop: start + len };
+}
+
+function readItem(enc: Uint8Array, start: number, stop: number, list: boolean): RlpItem {
+  if (!list) return enc.subarray(start, stop);
+  const out: RlpItem[] = [];
+  for (let pos = start; pos < stop; ) {
+    const it = itemAt(enc, pos, stop);
+    out.push(readItem(enc, it.start, it.stop, it.list));
+    pos = it.stop;
+  }
+  return out;
+}
+
+/**
+ * RLP decoding for encodings this node wrote itself (stored trie nodes): the byte strings are views of
+ * `enc` (no copies; they keep `enc` alive while they live), lengths are checked against the input, and
+ * unlike @ethereumjs/rlp non-canonical prefixes are not refused.
+ */
+export function rlpDecodeView(enc: Uint8Array): RlpItem {
+  const it = itemAt(enc, 0, enc.length);
+  if (it.stop !== enc.length) throw new Error('invalid RLP: bytes after the item');
+  return readItem(enc, it.start, it.stop, it.list);
 }

@@ -7,9 +7,8 @@
  * set, so the root is the same as after the same puts and deletes on the MPT, in any order
  * (test/unit/trie-update.test.ts checks it against ethereumjs over random batches).
  */
-import { RLP, type Input } from '@ethereumjs/rlp';
 import { keccak256 } from './common.js';
-import { rlpEncode, type RlpItem } from './rlpwrite.js';
+import { rlpDecodeView, rlpEncode, type RlpItem } from './rlpwrite.js';
 import { EMPTY_TRIE_ROOT, hexPrefix, toNibbles } from './orderedtrie.js';
 import { concatBytes, equalBytes } from '../lib/bytes.js';
 
@@ -59,7 +58,7 @@ function fromHexPrefix(hp: Uint8Array): { path: Uint8Array; leaf: boolean } {
   return { path, leaf: flag >= 2 };
 }
 
-function parse(raw: Input[], h?: Uint8Array): Node {
+function parse(raw: readonly RlpItem[], h?: Uint8Array): Node {
   if (raw.length === 17) {
     const kids: Ref[] = new Array(16);
     for (let i = 0; i < 16; i++) kids[i] = childRef(raw[i]!);
@@ -71,8 +70,8 @@ function parse(raw: Input[], h?: Uint8Array): Node {
   return leaf ? { t: 0, path, value: raw[1] as Uint8Array, h } : { t: 1, path, child: childRef(raw[1]!), h };
 }
 
-function childRef(raw: Input): Ref {
-  if (Array.isArray(raw)) return parse(raw as Input[]);
+function childRef(raw: RlpItem): Ref {
+  if (!(raw instanceof Uint8Array)) return parse(raw);
   const b = raw as Uint8Array;
   return b.length === 0 ? undefined : b;
 }
@@ -94,7 +93,9 @@ class TrieBatch {
     if (!(ref instanceof Uint8Array)) return ref;
     const enc = this.store.node(ref);
     if (enc === undefined) throw new Error(`missing trie node ${Buffer.from(ref).toString('hex')}`);
-    return parse(RLP.decode(enc) as Input[], ref);
+    const raw = rlpDecodeView(enc);
+    if (raw instanceof Uint8Array) throw new Error(`invalid trie node ${Buffer.from(ref).toString('hex')}: not a list`);
+    return parse(raw, ref);
   }
 
   /** the child at `i` of a branch, loaded (and kept loaded in the branch) */

@@ -10,7 +10,7 @@ import { RLP, type Input } from '@ethereumjs/rlp';
 import { Account, bigIntToUnpaddedBytes } from '@ethereumjs/util';
 import { encodeReceipt, type TxReceipt } from '@ethereumjs/vm';
 import { receiptRlp } from '../../src/evm/ethrlp.js';
-import { accountRlp, rlpEncode, unpaddedBytes, type RlpItem } from '../../src/evm/rlpwrite.js';
+import { accountRlp, rlpDecodeView, rlpEncode, unpaddedBytes, type RlpItem } from '../../src/evm/rlpwrite.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
@@ -97,4 +97,18 @@ test('receiptRlp is ethereumjs vm encodeReceipt for every tx type, status and lo
       );
     }
   }
+});
+
+test('rlpDecodeView reads what RLP.decode reads, as views of the input, and refuses truncated input', () => {
+  const r = rng(31);
+  const plain = (x: unknown): unknown => (x instanceof Uint8Array ? hex(x) : (x as unknown[]).map(plain));
+  for (let i = 0; i < 1000; i++) {
+    const enc = rlpEncode(randomItem(r, 0));
+    const got = rlpDecodeView(enc);
+    assert.deepEqual(plain(got), plain(RLP.decode(enc)), `case ${i}`);
+    if (got instanceof Uint8Array && got.length > 0) assert.equal(got.buffer, enc.buffer, 'a view, not a copy');
+  }
+  const node = rlpEncode([new Uint8Array(32).fill(1), [Uint8Array.of(0x20), Uint8Array.of(5)], new Uint8Array(0)]);
+  for (let cut = 1; cut < node.length; cut++) assert.throws(() => rlpDecodeView(node.subarray(0, cut)), /longer than its input|past the end/, `cut at ${cut}`);
+  assert.throws(() => rlpDecodeView(Uint8Array.of(0x01, 0x02)), /bytes after the item/);
 });
