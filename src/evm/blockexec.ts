@@ -11,6 +11,7 @@ import { yieldToEventLoop } from '../lib/slices.js';
 import type { FlatChange } from '../store/flatstate.js';
 import type { EvmTx } from '../types/chain.js';
 import { fastTransfer, mayTransferFast } from './fasttransfer.js';
+import { receiptRlp } from './ethrlp.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import type { At, BlockContext, BlockPrelude, EvmRunner } from './runner.js';
 import { underRules, type DecodedTx } from './tx.js';
@@ -53,6 +54,7 @@ export const EXECUTE_SLICE_MS = 2;
 /** a logs bloom's size (the yellow paper's 2048 bits) */
 const BLOOM_BYTES = 256;
 const EMPTY_BLOOM = new Uint8Array(BLOOM_BYTES);
+const NO_LOGS: readonly never[] = [];
 
 /**
  * EIP-2935 (Prague on): before a block's first tx, the parent's hash goes into the history contract's
@@ -138,7 +140,7 @@ export async function executeBlock<S extends StateManagerInterface>(
       if (fast) {
         cumulative += fast.gasUsed;
         touch?.transfer(d.evm.from, d.tx.to!.bytes);
-        receiptsEnc.push(encodeReceipt({ status: 1, cumulativeBlockGasUsed: cumulative, bitvector: EMPTY_BLOOM, logs: [] }, d.tx.type));
+        receiptsEnc.push(receiptRlp(d.tx.type, 1, cumulative, EMPTY_BLOOM, NO_LOGS));
         included.push(d.evm.raw);
         out.push({
           tx: d.evm,
@@ -167,7 +169,8 @@ export async function executeBlock<S extends StateManagerInterface>(
       cumulative += res.totalGasSpent;
       const logs = res.receipt.logs.map(([address, topics, data]) => ({ address, topics, data }));
       const err = res.execResult.exceptionError;
-      receiptsEnc.push(encodeReceipt(res.receipt, d.tx.type));
+      const rc = res.receipt;
+      receiptsEnc.push('status' in rc ? receiptRlp(d.tx.type, rc.status, rc.cumulativeBlockGasUsed, rc.bitvector, rc.logs) : encodeReceipt(rc, d.tx.type));
       bloom.or(res.bloom);
       included.push(d.evm.raw);
       out.push({

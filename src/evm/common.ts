@@ -42,10 +42,16 @@ const KECCAK_RATE = 1088;
 const KECCAK_CAPACITY = 512;
 const KECCAK_PAD = 0x01;
 
-/** Keccak-256: native when the addon loads (about 2-5x faster than JS on trie nodes), @noble/hashes otherwise. */
-export const keccak256: (msg: Uint8Array) => Uint8Array = NativeKeccak
+/**
+ * Keccak-256: native when the addon loads (about 2-5x faster than JS on trie nodes), @noble/hashes otherwise.
+ * One sponge per thread, reset by `initialize` (the addon's KeccakWidth1600_SpongeInitialize zeroes it)
+ * before each hash: a hash runs to its end synchronously, and a new state object per hash cost a third
+ * of the hash (docs/benchmarks.md "The chain thread per transfer").
+ */
+const sponge = NativeKeccak && new NativeKeccak();
+export const keccak256: (msg: Uint8Array) => Uint8Array = sponge
   ? (msg) => {
-      const s = new NativeKeccak();
+      const s = sponge;
       s.initialize(KECCAK_RATE, KECCAK_CAPACITY);
       s.absorb(Buffer.from(msg.buffer, msg.byteOffset, msg.byteLength));
       s.absorbLastFewBits(KECCAK_PAD);

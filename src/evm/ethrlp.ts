@@ -10,8 +10,9 @@
 import { createBlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { RLP, type Input } from '@ethereumjs/rlp';
-import { Address, bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
+import { Address, bytesToBigInt } from '@ethereumjs/util';
 import type { Bytes, EvmHeader, EvmReceipt } from '../types/chain.js';
+import { rlpEncode, unpaddedBytes, type RlpItem } from './rlpwrite.js';
 
 /** The header's field list (ethereumjs BlockHeader.raw()): what its RLP encodes. */
 function headerFields(common: Common, h: EvmHeader): Uint8Array[] {
@@ -60,19 +61,22 @@ export function ethBlockSize(common: Common, h: EvmHeader, rawTxs: readonly Byte
   return BigInt(encodeBlock(common, h, rawTxs).length);
 }
 
+const STATUS_OK = Uint8Array.of(1);
+const STATUS_FAILED = new Uint8Array(0);
+
 /** geth's Receipt.MarshalBinary: [type byte] ‖ rlp([status, cumulativeGasUsed, bloom, logs]). */
 export function encodeReceipt(r: EvmReceipt): Bytes {
-  const body = RLP.encode([
-    r.status === 1 ? Uint8Array.of(1) : new Uint8Array(),
-    bigIntToUnpaddedBytes(r.cumulativeGasUsed),
-    r.logsBloom,
-    r.logs.map((l) => [l.address, l.topics, l.data]),
-  ]);
-  if (r.type === 0) return body;
-  const out = new Uint8Array(body.length + 1);
-  out[0] = r.type;
-  out.set(body, 1);
-  return out;
+  return receiptRlp(r.type, r.status, r.cumulativeGasUsed, r.logsBloom, r.logs.map((l) => [l.address, l.topics, l.data]));
+}
+
+/**
+ * The same encoding from its parts (what the block's receiptsRoot hashes; ethereumjs vm encodeReceipt
+ * gives these bytes for every receipt a block holds, whose cumulative gas is never 0), written into one
+ * buffer with the type byte in front.
+ */
+export function receiptRlp(type: number, status: number, cumulativeGasUsed: bigint, logsBloom: Uint8Array, logs: RlpItem): Bytes {
+  const fields: RlpItem = [status === 1 ? STATUS_OK : STATUS_FAILED, unpaddedBytes(cumulativeGasUsed), logsBloom, logs];
+  return type === 0 ? rlpEncode(fields) : rlpEncode(fields, type);
 }
 
 /** The parts of a decoded block that replaying it needs. */

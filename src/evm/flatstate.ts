@@ -19,6 +19,7 @@ import { Account, Address, KECCAK256_NULL, KECCAK256_RLP, createAccountFromRLP, 
 import { slotKey, type FlatChange, type FlatState } from '../store/flatstate.js';
 import { keccak256 } from './common.js';
 import { hashedTrieRoot, type NodeSink } from './orderedtrie.js';
+import { accountRlp, rlpEncode } from './rlpwrite.js';
 import { updateTrie, type TrieNodeStore } from './trieupdate.js';
 
 const EMPTY = new Uint8Array(0);
@@ -47,14 +48,19 @@ type AccountFieldsOf = readonly [nonce: bigint, balance: bigint, storageRoot: Ui
 const decoded = new WeakMap<Uint8Array, AccountFieldsOf>();
 
 function accountOf(rlp: Uint8Array): Account {
+  const f = fieldsOf(rlp);
+  return new Account(f[0], f[1], f[2], f[3]);
+}
+
+/** the decoded fields of an account RLP, decoded once and kept while the RLP lives */
+function fieldsOf(rlp: Uint8Array): AccountFieldsOf {
   let f = decoded.get(rlp);
   if (f === undefined) {
     const a = createAccountFromRLP(rlp);
     f = [a.nonce, a.balance, a.storageRoot, a.codeHash];
     decoded.set(rlp, f);
-    return a;
   }
-  return new Account(f[0], f[1], f[2], f[3]);
+  return f;
 }
 
 export class FlatStateManager implements StateManagerInterface {
@@ -131,8 +137,9 @@ export class FlatStateManager implements StateManagerInterface {
 
   async putAccount(address: Address, account?: Account): Promise<void> {
     if (account === undefined) return this.deleteAccount(address);
-    const rlp = account.serialize();
-    decoded.set(rlp, [account.nonce, account.balance, account.storageRoot, account.codeHash]);
+    const { nonce, balance, storageRoot, codeHash } = account;
+    const rlp = accountRlp(nonce, balance, storageRoot, codeHash);
+    decoded.set(rlp, [nonce, balance, storageRoot, codeHash]);
     this.setAccount(hex(address.bytes), rlp);
   }
 
@@ -307,20 +314,28 @@ export class FlatStateManager implements StateManagerInterface {
         change.slots.push(...slotRows);
         continue;
       }
-      const acct = createAccountFromRLP(rlp);
-      if (rec !== undefined) {
-        const slotUpdates: [Uint8Array, Uint8Array | undefined][] = [];
-        for (const [s, v] of rec.slots) {
-          const slot = bytes(s);
-          slotUpdates.push([keccak256(slot), v.length > 0 ? RLP.encode(v) : undefined]);
-          if (rec.cleared || v.length > 0 || this.flat.storage(addr, slot, this._height).length > 0) {
-            slotRows.push([slotKey(addr, slot), v]);
-          }
+      if (rec === undefined) {
+        // storage untouched: the journal's RLP is the account as the trie stores it (its encoding is canonical)
+        usedCodes.add(hex(fieldsOf(rlp)[3]));
+        if (before === undefined || Buffer.compare(before, rlp) !== 0) {
+          accountUpdates.push([keccak256(addr), rlp]);
+          change.accounts.push([addr, rlp]);
         }
-        acct.storageRoot = updateTrie(nodes, rec.cleared ? KECCAK256_RLP : acct.storageRoot, slotUpdates);
+        change.slots.push(...slotRows);
+        continue;
       }
-      usedCodes.add(hex(acct.codeHash));
-      const out = acct.serialize();
+      const [nonce, balance, storageRoot, codeHash] = fieldsOf(rlp);
+      const slotUpdates: [Uint8Array, Uint8Array | undefined][] = [];
+      for (const [s, v] of rec.slots) {
+        const slot = bytes(s);
+        slotUpdates.push([keccak256(slot), v.length > 0 ? rlpEncode(v) : undefined]);
+        if (rec.cleared || v.length > 0 || this.flat.storage(addr, slot, this._height).length > 0) {
+          slotRows.push([slotKey(addr, slot), v]);
+        }
+      }
+      const newRoot = updateTrie(nodes, rec.cleared ? KECCAK256_RLP : storageRoot, slotUpdates);
+      usedCodes.add(hex(codeHash));
+      const out = accountRlp(nonce, balance, newRoot, codeHash);
       if (before === undefined || Buffer.compare(before, out) !== 0) {
         accountUpdates.push([keccak256(addr), out]);
         change.accounts.push([addr, out]);

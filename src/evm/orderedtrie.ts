@@ -4,8 +4,11 @@
  * time and genesis): the ordered tries of a block (transactionsRoot, receiptsRoot: keys rlp(index)),
  * and whole secure tries (keys already hashed) with their nodes handed to a sink — the genesis state.
  */
-import { RLP, type Input } from '@ethereumjs/rlp';
+import { RLP } from '@ethereumjs/rlp';
 import { keccak256 } from './common.js';
+import { rlpEncode, type RlpItem } from './rlpwrite.js';
+
+const EMPTY = new Uint8Array(0);
 
 type Nibbles = ArrayLike<number> & { slice(start?: number, end?: number): ArrayLike<number> };
 /** receives each node stored by hash: its hash and its encoding */
@@ -35,15 +38,15 @@ export function hexPrefix(path: ArrayLike<number>, leaf: boolean): Uint8Array {
 }
 
 /** A node as the parent embeds it: the raw list when its encoding is < 32 bytes, else its hash. */
-function ref(node: Input[], sink?: NodeSink): Input {
-  const enc = RLP.encode(node);
+function ref(node: RlpItem[], sink?: NodeSink): RlpItem {
+  const enc = rlpEncode(node);
   if (enc.length < 32) return node;
   const h = keccak256(enc);
   sink?.(h, enc);
   return h;
 }
 
-function build(items: { key: Nibbles; value: Uint8Array }[], depth: number, sink?: NodeSink): Input[] {
+function build(items: { key: Nibbles; value: Uint8Array }[], depth: number, sink?: NodeSink): RlpItem[] {
   if (items.length === 1) return [hexPrefix(items[0]!.key.slice(depth), true), items[0]!.value];
   // longest common prefix beyond depth
   let common = 0;
@@ -55,7 +58,7 @@ function build(items: { key: Nibbles; value: Uint8Array }[], depth: number, sink
     common++;
   }
   if (common > 0) return [hexPrefix(first.slice(depth, depth + common), false), ref(build(items, depth + common, sink), sink)];
-  const branch: Input[] = new Array(17).fill(new Uint8Array());
+  const branch: RlpItem[] = new Array<RlpItem>(17).fill(EMPTY);
   const groups: { key: Nibbles; value: Uint8Array }[][] = Array.from({ length: 16 }, () => []);
   for (const it of items) {
     if (it.key.length === depth) branch[16] = it.value;
@@ -75,7 +78,7 @@ export function orderedTrieRoot(values: Uint8Array[]): Uint8Array {
       for (let i = 0; i < n; i++) if (a.key[i] !== b.key[i]) return a.key[i]! - b.key[i]!;
       return a.key.length - b.key.length;
     });
-  return keccak256(RLP.encode(build(items, 0)));
+  return keccak256(rlpEncode(build(items, 0)));
 }
 
 export const EMPTY_TRIE_ROOT = keccak256(RLP.encode(new Uint8Array()));
@@ -88,7 +91,7 @@ export const EMPTY_TRIE_ROOT = keccak256(RLP.encode(new Uint8Array()));
 export function hashedTrieRoot(entries: { key: Uint8Array; value: Uint8Array }[], sink: NodeSink): Uint8Array {
   if (entries.length === 0) return EMPTY_TRIE_ROOT;
   const items = entries.map((e) => ({ key: toNibbles(e.key), value: e.value })).sort((a, b) => Buffer.compare(a.key, b.key));
-  const enc = RLP.encode(build(items, 0, sink));
+  const enc = rlpEncode(build(items, 0, sink));
   const root = keccak256(enc);
   sink(root, enc);
   return root;

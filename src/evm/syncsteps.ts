@@ -23,12 +23,16 @@
  * a third of a balanceOf), and read by nothing in ethereumjs or ferry. For a marked EVM the frame is
  * set up and answered as the library does, with `runState` the interpreter's own run state.
  *
+ * MLOAD and MSTORE run ferry's handlers (evm/memwords.ts: the same effects, without the library's hex
+ * conversions of the word).
+ *
  * The Interpreter class is not exported by @ethereumjs/evm; its module is loaded by file URL next to
  * the package entry point (pinned version: 10.1.3), as evm/jumpdests.ts does.
  */
 
 import { EVM } from '@ethereumjs/evm';
 import { Account, createZeroAddress, type Address } from '@ethereumjs/util';
+import { mload, mstore, type WordRunState } from './memwords.js';
 
 interface OpInfo {
   code: number;
@@ -44,7 +48,7 @@ interface OpEntry {
   gasHandler: (runState: RunState, gas: bigint, common: unknown) => bigint | Promise<bigint>;
 }
 
-interface RunState {
+interface RunState extends WordRunState {
   opCode: number;
   programCounter: number;
   code: Uint8Array;
@@ -157,6 +161,8 @@ interface EvmErrorClass {
   errorMessages: { INVALID_OPCODE: string; OUT_OF_GAS: string; STOP: string; REVERT: string; INVALID_EOF_FORMAT: string };
 }
 
+const MLOAD = 0x51;
+const MSTORE = 0x52;
 const JUMP = 0x56;
 const JUMPI = 0x57;
 const JUMPSUB = 0x5e;
@@ -198,7 +204,7 @@ async function install(): Promise<void> {
     self.useGas(gas, info);
     rs.programCounter++;
     if (rs.eip7928PostTargetCallOog !== undefined) consumeOog(rs);
-    const out = op.opHandler(rs, self.common);
+    const out = info.code === MSTORE ? mstore(rs) : info.code === MLOAD ? mload(rs) : op.opHandler(rs, self.common);
     if (info.isAsync && out instanceof Promise) {
       return out.then(() => {
         rs.env.accessWitness?.commit();

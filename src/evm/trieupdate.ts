@@ -7,8 +7,8 @@
  * set, so the root is the same as after the same puts and deletes on the MPT, in any order
  * (test/unit/trie-update.test.ts checks it against ethereumjs over random batches).
  */
-import { RLP, type Input } from '@ethereumjs/rlp';
 import { keccak256 } from './common.js';
+import { rlpDecodeView, rlpEncode, type RlpItem } from './rlpwrite.js';
 import { EMPTY_TRIE_ROOT, hexPrefix, toNibbles } from './orderedtrie.js';
 import { concatBytes, equalBytes } from '../lib/bytes.js';
 
@@ -58,7 +58,7 @@ function fromHexPrefix(hp: Uint8Array): { path: Uint8Array; leaf: boolean } {
   return { path, leaf: flag >= 2 };
 }
 
-function parse(raw: Input[], h?: Uint8Array): Node {
+function parse(raw: readonly RlpItem[], h?: Uint8Array): Node {
   if (raw.length === 17) {
     const kids: Ref[] = new Array(16);
     for (let i = 0; i < 16; i++) kids[i] = childRef(raw[i]!);
@@ -70,8 +70,8 @@ function parse(raw: Input[], h?: Uint8Array): Node {
   return leaf ? { t: 0, path, value: raw[1] as Uint8Array, h } : { t: 1, path, child: childRef(raw[1]!), h };
 }
 
-function childRef(raw: Input): Ref {
-  if (Array.isArray(raw)) return parse(raw as Input[]);
+function childRef(raw: RlpItem): Ref {
+  if (!(raw instanceof Uint8Array)) return parse(raw);
   const b = raw as Uint8Array;
   return b.length === 0 ? undefined : b;
 }
@@ -93,7 +93,9 @@ class TrieBatch {
     if (!(ref instanceof Uint8Array)) return ref;
     const enc = this.store.node(ref);
     if (enc === undefined) throw new Error(`missing trie node ${Buffer.from(ref).toString('hex')}`);
-    return parse(RLP.decode(enc) as Input[], ref);
+    const raw = rlpDecodeView(enc);
+    if (raw instanceof Uint8Array) throw new Error(`invalid trie node ${Buffer.from(ref).toString('hex')}: not a list`);
+    return parse(raw, ref);
   }
 
   /** the child at `i` of a branch, loaded (and kept loaded in the branch) */
@@ -199,12 +201,12 @@ class TrieBatch {
   }
 
   /** what a parent holds for `ref`: its hash (new nodes of 32 bytes or more are hashed and stored), or an embedded node's list */
-  ref(ref: Ref): Input {
+  ref(ref: Ref): RlpItem {
     if (ref === undefined) return EMPTY;
     if (ref instanceof Uint8Array) return ref;
     if (ref.h !== undefined) return ref.h;
     const raw = this.raw(ref);
-    const enc = RLP.encode(raw);
+    const enc = rlpEncode(raw);
     if (enc.length < 32) return raw;
     const h = keccak256(enc);
     this.store.putNode(h, enc);
@@ -212,10 +214,10 @@ class TrieBatch {
     return h;
   }
 
-  raw(n: Node): Input[] {
+  raw(n: Node): RlpItem[] {
     if (n.t === 0) return [hexPrefix(n.path, true), n.value];
     if (n.t === 1) return [hexPrefix(n.path, false), this.ref(n.child)];
-    const out: Input[] = new Array(17);
+    const out: RlpItem[] = new Array(17);
     for (let i = 0; i < 16; i++) out[i] = this.ref(n.kids[i]);
     out[16] = n.value ?? EMPTY;
     return out;
@@ -237,7 +239,7 @@ export function updateTrie(store: TrieNodeStore, root: Uint8Array, updates: Iter
   }
   if (top === undefined) return EMPTY_TRIE_ROOT;
   if (top.h !== undefined) return top.h;
-  const enc = RLP.encode(batch.raw(top));
+  const enc = rlpEncode(batch.raw(top));
   const h = keccak256(enc);
   store.putNode(h, enc);
   return h;

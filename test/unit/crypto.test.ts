@@ -15,6 +15,13 @@ test('keccak256 equals @noble/hashes for lengths around the rate boundary', () =
   }
 });
 
+test('keccak256 hashes in a row are independent (one native sponge, reset per hash)', () => {
+  const msgs = [new Uint8Array(0), Uint8Array.of(1), new Uint8Array(200).fill(7), new Uint8Array(136).fill(9), Uint8Array.of(1)];
+  const outs = msgs.map((m) => keccak256(m));
+  msgs.forEach((m, i) => assert.equal(Buffer.from(outs[i]!).toString('hex'), Buffer.from(keccak_256(m)).toString('hex'), `message ${i}`));
+  assert.notEqual(outs[1]!.buffer, outs[4]!.buffer, 'each hash has its own bytes');
+});
+
 test('ecrecover recovers the signer of an ethers signature; ecdsaSign round-trips', () => {
   const w = Wallet.createRandom();
   const digest = ethersKeccak(Buffer.from('ferry'));
