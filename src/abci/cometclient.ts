@@ -1,10 +1,11 @@
 /**
- * The local CometBFT node's RPC, as the application side needs it: `broadcast_tx_sync` for
- * eth_sendRawTransaction under CometBFT (the tx enters CometBFT's mempool, which gossips it; CometBFT
- * calls CheckTx on ferry's mempool connection and returns its answer).
+ * The local CometBFT node's RPC, as the application side needs it: `broadcast_tx_sync` batches for the
+ * forward queue of eth_sendRawTransaction under CometBFT (abci/forwarder.ts: the tx enters CometBFT's
+ * mempool, which gossips it; CometBFT calls CheckTx on ferry's mempool connection), one broadcast, and
+ * `health`.
  *
- * Each broadcast is one POST over node:http with kept-alive connections, not `fetch`: this runs on the
- * chain thread once per submitted tx, and undici's fetch (web streams, abort signals, a Request and a
+ * Each call is one POST over node:http with kept-alive connections, not `fetch`: this runs on the
+ * chain thread for every submitted tx, and undici's fetch (web streams, abort signals, a Request and a
  * Response object per call) cost that thread about as much as the rest of the tx's ingestion
  * (docs/benchmarks.md "Speed under one CometBFT").
  */

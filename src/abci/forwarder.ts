@@ -10,7 +10,7 @@
  * other error) is handed to `onDrop`; `already known` (CometBFT's cache holds it: a peer gossiped it
  * first) is not a refusal. No answer at all (connection refused, timeout) is retried after
  * FORWARD_RETRY_MS, doubled each time, FORWARD_RETRIES times, then the batch is dropped; while the last
- * attempt got no answer, `unreachable` says why, and a `probe` (CometBFT's `health`) clears it.
+ * attempt got no answer, `unreachable` says why, until a `probe` (CometBFT's `health`) is answered.
  */
 import { broadcastTxBatch, cometHealth, CometUnreachable, type BatchAnswer } from './cometclient.js';
 
@@ -54,7 +54,7 @@ export class TxForwarder<T extends ForwardItem> {
   private head = 0;
   private inFlight = 0;
   private running: Promise<void> | undefined;
-  private probing = false;
+  private probing: Promise<void> | undefined;
   private lastFailure: string | undefined;
   private readonly send: (txs: Uint8Array[]) => Promise<BatchAnswer[]>;
   private readonly probeFn: () => Promise<void>;
@@ -98,16 +98,18 @@ export class TxForwarder<T extends ForwardItem> {
   }
 
   /**
-   * While CometBFT is unreachable and nothing is being forwarded, asks it once whether it answers
-   * again (one probe at a time); `unreachable` clears when it does.
+   * While CometBFT is unreachable and nothing is being forwarded, asks it whether it answers again
+   * (one probe at a time, shared by the callers meanwhile); `unreachable` clears when it does.
    */
-  probe(): void {
-    if (this.lastFailure === undefined || this.running !== undefined || this.probing) return;
-    this.probing = true;
-    this.probeFn().then(
-      () => (this.lastFailure = undefined),
-      (e: unknown) => (this.lastFailure = e instanceof Error ? e.message : String(e)),
-    ).finally(() => (this.probing = false));
+  probe(): Promise<void> {
+    if (this.lastFailure === undefined || this.running !== undefined) return Promise.resolve();
+    this.probing ??= this.probeFn()
+      .then(
+        () => (this.lastFailure = undefined),
+        (e: unknown) => (this.lastFailure = e instanceof Error ? e.message : String(e)),
+      )
+      .then(() => (this.probing = undefined));
+    return this.probing;
   }
 
   /** Resolves once every queued tx is forwarded or dropped. */

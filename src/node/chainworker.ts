@@ -323,10 +323,10 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
     }
     if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m));
     answerCheck(m.id, async () => {
-      // CometBFT did not answer the last forward: nothing is admitted that could not reach it
+      // CometBFT did not answer the last forward: nothing is admitted unless it answers again
       if (forwarder.unreachable !== undefined && !driver.usesAppMempool) {
-        forwarder.probe();
-        throw unavailable(forwarder.unreachable);
+        await forwarder.probe();
+        if (forwarder.unreachable !== undefined) throw unavailable(forwarder.unreachable);
       }
       if (forwarder.full) throw txRejected('poolFull', GethText.txpoolFull);
       const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);

@@ -137,9 +137,10 @@ describe('TxForwarder (src/abci/forwarder.ts)', () => {
     assert.match(dropped[0]![1], /^cannot reach CometBFT at http:\/\/127\.0\.0\.1:\d+: .* \(after 3 retries\)$/);
     assert.match(f.unreachable ?? '', /^cannot reach CometBFT at /);
     // CometBFT back: a probe clears it
+    await f.probe();
+    assert.match(f.unreachable ?? '', /^cannot reach CometBFT at /, 'still cut: still unreachable');
     cut = false;
-    f.probe();
-    for (let i = 0; i < 200 && f.unreachable !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    await f.probe();
     assert.equal(f.unreachable, undefined);
     f.push(tx(3));
     await f.idle();
