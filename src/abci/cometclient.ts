@@ -1,5 +1,5 @@
 /**
- * The local CometBFT node's RPC, as the application side needs it: `broadcast_tx_sync` batches for the
+ * The local CometBFT node's RPC, as the application side needs it: `broadcast_tx_async` batches for the
  * forward queue of eth_sendRawTransaction under CometBFT (abci/forwarder.ts: the tx enters CometBFT's
  * mempool, which gossips it; CometBFT calls CheckTx on ferry's mempool connection), one broadcast, and
  * `health`.
@@ -83,9 +83,9 @@ function post(url: string, payload: string): Promise<string> {
   }).finally(() => clearTimeout(timer));
 }
 
-/** The base64 JSON-RPC request of `broadcast_tx_sync` for `tx`, with id `id`. */
-function broadcastRequest(id: number, tx: Uint8Array): string {
-  return `{"jsonrpc":"2.0","id":${id},"method":"broadcast_tx_sync","params":{"tx":"${Buffer.from(tx.buffer, tx.byteOffset, tx.byteLength).toString('base64')}"}}`;
+/** The base64 JSON-RPC request of `method` (a broadcast) for `tx`, with id `id`. */
+function broadcastRequest(id: number, tx: Uint8Array, method = 'broadcast_tx_sync'): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{"tx":"${Buffer.from(tx.buffer, tx.byteOffset, tx.byteLength).toString('base64')}"}}`;
 }
 
 /** POSTs `payload` and parses the answer; CometUnreachable when there is none to parse. */
@@ -105,7 +105,7 @@ function resultOf(url: string, body: RpcAnswer): BroadcastResult {
     throw new CometRpcError((body.error.data ?? body.error.message).trim());
   }
   if (!body.result) throw new CometRpcError(`CometBFT at ${url} answered neither result nor error`);
-  return { code: body.result.code, log: body.result.log, hash: body.result.hash };
+  return { code: body.result.code ?? 0, log: body.result.log ?? '', hash: body.result.hash };
 }
 
 /**
@@ -117,15 +117,19 @@ export async function broadcastTxSync(url: string, tx: Uint8Array): Promise<Broa
 }
 
 /**
- * `broadcast_tx_sync` of each tx, as ONE JSON-RPC batch: CometBFT runs a batch's requests one after
+ * `broadcast_tx_async` of each tx, as ONE JSON-RPC batch: CometBFT runs a batch's requests one after
  * the other, in order, and answers them in that order (cometbft rpc/jsonrpc/server/http_json_handler.go
- * makeJSONRPCHandler), so its mempool sees the txs in this order. The answers are matched by id
+ * makeJSONRPCHandler); each queues its CheckTx on the mempool connection (rpc/core/mempool.go
+ * BroadcastTxAsync), so the application's CheckTx requests come in this order, together, without one
+ * round trip each. An answer carries the mempool's own refusals (cache, full, too large), not CheckTx's
+ * code (docs/benchmarks.md "Local-first admission": sync broadcasts one after the other bounded the
+ * rate). The answers are matched by id
  * (a batch of one is answered with a bare object, rpc/jsonrpc/server/http_server.go
  * WriteRPCResponseHTTP). Throws CometUnreachable when no answer came, CometRpcError when the batch
  * as a whole was refused (e.g. over `max_request_batch_size`).
  */
 export async function broadcastTxBatch(url: string, txs: readonly Uint8Array[]): Promise<BatchAnswer[]> {
-  const body = await call(url, `[${txs.map((tx, i) => broadcastRequest(i + 1, tx)).join(',')}]`);
+  const body = await call(url, `[${txs.map((tx, i) => broadcastRequest(i + 1, tx, 'broadcast_tx_async')).join(',')}]`);
   const list = (Array.isArray(body) ? body : [body]) as RpcAnswer[];
   const byId = new Map<unknown, RpcAnswer>(list.map((a) => [a?.id, a]));
   if (byId.size === 1 && list[0]?.error !== undefined && (list[0].id === undefined || list[0].id === null || list[0].id === -1)) {

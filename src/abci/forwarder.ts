@@ -2,8 +2,9 @@
  * The forward queue of eth_sendRawTransaction under CometBFT (docs/abci.md "Mempool and txpool_* under
  * CometBFT"): ferry admits a submitted tx with its own CheckTx checks and answers at once (as geth's
  * local pool does before gossip), and this queue hands the admitted native bytes to the local CometBFT
- * in submission order: JSON-RPC batches of `broadcast_tx_sync`, one batch in flight at a time (CometBFT
- * runs a batch's requests in order), so one sender's nonces reach CometBFT's mempool in order.
+ * in submission order: JSON-RPC batches of `broadcast_tx_async`, one batch in flight at a time (CometBFT
+ * runs a batch's requests in order and each queues its CheckTx), so one sender's nonces reach CometBFT's
+ * mempool in order.
  *
  * Bounded: past MAX_FORWARD_QUEUE txs waiting or in flight, `push` is refused (the caller answers
  * geth's `txpool is full` and admits nothing). A tx CometBFT refuses (its mempool full, too large, any
@@ -34,8 +35,8 @@ export interface ForwarderOptions<T extends ForwardItem> {
   send?(txs: Uint8Array[]): Promise<BatchAnswer[]>;
   /** whether CometBFT answers now; throws CometUnreachable when not (default: cometHealth of `url`) */
   probe?(): Promise<void>;
-  /** CometBFT holds the tx (accepted, or already in its cache) */
-  onForwarded?(item: T): void;
+  /** CometBFT took the tx (its CheckTx queued), or its cache holds it already (`known`: no CheckTx comes) */
+  onForwarded?(item: T, known: boolean): void;
   /** CometBFT refused the tx or never answered: `why` in words */
   onDrop(item: T, why: string): void;
   maxQueue?: number;
@@ -170,12 +171,12 @@ export class TxForwarder<T extends ForwardItem> {
         if (a === undefined) return this.o.onDrop(item, 'CometBFT did not answer this broadcast');
         if ('rejected' in a) {
           // CometBFT's cache holds these bytes already: its mempool has (or had) them
-          if (a.rejected.detail.reason === 'known') return this.o.onForwarded?.(item);
+          if (a.rejected.detail.reason === 'known') return this.o.onForwarded?.(item, true);
           return this.o.onDrop(item, a.rejected.message);
         }
         if ('error' in a) return this.o.onDrop(item, a.error);
         if (a.code !== 0) return this.o.onDrop(item, a.log === '' ? `CheckTx code ${a.code}` : a.log);
-        this.o.onForwarded?.(item);
+        this.o.onForwarded?.(item, false);
       });
       return;
     }

@@ -83,14 +83,18 @@ const admitted = (gasWanted: bigint, hash: Uint8Array): CheckTxResult => ({ ...c
 export const notImpersonated = (from: Uint8Array) =>
   txRejected('decode', `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(from)}, which is not impersonated`);
 
+/** Locally admitted txs whose CheckTx from CometBFT is awaited (twice abci/forwarder.ts MAX_FORWARD_QUEUE). */
+export const MAX_LOCAL_ADMITTED = 8192;
+
 export class Admission {
   /** every tx decoded from native bytes, by native hash: CheckTx, the proposal calls, FinalizeBlock and RECHECK decode each once */
   private readonly decodedTxs = new DecodedTxCache();
   private cacheFullLogged = false;
   /**
    * Under CometBFT, the native hashes (hex) of txs eth_sendRawTransaction admitted here and handed to
-   * the forward queue (abci/forwarder.ts) that CometBFT's CheckTx has not asked about yet; bounded by
-   * that queue (MAX_FORWARD_QUEUE): each leaves at its CheckTx or when the forward ends.
+   * the forward queue (abci/forwarder.ts) that CometBFT's CheckTx has not asked about yet: each leaves at
+   * its CheckTx, or when its forward fails or finds it in CometBFT's cache; at most MAX_LOCAL_ADMITTED
+   * (the oldest leaves first: a CheckTx lost with a crashed CometBFT never comes).
    */
   private readonly local = new Set<string>();
   constructor(private readonly d: AdmissionDeps) {}
@@ -122,6 +126,7 @@ export class Admission {
     this.rememberDecoded(native, d, hash);
     const r = await this.admit(d, native, false, hash);
     this.local.add(hexKey(hash));
+    if (this.local.size > MAX_LOCAL_ADMITTED) this.local.delete(this.local.values().next().value!);
     return r;
   }
 

@@ -242,7 +242,7 @@ async function main(): Promise<void> {
 /**
  * ABCI mode (`--with-cometbft=false`): the application waits for CometBFT on `abci.address`; no engine.
  * eth_sendRawTransaction admits its tx here (ferry's CheckTx, as the embedded engine does), answers,
- * and the forward queue hands the native bytes to the local CometBFT's `broadcast_tx_sync` in order
+ * and the forward queue hands the native bytes to the local CometBFT's `broadcast_tx_async` in order
  * (abci/forwarder.ts; docs/abci.md "Mempool and txpool_* under CometBFT").
  */
 async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
@@ -290,7 +290,8 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
   log.info({ address: server.address, transport: opts.abci.transport }, 'ABCI server listening: waiting for CometBFT');
   const cometRpc = rpcUrl(opts.abci.cometbftRpc);
   const forwarder = new TxForwarder<{ native: Uint8Array; hash: Uint8Array; evmHash: Uint8Array }>(cometRpc, {
-    onForwarded: (item) => app.forgetLocal(item.hash),
+    // taken: its CheckTx, queued in CometBFT, finds the hash (and forgets it); in CometBFT's cache: no CheckTx comes
+    onForwarded: (item, known) => known && app.forgetLocal(item.hash),
     onDrop: (item, why) => {
       app.forgetLocal(item.hash);
       app.dropTxs([item.evmHash]);
