@@ -5,7 +5,8 @@
  * tx/s = transfers / (first send → last receipt); block time = wall time / heights made meanwhile.
  * CPU: node 0's ferry process, all its threads, and its busiest thread (the chain thread under load),
  * from /proc/<pid>/task/<tid>/stat (utime + stime) before the first send and after the last receipt,
- * per transfer: wall rates are noise on a shared machine, CPU per transfer much less so.
+ * per transfer: wall rates are noise on a shared machine, CPU per transfer much less so. Also the mean
+ * time an eth_sendRawTransaction waits for its answer (50 in flight at a time).
  * Needs the cometbft binaries (test/helpers/cometnet.ts findCometbft; docs/abci.md "Tests").
  */
 import { spawn } from 'node:child_process';
@@ -32,6 +33,8 @@ interface Row {
   /** node 0's ferry: CPU µs per transfer of the whole process and of its busiest thread (NaN: not read) */
   cpuUs: number;
   busiestUs: number;
+  /** mean time from an eth_sendRawTransaction's request to its answer, ms */
+  sendMs: number;
 }
 
 /** clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux) */
@@ -69,8 +72,15 @@ async function measure(setup: string, url: string, txs: string[], pid: number | 
   const cpu0 = threadCpuMs(pid);
   const start = performance.now();
   const hashes: string[] = [];
+  let sendMs = 0;
+  const send = async (t: string) => {
+    const at = performance.now();
+    const h = await rpc<string>(url, 'eth_sendRawTransaction', [t]);
+    sendMs += performance.now() - at;
+    return h;
+  };
   for (let i = 0; i < txs.length; i += BATCH) {
-    hashes.push(...(await Promise.all(txs.slice(i, i + BATCH).map((t) => rpc<string>(url, 'eth_sendRawTransaction', [t])))));
+    hashes.push(...(await Promise.all(txs.slice(i, i + BATCH).map(send))));
   }
   // the last tx of every sender is mined last (nonce order)
   for (const h of hashes.slice(-SENDERS)) {
@@ -88,6 +98,7 @@ async function measure(setup: string, url: string, txs: string[], pid: number | 
     blocks,
     cpuUs: perTx(used.reduce((a, b) => a + b, 0)),
     busiestUs: perTx(Math.max(0, ...used)),
+    sendMs: sendMs / txs.length,
   };
 }
 
@@ -161,10 +172,10 @@ async function main(): Promise<void> {
   const table = [
     `${n} transfers from ${SENDERS} senders, timeout_commit ${tc}, load average ${loadavg()[0]!.toFixed(1)} at the end`,
     '',
-    '| setup | transfers/s | ms per block | blocks | node 0 ferry CPU µs/transfer | its busiest thread µs/transfer |',
-    '|---|---|---|---|---|---|',
+    '| setup | transfers/s | ms per block | blocks | node 0 ferry CPU µs/transfer | its busiest thread µs/transfer | eth_sendRawTransaction mean ms |',
+    '|---|---|---|---|---|---|---|',
   ];
-  for (const r of rows) table.push(`| ${r.setup} | ${r.txPerSec.toFixed(0)} | ${r.blockMs.toFixed(0)} | ${r.blocks} | ${r.cpuUs.toFixed(0)} | ${r.busiestUs.toFixed(0)} |`);
+  for (const r of rows) table.push(`| ${r.setup} | ${r.txPerSec.toFixed(0)} | ${r.blockMs.toFixed(0)} | ${r.blocks} | ${r.cpuUs.toFixed(0)} | ${r.busiestUs.toFixed(0)} | ${r.sendMs.toFixed(1)} |`);
   process.stdout.write(table.join('\n') + '\n');
 }
 

@@ -38,6 +38,11 @@ export class AbciDriver {
    */
   private appMempool = false;
 
+  /** whether CometBFT runs the application-side mempool (known from its first InsertTx or ReapTxs) */
+  get usesAppMempool(): boolean {
+    return this.appMempool;
+  }
+
   private noteAppMempool(): void {
     if (this.appMempool) return;
     this.appMempool = true;

@@ -83,17 +83,20 @@ const admitted = (gasWanted: bigint, hash: Uint8Array): CheckTxResult => ({ ...c
 export const notImpersonated = (from: Uint8Array) =>
   txRejected('decode', `invalid transaction v, r, s values: impersonation signature for ${checksumAddress(from)}, which is not impersonated`);
 
+/** Locally admitted txs whose CheckTx from CometBFT is awaited (twice abci/forwarder.ts MAX_FORWARD_QUEUE). */
+export const MAX_LOCAL_ADMITTED = 8192;
+
 export class Admission {
   /** every tx decoded from native bytes, by native hash: CheckTx, the proposal calls, FinalizeBlock and RECHECK decode each once */
   private readonly decodedTxs = new DecodedTxCache();
   private cacheFullLogged = false;
   /**
-   * native hashes (hex) a submission waits on while CometBFT runs their CheckTx (`watch`), and the
-   * refusal that CheckTx made; one entry per hash with a submission in flight (those are bounded by
-   * the RPC thread's MAX_PENDING_CHAIN_REQUESTS)
+   * Under CometBFT, the native hashes (hex) of txs eth_sendRawTransaction admitted here and handed to
+   * the forward queue (abci/forwarder.ts) that CometBFT's CheckTx has not asked about yet: each leaves at
+   * its CheckTx, or when its forward fails or finds it in CometBFT's cache; at most MAX_LOCAL_ADMITTED
+   * (the oldest leaves first: a CheckTx lost with a crashed CometBFT never comes).
    */
-  private readonly watched = new Map<string, { waiters: number; refusal?: DomainError<'txRejected'> }>();
-
+  private readonly local = new Set<string>();
   constructor(private readonly d: AdmissionDeps) {}
 
   /**
@@ -102,33 +105,34 @@ export class Admission {
    */
   async checkNative(native: Uint8Array, dryRun = false, sender?: Uint8Array): Promise<Checked> {
     const hash = nativeHash(native);
-    const verdict = await checked(async () => {
+    return checked(async () => {
       const d = this.decodeNative(native, hash, sender);
       const { from } = unwrapEthereumTx(native);
       if (from.length > 0 && Buffer.compare(from, d.evm.from) !== 0) {
         throw txRejected('decode', 'invalid from address: MsgEthereumTx.from does not match the transaction signer');
       }
+      // CometBFT's CheckTx of a tx admitted here a moment ago (forwarded): the pool holds it, so CometBFT may too
+      if (!dryRun && this.local.delete(hexKey(hash)) && this.d.pool.has(d.evm.hash)) return admitted(d.evm.gasLimit, d.evm.hash);
       return this.admit(d, native, dryRun, hash);
     });
-    const w = this.watched.get(hexKey(hash));
-    if (w !== undefined) w.refusal = verdict.refusal;
-    return verdict;
   }
 
   /**
-   * Under CometBFT, eth_sendRawTransaction's bytes are checked by CometBFT's CheckTx call, which
-   * answers the broadcast with an ABCI code only: `watch` before broadcasting; the function it returns,
-   * called once the broadcast is answered, gives the refusal that CheckTx made (undefined: none seen).
+   * eth_sendRawTransaction under CometBFT: admits `d` (its native form `native`) here, as the embedded
+   * engine does, and remembers it so CometBFT's CheckTx of the forwarded bytes answers OK instead of
+   * `already known`. Throws txRejected when refused (nothing remembered).
    */
-  watch(hash: Uint8Array): () => DomainError<'txRejected'> | undefined {
-    const key = hexKey(hash);
-    const w = this.watched.get(key) ?? { waiters: 0 };
-    w.waiters++;
-    this.watched.set(key, w);
-    return () => {
-      if (--w.waiters === 0) this.watched.delete(key);
-      return w.refusal;
-    };
+  async admitLocal(d: DecodedTx, native: Uint8Array, hash: Uint8Array): Promise<CheckTxResult> {
+    this.rememberDecoded(native, d, hash);
+    const r = await this.admit(d, native, false, hash);
+    this.local.add(hexKey(hash));
+    if (this.local.size > MAX_LOCAL_ADMITTED) this.local.delete(this.local.values().next().value!);
+    return r;
+  }
+
+  /** The forward of a locally admitted tx ended (CometBFT answered, or it was dropped). */
+  forgetLocal(hash: Uint8Array): void {
+    this.local.delete(hexKey(hash));
   }
 
   /** eth_sendRawTransaction's path: wraps into the native form and admits; throws txRejected when refused. */

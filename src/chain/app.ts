@@ -31,7 +31,7 @@ import { TouchCollector } from '../evm/touched.js';
 import { EvmRunner } from '../evm/runner.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { feeCap, type DecodedTx } from '../evm/tx.js';
-import { limitExceeded, type DomainError } from '../lib/errors.js';
+import { limitExceeded } from '../lib/errors.js';
 import type { Logger } from '../lib/log.js';
 import { FlatState } from '../store/flatstate.js';
 import type { Store } from '../store/store.js';
@@ -341,14 +341,17 @@ export class EvmApp implements Application {
     return this.admission.checkNative(native, dryRun, sender);
   }
 
-  /** Under CometBFT: the refusal CometBFT's CheckTx of `hash` makes while a broadcast waits (chain/admission.ts). */
-  watchRefusal(hash: Uint8Array): () => DomainError<'txRejected'> | undefined {
-    return this.admission.watch(hash);
+  /**
+   * eth_sendRawTransaction under CometBFT: admits the tx here and remembers it, so CometBFT's CheckTx of
+   * the forwarded native bytes answers OK (chain/admission.ts admitLocal); throws txRejected when refused.
+   */
+  admitLocal(d: DecodedTx, native: Uint8Array, hash: Uint8Array): Promise<CheckTxResult> {
+    return this.admission.admitLocal(d, native, hash);
   }
 
-  /** Remembers the decoding of native bytes made elsewhere (eth_sendRawTransaction under CometBFT: its CheckTx then finds it). */
-  rememberDecoded(native: Uint8Array, d: DecodedTx, hash?: Uint8Array): void {
-    this.admission.rememberDecoded(native, d, hash);
+  /** The forward of a locally admitted tx ended (abci/forwarder.ts). */
+  forgetLocal(hash: Uint8Array): void {
+    this.admission.forgetLocal(hash);
   }
 
   /** the decoded-tx cache's size, hits, misses and evictions since start */

@@ -29,6 +29,7 @@ export class ChainMetrics {
   private readonly cacheHits: Counter;
   private readonly cacheMisses: Counter;
   private readonly cacheRatio: Gauge;
+  private readonly forwardDropped: Counter;
   private lastHits = 0;
   private lastMisses = 0;
 
@@ -43,6 +44,7 @@ export class ChainMetrics {
     this.cacheHits = new Counter({ name: 'ferry_chain_trie_cache_hits_total', help: 'State trie node reads served by the chain thread\'s node cache', registers: r });
     this.cacheMisses = new Counter({ name: 'ferry_chain_trie_cache_misses_total', help: 'State trie node reads that went to the database', registers: r });
     this.cacheRatio = new Gauge({ name: 'ferry_chain_trie_cache_hit_ratio', help: 'Hits / (hits + misses) of the trie node cache since start', registers: r });
+    this.forwardDropped = new Counter({ name: 'ferry_chain_forward_dropped_total', help: 'Txs admitted by eth_sendRawTransaction under CometBFT that CometBFT refused or never answered, dropped from the pool', registers: r });
     new Gauge({ name: 'ferry_chain_database_size_bytes', help: 'Size of data/ferry.db and its write-ahead log', registers: r, collect() { this.set(sources.databaseBytes()); } });
     if (sources.fork !== undefined) {
       const fork = sources.fork;
@@ -54,6 +56,11 @@ export class ChainMetrics {
       gauge('ferry_fork_cache_bytes', 'Size of data/fork-cache.db: state fetched from the origin', (t) => t.cacheBytes);
     }
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+  }
+
+  /** `n` txs of the forward queue CometBFT did not take (src/abci/forwarder.ts) */
+  onForwardDropped(n: number): void {
+    this.forwardDropped.inc(n);
   }
 
   onBlock(b: BlockStats): void {

@@ -4,7 +4,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { AbciDriver } from '../abci/driver.js';
-import { broadcastTxSync, CometRpcError, rpcUrl } from '../abci/cometclient.js';
+import { rpcUrl } from '../abci/cometclient.js';
+import { TxForwarder } from '../abci/forwarder.js';
 import { startAbciGrpcServer } from '../abci/grpc.js';
 import { startAbciServer, type AbciServerHandle } from '../abci/server.js';
 import { APP_VERSION, EvmApp } from '../chain/app.js';
@@ -20,6 +21,8 @@ import { Engine, genesisEngineOptions } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
 import { DomainError, domainErrorData, txRejected, unavailable, unsupported } from '../lib/errors.js';
+import { GethText } from '../lib/gethtexts.js';
+import { hexKey } from '../chain/txpool.js';
 import { CheckCode } from '../chain/checkcodes.js';
 import { createLogger } from '../lib/log.js';
 import { Store } from '../store/store.js';
@@ -262,7 +265,9 @@ async function main(): Promise<void> {
 
 /**
  * ABCI mode (`--with-cometbft=false`): the application waits for CometBFT on `abci.address`; no engine.
- * eth_sendRawTransaction goes to the local CometBFT's `broadcast_tx_sync` (which calls CheckTx here).
+ * eth_sendRawTransaction admits its tx here (ferry's CheckTx, as the embedded engine does), answers,
+ * and the forward queue hands the native bytes to the local CometBFT's `broadcast_tx_async` in order
+ * (abci/forwarder.ts; docs/abci.md "Mempool and txpool_* under CometBFT").
  */
 async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
   const { opts } = data;
@@ -308,6 +313,16 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
   const server: AbciServerHandle = await serve({ address: parseAbciAddress(opts.abci.address)!, handle: driver.handle, log: log.child({ module: 'abci' }) });
   log.info({ address: server.address, transport: opts.abci.transport }, 'ABCI server listening: waiting for CometBFT');
   const cometRpc = rpcUrl(opts.abci.cometbftRpc);
+  const forwarder = new TxForwarder<{ native: Uint8Array; hash: Uint8Array; evmHash: Uint8Array }>(cometRpc, {
+    // taken: its CheckTx, queued in CometBFT, finds the hash (and forgets it); in CometBFT's cache: no CheckTx comes
+    onForwarded: (item, known) => known && app.forgetLocal(item.hash),
+    onDrop: (item, why) => {
+      app.forgetLocal(item.hash);
+      app.dropTxs([item.evmHash]);
+      log.warn({ tx: '0x' + hexKey(item.evmHash), why }, 'CometBFT did not take a tx ferry admitted: dropped from the pool');
+      sendSoon({ type: 'pool', added: [], removed: [], forwardDropped: 1 });
+    },
+  });
   send({ type: 'ready', height: store.latestHeight() ?? 0n });
 
   onRequests((m) => {
@@ -331,27 +346,22 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       // blocks, time and the pool belong to CometBFT in this mode (docs/dev-mode.md)
       return send({ type: 'devReply', id: m.id, error: { kind: 'domain', error: domainErrorData(unsupported('dev controls are unavailable under CometBFT')) } });
     }
-    // the answers that come back in one turn (each after its broadcast's HTTP answer) go to the RPC thread as one message
     if (m.type === 'submitNative') return answerCheck(m.id, () => checkNative(app, m));
     answerCheck(m.id, async () => {
+      // CometBFT did not answer the last forward: nothing is admitted unless it answers again
+      if (forwarder.unreachable !== undefined && !driver.usesAppMempool) {
+        await forwarder.probe();
+        if (forwarder.unreachable !== undefined) throw unavailable(forwarder.unreachable);
+      }
+      if (forwarder.full) throw txRejected('poolFull', GethText.txpoolFull);
       const d = decodeSubmitted(m.raw, m.rpc, app, m.sender, m.hash);
       const native = wrapEthereumTx(d.evm.raw, d.evm.from, d.evm.gasLimit, feeCap(d.evm));
       const hash = nativeHash(native);
-      // CometBFT's CheckTx for these bytes comes back here: it finds the tx decoded, and its refusal is kept
-      app.rememberDecoded(native, d, hash);
-      const refusalSeen = app.watchRefusal(hash);
-      let r;
-      try {
-        r = await broadcastTxSync(cometRpc, native);
-      } catch (e) {
-        refusalSeen();
-        if (e instanceof CometRpcError) throw unavailable(e.message);
-        throw e;
-      }
-      const refusal = refusalSeen();
-      if (r.code === CheckCode.ok) return { hash: d.evm.hash };
-      // the refusal CheckTx made here; none seen (not this node's CheckTx answered): the log says why
-      throw refusal ?? txRejected('invalid', r.log);
+      await app.admitLocal(d, native, hash);
+      // v0.39's app mempool reaps ferry's pool itself (ReapTxs): nothing to forward
+      if (driver.usesAppMempool) app.forgetLocal(hash);
+      else forwarder.push({ native, hash, evmHash: d.evm.hash });
+      return { hash: d.evm.hash };
     });
   });
 }

@@ -6,7 +6,7 @@
  * thread (its AggregatorRegistry merges cluster processes, not worker threads). So every metric is a
  * prom-client object of THIS (the RPC) thread: the chain thread measures and sends its figures with
  * the messages it sends anyway — one `BlockStats` in each `committed` message, the CheckTx time and tx
- * size in each `checked` answer, the evicted count in `pool` — and they are observed here. No second registry
+ * size in each `checked` answer, the evicted and forward-dropped counts in `pool` — and they are observed here. No second registry
  * to merge, no extra message, and a scrape never waits on the chain thread.
  *
  * Listeners:
@@ -116,6 +116,7 @@ export class NodeObservability {
         break;
       case 'pool':
         if (m.evicted) this.comet?.onEvicted(m.evicted);
+        if (m.forwardDropped) this.chain?.onForwardDropped(m.forwardDropped);
         break;
       case 'rewound':
         // a dev revert: /health reports the new head

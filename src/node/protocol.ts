@@ -82,7 +82,7 @@ export type FromChain =
    * absent under real CometBFT, which keeps its own consensus metrics
    */
   | { type: 'committed'; height: bigint; stats?: BlockStats; cheatsApplied?: number }
-  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number }
+  | { type: 'pool'; added: EvmTx[]; removed: Uint8Array[]; natives?: Uint8Array[]; evicted?: number; forwardDropped?: number }
   | ChainReply
   | CheckTxReply
   /** a consensus step of the engine's round (Surface B's NewRound, Vote, ... events) */

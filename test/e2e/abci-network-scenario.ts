@@ -162,6 +162,24 @@ export function describeNetwork(line: CometLine, o: { transport?: 'socket' | 'gr
       assert.equal(BigInt(await rpc<string>(full.ethUrl, 'eth_getBalance', [to, 'latest'])), BigInt(await rpc<string>(nodes[0]!.ethUrl, 'eth_getBalance', [to, 'latest'])));
     });
 
+    it('a burst of 50 txs from ONE sender, sent at once to node 0, is mined with consecutive nonces; a stale nonce gets geth\'s text', { skip: comet.skip }, async () => {
+      // eth_sendRawTransaction answers after ferry's own CheckTx; the forward queue keeps the order for CometBFT
+      const burst = new Sender(keys[6]!);
+      const to = Wallet.createRandom().address;
+      const raws: string[] = [];
+      for (let i = 0; i < 50; i++) raws.push(await burst.next(to));
+      const hashes = await Promise.all(raws.map((raw) => rpc<string>(nodes[0]!.ethUrl, 'eth_sendRawTransaction', [raw])));
+      const receipts = await Promise.all(hashes.map((h) => receipt(nodes[0]!, h)));
+      for (const r of receipts) assert.equal(r.status, '0x1');
+      const txs = await Promise.all(hashes.map((h) => rpc<{ nonce: string }>(nodes[0]!.ethUrl, 'eth_getTransactionByHash', [h])));
+      assert.deepEqual(txs.map((t) => Number(t.nonce)), [...Array(50).keys()]);
+      assert.equal(await rpc<string>(nodes[0]!.ethUrl, 'eth_getTransactionCount', [burst.wallet.address, 'latest']), '0x32');
+      // nonce 0 again (a new tx: another value): refused with geth's text, nothing admitted
+      const stale = await burst.wallet.signTransaction({ to, value: 1n, nonce: 0, gasLimit: 21_000, maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: 1n * GWEI, chainId: EVM_CHAIN_ID, type: 2 });
+      await assert.rejects(rpc(nodes[0]!.ethUrl, 'eth_sendRawTransaction', [stale]), /^Error: eth_sendRawTransaction: nonce too low/);
+      assert.equal(await rpc<string>(nodes[0]!.ethUrl, 'eth_getTransactionCount', [burst.wallet.address, 'pending']), '0x32');
+    });
+
     it('txs sent to the full node (never a proposer) are mined: the mempool gossips them to the validators', { skip: comet.skip }, async () => {
       const full = nodes[4]!;
       const to = Wallet.createRandom().address;

@@ -35,6 +35,7 @@ import { compileToken, slotOf } from '../helpers/solc.js';
 
 const comet = cometbftOrSkip();
 const POLL_MS = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SUPPLY = 1_000n * 10n ** 18n;
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 /** how long a CometBFT may take to notice its application died and stop (docs/abci.md) */
@@ -177,36 +178,48 @@ describe('one CometBFT v0.38 + one ferry over ABCI', () => {
     }
   });
 
-  it("CometBFT's own refusals map to geth's texts: already known, oversized data, cannot reach CometBFT", { skip: comet.skip }, async () => {
+  it("a resent mined tx gets geth's text; CometBFT's own refusal of an admitted tx drops it; CometBFT unreachable: cannot reach CometBFT", { skip: comet.skip }, async () => {
     const node = net.nodes[0]!;
     const sender = new Wallet(keys[5]!, provider);
     const to = Wallet.createRandom().address;
     const raw = await sender.signTransaction({ to, value: 1n, nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
     const hash = await provider.send('eth_sendRawTransaction', [raw]);
     await provider.waitForTransaction(hash);
-    // CometBFT's cache still holds the tx: `tx already exists in cache`, before any CheckTx
-    assert.deepEqual(await rpcError(node.ethUrl, 'eth_sendRawTransaction', [raw]), { code: -32000, message: 'already known' });
+    // ferry's own CheckTx answers first (docs/abci.md "Mempool and txpool_* under CometBFT"), as geth's pool does
+    assert.deepEqual(await rpcError(node.ethUrl, 'eth_sendRawTransaction', [raw]), { code: -32000, message: 'nonce too low' });
+    /** the tx is gone from ferry's pool (dropped after CometBFT did not take it) */
+    const dropped = async (h: string) => {
+      for (let i = 0; i < 600 && (await provider.send('eth_getTransactionByHash', [h])) !== null; i++) await sleep(50);
+      assert.equal(await provider.send('eth_getTransactionByHash', [h]), null, `${h} dropped from the pool`);
+    };
 
     assert.doesNotMatch(readFileSync(join(node.cometHome, 'config', 'config.toml'), 'utf8'), /^\[mempool\]/m);
     await restartComet(node, `[mempool]\nmax_tx_bytes = ${COMET_MAX_TX_BYTES}\n`);
     try {
       const big = await sender.signTransaction({ to, data: '0x' + '01'.repeat(COMET_MAX_TX_BYTES), nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 200_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
-      // `tx too large` from CometBFT's mempool
-      assert.deepEqual(await rpcError(node.ethUrl, 'eth_sendRawTransaction', [big]), { code: -32000, message: 'oversized data' });
+      // ferry admits it (its own limit is larger); CometBFT's mempool refuses it (`tx too large`): dropped, logged
+      await dropped(await provider.send('eth_sendRawTransaction', [big]));
+      assert.match(readFileSync(node.ferry.logFile, 'utf8'), /CometBFT did not take a tx ferry admitted: dropped from the pool/);
     } finally {
       await restartComet(node);
     }
 
     await node.comet.stop();
     try {
-      const next = await sender.signTransaction({ to, value: 1n, nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
-      const err = await rpcError(node.ethUrl, 'eth_sendRawTransaction', [next]);
+      const sign = async (value: bigint) => sender.signTransaction({ to, value, nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
+      // the first is admitted; its forward gets no answer, is retried, then dropped
+      await dropped(await provider.send('eth_sendRawTransaction', [await sign(1n)]));
+      // from then on (CometBFT still down), nothing is admitted
+      const err = await rpcError(node.ethUrl, 'eth_sendRawTransaction', [await sign(2n)]);
       assert.equal(err.code, -32000);
       assert.match(err.message, new RegExp(`^cannot reach CometBFT at ${node.cometUrl.replace(/\./g, '\\.')}: `));
     } finally {
       node.comet.start();
       await node.waitComet();
     }
+    // CometBFT back: the next submission is admitted and mined
+    const again = await sender.signTransaction({ to, value: 3n, nonce: await provider.getTransactionCount(sender.address, 'pending'), gasLimit: 21_000, maxFeePerGas: 10n ** 11n, maxPriorityFeePerGas: 1n, chainId: EVM_CHAIN_ID, type: 2 });
+    await provider.waitForTransaction(await provider.send('eth_sendRawTransaction', [again]));
   });
 
   it('miner_setEtherbase and the dev controls are refused under CometBFT (blocks pay their proposer; CometBFT makes them)', { skip: comet.skip }, async () => {

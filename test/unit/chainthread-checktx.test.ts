@@ -6,8 +6,8 @@
  * its reason, and Surface A answers geth's `{code, message}` for it (go-ethereum
  * internal/ethapi/api.go SubmitTransaction, core/txpool/errors.go, core/error.go: every refusal is a
  * plain error, so -32000 with its text). An unprotected tx is `invalid`, not `decode`, though both
- * have ABCI code 2. Under CometBFT, the refusal of the CheckTx that a broadcast waits on is kept
- * for it (`EvmApp.watchRefusal`), since CometBFT answers the broadcast with the ABCI code only.
+ * have ABCI code 2. Under CometBFT, a tx eth_sendRawTransaction admitted locally (`EvmApp.admitLocal`)
+ * is answered OK by CometBFT's CheckTx of the forwarded bytes, not `already known`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +25,7 @@ import { ChainClient } from '../../src/node/chainclient.js';
 import { takeChainThread } from '../../src/node/chainspawn.js';
 import { nativeHash, wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { Store } from '../../src/store/store.js';
+import { decodeTx } from '../../src/evm/tx.js';
 import { devKeys } from '../helpers/accounts.js';
 import { quietListener } from '../helpers/chainlistener.js';
 import type { FromChain } from '../../src/node/protocol.js';
@@ -130,31 +131,35 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
   });
 });
 
-describe('under CometBFT: the refusal a broadcast waits on', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-watch-refusal-'));
+describe('under CometBFT: CometBFT\'s CheckTx of a tx admitted locally', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-admit-local-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('is the typed refusal CheckTx made for those bytes, and only while the broadcast waits', async () => {
+  it('answers OK once for the forwarded bytes; any other CheckTx of them is the normal one', async () => {
     const store = new Store(join(dir, 'ferry.db'));
     try {
       const app = await chainApp(store);
       const wallet = new Wallet(devKeys()[0]!);
-      const raw = bytes(await wallet.signTransaction({ chainId: CHAIN_ID, type: 2, nonce: 0, to: TO, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n * GWEI, maxPriorityFeePerGas: GWEI }));
+      const sign = async (nonce: number) => bytes(await wallet.signTransaction({ chainId: CHAIN_ID, type: 2, nonce, to: TO, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n * GWEI, maxPriorityFeePerGas: GWEI }));
+      const raw = await sign(0);
       const native = wrapEthereumTx(raw, bytes(wallet.address), 21_000n, 10n * GWEI);
-      const poor = new Wallet('0x' + '00'.repeat(31) + '07');
-      const poorRaw = bytes(await poor.signTransaction({ chainId: CHAIN_ID, type: 2, nonce: 0, to: TO, value: 1n, gasLimit: 21_000, maxFeePerGas: 10n * GWEI, maxPriorityFeePerGas: GWEI }));
-      const other = wrapEthereumTx(poorRaw, bytes(poor.address), 21_000n, 10n * GWEI);
-      assert.equal((await app.checkTx(native)).code, 0);
-      const seen = app.watchRefusal(nativeHash(native));
-      // CometBFT's CheckTx of the awaited bytes (already in the pool), then of another tx
+      const d = decodeTx(raw, app.common);
+      await app.admitLocal(d, native, nativeHash(native));
+      assert.equal(app.pendingCount(), 1);
+      // a refusal of the local checks is geth's, and nothing is admitted or remembered
+      await assert.rejects(app.admitLocal(d, native, nativeHash(native)), /already known/);
+      assert.equal(app.pendingCount(), 1);
+      // CometBFT's CheckTx(NEW) of the forwarded bytes: OK, the pool unchanged
+      assert.deepEqual(pick(await app.checkTx(native)), [0, '']);
+      assert.equal(app.pendingCount(), 1);
+      // the same bytes again (a peer's gossip): the normal check
       assert.deepEqual(pick(await app.checkTx(native)), [19, 'already known']);
-      assert.deepEqual(pick(await app.checkTx(other)), [5, 'insufficient funds for gas * price + value']);
-      const refusal = seen();
-      assert.ok(refusal !== undefined && refusal.is('txRejected'));
-      assert.deepEqual([refusal.detail.reason, refusal.message], ['known', 'already known']);
-      // nobody waits any more: a later refusal of the same bytes is not kept
-      const again = app.watchRefusal(nativeHash(native));
-      assert.equal(again(), undefined);
+      // forgotten (its forward ended) before CometBFT asked: the normal check too
+      const raw1 = await sign(1);
+      const native1 = wrapEthereumTx(raw1, bytes(wallet.address), 21_000n, 10n * GWEI);
+      await app.admitLocal(decodeTx(raw1, app.common), native1, nativeHash(native1));
+      app.forgetLocal(nativeHash(native1));
+      assert.deepEqual(pick(await app.checkTx(native1)), [19, 'already known']);
     } finally {
       store.close();
     }
