@@ -164,7 +164,8 @@ export function describeNetwork(line: CometLine, o: { transport?: 'socket' | 'gr
 
     it('a burst of 50 txs from ONE sender, sent at once to node 0, is mined with consecutive nonces; a stale nonce gets geth\'s text', { skip: comet.skip }, async () => {
       // eth_sendRawTransaction answers after ferry's own CheckTx; the forward queue keeps the order for CometBFT
-      const burst = new Sender(keys[6]!);
+      // key 7: keys 1-4 are the scenario's senders and 5-6 the reap subtests' (each starts at nonce 0)
+      const burst = new Sender(keys[7]!);
       const to = Wallet.createRandom().address;
       const raws: string[] = [];
       for (let i = 0; i < 50; i++) raws.push(await burst.next(to));
