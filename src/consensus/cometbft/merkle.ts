@@ -3,6 +3,7 @@
  * inner = H(0x01||left||right), empty tree = H(""), split at the largest power of two below n.
  */
 import * as nodeCrypto from 'node:crypto';
+import { concatBytes } from '../../lib/bytes.js';
 
 /** Most aunts a proof may carry (a tree of 2^100 items), as crypto/merkle MaxAunts. */
 export const MAX_AUNTS = 100;
@@ -21,16 +22,7 @@ function digest(data: Uint8Array): Uint8Array {
 }
 
 export function sha256(...parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return digest(parts[0]!);
-  let size = 0;
-  for (const p of parts) size += p.length;
-  const joined = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    joined.set(p, at);
-    at += p.length;
-  }
-  return digest(joined);
+  return digest(parts.length === 1 ? parts[0]! : concatBytes(...parts));
 }
 
 /** H(prefix || a || b) over one joined buffer: a Merkle node costs one native hash call (RFC 6962 2.1). */
