@@ -89,7 +89,9 @@ export interface EngineHooks {
  * `ValidatorSet.UpdateWithChangeSet` for ed25519 keys: power 0 removes, otherwise sets the power;
  * returns the new set in canonical order. `own` (the address this engine signs with) is never removed.
  */
-function applyValidatorUpdates(set: readonly Validator[], updates: readonly ValidatorUpdate[], own: Uint8Array, log: Logger): Validator[] {
+function applyValidatorUpdates(set: Validator[], updates: readonly ValidatorUpdate[], own: Uint8Array, log: Logger): Validator[] {
+  // no updates (nearly every block): the same sorted set, so its hash is not computed again (validatorHashes)
+  if (updates.length === 0) return set;
   const byAddr = new Map(set.map((v) => [Buffer.from(v.address).toString('hex'), v]));
   for (const u of updates) {
     const address = pubKeyAddress(u.pubKey);
@@ -112,6 +114,9 @@ function applyValidatorUpdates(set: readonly Validator[], updates: readonly Vali
  * wait for their block anyway, and the wait only added to every answer: docs/benchmarks.md.)
  */
 export const BLOCK_ON_TX_DELAY_MS = 0;
+
+/** evidence_hash of a block without evidence (ferry's blocks carry none), computed once. */
+const EMPTY_EVIDENCE_HASH = evidenceHash([]);
 
 /** How blocks are made (docs/dev-mode.md): as soon as a tx arrives, on a timer, or only when asked (both off). */
 export interface MiningMode {
@@ -136,6 +141,8 @@ export class Engine {
   private last: CometBlockRecord | undefined;
   private appHash: Uint8Array = new Uint8Array();
   private readonly consensusHash: Uint8Array;
+  /** validators_hash of each set in use, by the set's array (a set is kept while no update changes it) */
+  private readonly validatorHashes = new WeakMap<readonly Validator[], Uint8Array>();
   private readonly index: EventIndex;
   private mode: MiningMode;
   /** the dev time controls (evm_increaseTime, evm_setNextBlockTimestamp) */
@@ -395,14 +402,14 @@ export class Engine {
       lastBlockId: last?.blockId ?? zeroBlockId(),
       lastCommitHash: commitHash(lastCommit),
       dataHash: txsHash(txs),
-      validatorsHash: validatorSetHash(validators),
-      nextValidatorsHash: validatorSetHash(nextValidators),
+      validatorsHash: this.validatorsHash(validators),
+      nextValidatorsHash: this.validatorsHash(nextValidators),
       consensusHash: this.consensusHash,
       appHash: this.appHash,
       lastResultsHash: last
         ? lastResultsHash(last.results.txResults.map((r) => ({ code: r.code, data: r.data, gasWanted: r.gasWanted, gasUsed: r.gasUsed })))
         : new Uint8Array(),
-      evidenceHash: evidenceHash([]),
+      evidenceHash: EMPTY_EVIDENCE_HASH,
       proposerAddress: this.opts.validatorKey.address,
     };
     const block: Block = { header, data: { txs }, evidence: [], lastCommit };
@@ -460,6 +467,12 @@ export class Engine {
     await this.app.afterCommit();
     this.hooks.onCommitted(height, rec, { prepareMs, executeMs, commitMs: performance.now() - commitStart });
     this.hooks.onRoundStep?.({ type: 'NewRoundStep', height: height + 1n, round: 0, step: 'RoundStepNewHeight' });
+  }
+
+  private validatorsHash(set: readonly Validator[]): Uint8Array {
+    let hash = this.validatorHashes.get(set);
+    if (!hash) this.validatorHashes.set(set, (hash = validatorSetHash(set)));
+    return hash;
   }
 
   /** This validator's signed prevote for `blockId` (published as a Vote event; a commit carries precommits only). */

@@ -2,27 +2,44 @@
  * RFC-6962 Merkle trees as CometBFT builds them (crypto/merkle): SHA-256, leaf = H(0x00||item),
  * inner = H(0x01||left||right), empty tree = H(""), split at the largest power of two below n.
  */
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { concatBytes } from '../../lib/bytes.js';
 
 /** Most aunts a proof may carry (a tree of 2^100 items), as crypto/merkle MaxAunts. */
 export const MAX_AUNTS = 100;
 export const HASH_SIZE = 32;
 
-export function sha256(...parts: Uint8Array[]): Uint8Array {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(p);
-  return new Uint8Array(h.digest());
+type OneShotHash = (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer;
+/** node:crypto `hash()` (Node ≥ 20.12): one native call per digest, no Hash object; createHash before it. */
+const oneShot = (nodeCrypto as { hash?: OneShotHash }).hash;
+
+function digest(data: Uint8Array): Uint8Array {
+  if (oneShot) {
+    const d = oneShot('sha256', data, 'buffer');
+    return new Uint8Array(d.buffer, d.byteOffset, d.length);
+  }
+  return new Uint8Array(nodeCrypto.createHash('sha256').update(data).digest());
 }
 
-const LEAF_PREFIX = Uint8Array.of(0);
-const INNER_PREFIX = Uint8Array.of(1);
+export function sha256(...parts: Uint8Array[]): Uint8Array {
+  return digest(parts.length === 1 ? parts[0]! : concatBytes(...parts));
+}
+
+/** H(prefix || a || b) over one joined buffer: a Merkle node costs one native hash call (RFC 6962 2.1). */
+function prefixedHash(prefix: number, a: Uint8Array, b?: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(1 + a.length + (b?.length ?? 0));
+  joined[0] = prefix;
+  joined.set(a, 1);
+  if (b) joined.set(b, 1 + a.length);
+  return digest(joined);
+}
 
 export function leafHash(item: Uint8Array): Uint8Array {
-  return sha256(LEAF_PREFIX, item);
+  return prefixedHash(0, item);
 }
 
 export function innerHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return sha256(INNER_PREFIX, left, right);
+  return prefixedHash(1, left, right);
 }
 
 /** Largest power of two strictly less than n (n ≥ 2). */
