@@ -1,8 +1,7 @@
 /**
  * The local CometBFT node's RPC, as the application side needs it: `broadcast_tx_async` batches for the
  * forward queue of eth_sendRawTransaction under CometBFT (abci/forwarder.ts: the tx enters CometBFT's
- * mempool, which gossips it; CometBFT calls CheckTx on ferry's mempool connection), one broadcast, and
- * `health`.
+ * mempool, which gossips it; CometBFT calls CheckTx on ferry's mempool connection) and `health`.
  *
  * Each call is one POST over node:http with kept-alive connections, not `fetch`: this runs on the
  * chain thread for every submitted tx, and undici's fetch (web streams, abort signals, a Request and a
@@ -84,7 +83,7 @@ function post(url: string, payload: string): Promise<string> {
 }
 
 /** The base64 JSON-RPC request of `method` (a broadcast) for `tx`, with id `id`. */
-function broadcastRequest(id: number, tx: Uint8Array, method = 'broadcast_tx_sync'): string {
+function broadcastRequest(id: number, tx: Uint8Array, method: string): string {
   return `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{"tx":"${Buffer.from(tx.buffer, tx.byteOffset, tx.byteLength).toString('base64')}"}}`;
 }
 
@@ -106,14 +105,6 @@ function resultOf(url: string, body: RpcAnswer): BroadcastResult {
   }
   if (!body.result) throw new CometRpcError(`CometBFT at ${url} answered neither result nor error`);
   return { code: body.result.code ?? 0, log: body.result.log ?? '', hash: body.result.hash };
-}
-
-/**
- * CheckTx's answer to a broadcast; a mempool refusal throws txRejected, any other CometBFT error
- * CometRpcError (CometUnreachable: none reachable).
- */
-export async function broadcastTxSync(url: string, tx: Uint8Array): Promise<BroadcastResult> {
-  return resultOf(url, (await call(url, broadcastRequest(1, tx))) as RpcAnswer);
 }
 
 /**
