@@ -15,6 +15,7 @@ import type { Common } from '@ethereumjs/common';
 import { decode, encode } from '@ethereumjs/rlp';
 import { bytesToBigInt } from '@ethereumjs/util';
 import { ecrecover, keccak256 } from '../evm/common.js';
+import { concatBytes } from '../lib/bytes.js';
 import { impersonatedSender, txTypeActive } from '../evm/tx.js';
 
 /** Items of the signed list by type, v r s last; the integer fields by index (EIP-2930, EIP-1559) */
@@ -54,16 +55,9 @@ export function typedSigned(raw: Uint8Array, common: Common): { sender: Uint8Arr
     if (named !== undefined) return { sender: named, hash };
   }
   try {
-    const message = keccak256(concatType(type!, encode(items.slice(0, -3) as Uint8Array[])));
+    const message = keccak256(concatBytes(Uint8Array.of(type!), encode(items.slice(0, -3) as Uint8Array[])));
     return { sender: keccak256(ecrecover(message, bytesToBigInt(v!), r!, s!)).slice(12), hash };
   } catch {
     return undefined;
   }
-}
-
-function concatType(type: number, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(payload.length + 1);
-  out[0] = type;
-  out.set(payload, 1);
-  return out;
 }
