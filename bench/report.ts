@@ -218,7 +218,7 @@ export function report(x: ReportInput): string {
     '',
     `Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}; bench client node ${process.version}; load average (1/5/15 min) at the start of each run: ${x.loads.join('; ')}, now ${loadText()}.`,
     `Mode: ${cfg.quick ? 'quick' : 'full'}, ${runsText} — ${cfg.durationMs / 1000} s per rate run (after ${cfg.warmupMs} ms warm-up), ${CONCURRENCY} connections, ` +
-      `${cfg.transfers} transfers (Anvil ${cfg.anvilTransfers}: it stalls when ${cfg.transfers > cfg.anvilTransfers ? cfg.transfers : 2_000} arrive at once), ` +
+      `${cfg.transfers} transfers (Anvil ${cfg.anvilTransfers}: it stalls when ${cfg.transfers > cfg.anvilTransfers ? cfg.transfers : 2_000} arrive at once)${cfg.transferWarmup > 0 ? `, each transfer run after ${cfg.transferWarmup} untimed ones (every node)` : ''}, ` +
       `${cfg.wsTransfers} transfers × ${WS_CLIENTS} WebSocket clients for newHeads, ${cfg.bursts}×${cfg.burstSize}-transfer bursts for latency.`,
     `Nodes: ${nodes.map((n) => `${n} ${versions.get(n) ?? (x.pinned[n] ? `(pinned ${x.pinned[n]})` : '')}`.trim()).join('; ')}.`,
     '',

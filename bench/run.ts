@@ -2,10 +2,10 @@
  * `npm run bench` — ferry side by side with Anvil, Hardhat 3 and a bare node:http server.
  *
  *   npm run bench -- [--nodes bare,anvil,hardhat,ferry,ferry-dev,ferry-metrics] [--only blocknumber,balance,...] [--quick]
- *                    [--suites rpc,trace,comet,ws,logindex,explorers,metrics] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--repeat N]
+ *                    [--suites rpc,trace,comet,ws,logindex,explorers,metrics] [--duration SECONDS] [--transfers N] [--anvil-transfers N] [--transfer-warmup N] [--repeat N]
  *
  * The same options can come from the environment: BENCH_NODES, BENCH_ONLY, BENCH_QUICK=1, BENCH_SUITES,
- * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS, BENCH_REPEAT. The output opens with the
+ * BENCH_DURATION, BENCH_TRANSFERS, BENCH_ANVIL_TRANSFERS, BENCH_TRANSFER_WARMUP, BENCH_REPEAT. The output opens with the
  * issue-23 table (bench/report.ts) and the targets as met or not. Nodes run one after another (never two at
  * once), each on free loopback ports; a node that fails to start or a workload that fails prints
  * `n/a` with the reason and the run goes on. The final table is printed and written to
@@ -23,11 +23,11 @@ import { NodeContext, WORKLOADS, WORKLOAD_NAMES, type BenchConfig, type Figure, 
 import { fmt, loadText, report, type Cell, type Results } from './report.js';
 
 const FULL: BenchConfig = {
-  quick: false, durationMs: 5_000, warmupMs: 500, transfers: 2_000, anvilTransfers: 1_000,
+  quick: false, durationMs: 5_000, warmupMs: 500, transfers: 2_000, transferWarmup: 0, anvilTransfers: 1_000,
   bursts: 2, burstSize: 1_000, logsRepeats: 21, wsTransfers: 20, transferTimeoutMs: 180_000, coldStarts: 5,
 };
 const QUICK: BenchConfig = {
-  quick: true, durationMs: 2_000, warmupMs: 200, transfers: 500, anvilTransfers: 500,
+  quick: true, durationMs: 2_000, warmupMs: 200, transfers: 500, transferWarmup: 0, anvilTransfers: 500,
   bursts: 1, burstSize: 500, logsRepeats: 7, wsTransfers: 10, transferTimeoutMs: 60_000, coldStarts: 3,
 };
 /** bound on --repeat: each repeat starts every node again */
@@ -97,6 +97,7 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
       duration: { type: 'string' },
       transfers: { type: 'string' },
       'anvil-transfers': { type: 'string' },
+      'transfer-warmup': { type: 'string' },
       repeat: { type: 'string' },
       suites: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -105,6 +106,7 @@ function parseCli(): { nodes: NodeName[]; only: WorkloadName[]; cfg: BenchConfig
   if (values.help) {
     console.log(`usage: npm run bench -- [--nodes ${NODE_NAMES.join(',')}] [--only ${WORKLOAD_NAMES.join(',')}]
                        [--suites ${SUITES.join(',')}] [--quick] [--duration SECONDS] [--transfers N] [--anvil-transfers N]
+                       [--transfer-warmup N]   (untimed transfers to every node before each transfers/erc20 run)
                        [--repeat N]   (N runs of the request workloads, figures as ranges)
 default nodes: ${DEFAULT_NODES.join(',')} (ferry-metrics only when named)`);
     process.exit(0);
@@ -120,6 +122,12 @@ default nodes: ${DEFAULT_NODES.join(',')} (ferry-metrics only when named)`);
   }
   const anvil = positive(values['anvil-transfers'] ?? env.BENCH_ANVIL_TRANSFERS, 'anvil-transfers');
   if (anvil !== undefined) cfg.anvilTransfers = Math.floor(anvil);
+  const warm = values['transfer-warmup'] ?? env.BENCH_TRANSFER_WARMUP;
+  if (warm !== undefined) {
+    const n = Number(warm);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--transfer-warmup must be a whole number ≥ 0, got "${warm}"`);
+    cfg.transferWarmup = n;
+  }
   const repeat = Math.floor(positive(values.repeat ?? env.BENCH_REPEAT, 'repeat') ?? 1);
   if (repeat > MAX_REPEAT) throw new Error(`--repeat must be at most ${MAX_REPEAT}, got ${repeat}`);
   return {

@@ -34,6 +34,13 @@ export interface BenchConfig {
   durationMs: number;
   warmupMs: number;
   transfers: number;
+  /**
+   * untimed transfers sent to every node (Anvil too) just before each timed `transfers` / `erc20` run, as
+   * the rate workloads get `warmupMs` of load first: the timed run then measures the node's steady state,
+   * not its first seconds (a JIT compiles ferry's and Hardhat's JavaScript while they run). The `erc20`
+   * warm-up goes to a second token of the same code, so the first token's logs stay `transfers` per node.
+   */
+  transferWarmup: number;
   /** Anvil stalls when 2000 transfers arrive at once: it gets this many instead */
   anvilTransfers: number;
   bursts: number;
@@ -82,6 +89,7 @@ export class NodeContext {
   private info?: ChainInfo;
   private wallets?: HDNodeWallet[];
   private token?: Token;
+  private warmToken?: Token;
   /** ERC-20 Transfer events the node should hold (mints + transfers) */
   tokenLogs = 0;
   tokenTransfers = 0;
@@ -114,6 +122,12 @@ export class NodeContext {
       this.tokenLogs = SENDERS;
     }
     return this.token;
+  }
+
+  /** A second BenchToken, only for the `erc20` warm-up (its Transfer logs are not the measured token's). */
+  async warmupErc20(): Promise<Token> {
+    this.warmToken ??= await deployToken(this.client, await this.chain(), await this.senders(), SETUP_TIMEOUT_MS);
+    return this.warmToken;
   }
 
   close(): void {
@@ -193,16 +207,20 @@ async function signBatch(ctx: NodeContext, count: number, fields: (k: number) =>
   return { streams, hashes, lastHashes: lastHashes.filter((h) => h !== '') };
 }
 
-/** Sends signed txs and waits for every sender's last receipt; returns elapsed ms. */
-async function sendAndConfirm(ctx: NodeContext, signed: Signed): Promise<number> {
+/**
+ * Sends signed txs and waits for every sender's last receipt; returns the elapsed ms, and the ms until the
+ * last send was answered (with 1 s blocks the rest is mostly the wait for the next block).
+ */
+async function sendAndConfirm(ctx: NodeContext, signed: Signed): Promise<{ elapsed: number; sentMs: number }> {
   const start = performance.now();
   const deadline = Date.now() + ctx.cfg.transferTimeoutMs;
   const sent = await sendStreams(ctx.client, signed.streams, deadline);
+  const sentMs = performance.now() - start;
   if (sent.firstError) throw new Error(`sent ${sent.sent}/${signed.hashes.length}, then: ${sent.firstError}`);
   const failure = await waitAllReceipts(ctx.client, signed.lastHashes, deadline);
   const elapsed = performance.now() - start;
   if (failure) throw new Error(`${signed.hashes.length} txs sent, not all mined: ${failure}`);
-  return elapsed;
+  return { elapsed, sentMs };
 }
 
 /** How many transfers one run sends to this node at once. */
@@ -213,23 +231,32 @@ function transferCount(ctx: NodeContext): number {
 async function transferRun(ctx: NodeContext, count: number, fields: (k: number) => Omit<TxFields, 'nonce'>): Promise<Figure> {
   const signed = await signBatch(ctx, count, fields);
   const cpu0 = cpuMs(ctx.node.pid);
-  const elapsed = await sendAndConfirm(ctx, signed);
+  const { elapsed, sentMs } = await sendAndConfirm(ctx, signed);
   const cpuUs = ((cpuMs(ctx.node.pid) - cpu0) * 1000) / count;
   const { missing, failed } = await verifyReceipts(ctx.client, signed.hashes);
   if (missing > 0 || failed > 0) throw new Error(`${missing} receipts missing, ${failed} txs reverted out of ${count}`);
-  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s, node CPU ${Math.round(cpuUs)} µs/tx (with the receipt polling)`;
+  let detail = `${count} txs from ${SENDERS} senders in ${(elapsed / 1000).toFixed(2)} s (the last send answered at ${(sentMs / 1000).toFixed(2)} s), node CPU ${Math.round(cpuUs)} µs/tx (with the receipt polling)`;
   if (ctx.node.name === 'anvil' && count < ctx.cfg.transfers) detail += ` (only ${count}: Anvil stalls when ${ctx.cfg.transfers} arrive at once)`;
   return { value: (count * 1000) / elapsed, detail, cpuUs };
 }
 
+/** The untimed transfers before a timed run (`BenchConfig.transferWarmup`); their figure is dropped. */
+async function warmUp(ctx: NodeContext, fields: (k: number) => Omit<TxFields, 'nonce'>): Promise<void> {
+  if (ctx.cfg.transferWarmup > 0) await transferRun(ctx, ctx.cfg.transferWarmup, fields);
+}
+
+const tokenTransfer = (token: Token, k: number): Omit<TxFields, 'nonce'> => ({
+  to: token.address,
+  gasLimit: TOKEN_TRANSFER_GAS,
+  data: TOKEN_ABI.encodeFunctionData('transfer', [holder(k), 1n]),
+});
+
+const valueTransfer = (k: number): Omit<TxFields, 'nonce'> => ({ to: holder(k), value: 1n, gasLimit: TRANSFER_GAS });
+
 async function tokenTransferRun(ctx: NodeContext, count: number): Promise<Figure> {
   const token = await ctx.erc20();
   const first = ctx.tokenTransfers;
-  const fig = await transferRun(ctx, count, (k) => ({
-    to: token.address,
-    gasLimit: TOKEN_TRANSFER_GAS,
-    data: TOKEN_ABI.encodeFunctionData('transfer', [holder(first + k), 1n]),
-  }));
+  const fig = await transferRun(ctx, count, (k) => tokenTransfer(token, first + k));
   ctx.tokenLogs += count;
   ctx.tokenTransfers += count;
   return fig;
@@ -276,11 +303,18 @@ export const WORKLOADS: readonly Workload[] = [
   },
   {
     name: 'transfers', title: 'pre-signed value transfers, end to end until every receipt exists', unit: 'tx/s', higherIsBetter: true, onBare: false,
-    run: (ctx) => transferRun(ctx, transferCount(ctx), (k) => ({ to: holder(k), value: 1n, gasLimit: TRANSFER_GAS })),
+    async run(ctx) {
+      await warmUp(ctx, valueTransfer);
+      return transferRun(ctx, transferCount(ctx), valueTransfer);
+    },
   },
   {
     name: 'erc20', title: 'pre-signed ERC-20 transfers, end to end until every receipt exists', unit: 'tx/s', higherIsBetter: true, onBare: false,
-    run: (ctx) => tokenTransferRun(ctx, transferCount(ctx)),
+    async run(ctx) {
+      const warm = await ctx.warmupErc20();
+      await warmUp(ctx, (k) => tokenTransfer(warm, k));
+      return tokenTransferRun(ctx, transferCount(ctx));
+    },
   },
   {
     name: 'logs', title: 'eth_getLogs of all ERC-20 Transfer events, one filter over every block (median of repeated calls)', unit: 'ms', higherIsBetter: false, onBare: false,

@@ -9,7 +9,7 @@ import type { NodeName } from '../../bench/nodes.js';
 import type { BenchConfig, WorkloadName } from '../../bench/workloads.js';
 
 const CFG: BenchConfig = {
-  quick: true, durationMs: 1_000, warmupMs: 100, transfers: 10, anvilTransfers: 10, bursts: 1, burstSize: 10,
+  quick: true, durationMs: 1_000, warmupMs: 100, transfers: 10, transferWarmup: 0, anvilTransfers: 10, bursts: 1, burstSize: 10,
   logsRepeats: 1, wsTransfers: 1, transferTimeoutMs: 1_000, coldStarts: 1,
 };
 const NODES: NodeName[] = ['hardhat', 'ferry', 'ferry-dev'];
