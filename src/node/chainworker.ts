@@ -168,18 +168,10 @@ async function main(): Promise<void> {
   let roundAt = 0;
   let steps: Array<[string, number]> = [];
   /**
-   * The round steps of the block being made, posted with its `committed` message (the RPC thread gets
-   * them in the same order, one postMessage per block instead of one per turn of the round:
-   * docs/benchmarks.md "The fixed cost of a block, part 2"); RoundStepNewHeight, which follows the
-   * commit, goes out with the automine answers.
+   * Whether some Surface B subscription could want the round steps (the RPC thread says: `roundSteps`);
+   * else they are not posted (docs/benchmarks.md "The fixed cost of a block, part 2")
    */
-  let roundSteps: FromChain[] = [];
-  /** whether some Surface B subscription could want them (the RPC thread says: `roundSteps`); else they are not posted */
   let roundStepsWanted = false;
-  const queueRoundSteps = () => {
-    for (const m of roundSteps) outbox.push(m);
-    roundSteps = [];
-  };
   let lastBlockTimeMs: number | undefined;
   const ownAddress = Buffer.from(key.address).toString('hex').toUpperCase();
   const onStep = (step: string, type: string) => {
@@ -237,7 +229,6 @@ async function main(): Promise<void> {
         const stats = blockStats ? statsOf(height, rec, timing, timeMs) : undefined;
         steps = [];
         lastBlockTimeMs = timeMs;
-        queueRoundSteps();
         // posted with the answers the block releases (sendAfterReactions), else at the end of this turn
         sendSoon({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
         // held automine submissions whose tx this block mined (their answers follow the committed message)
@@ -249,11 +240,7 @@ async function main(): Promise<void> {
       },
       onRoundStep: (event) => {
         onStep(event.step, event.type);
-        // a round that failed before its commit: its steps go out before the next round's
-        if (event.type === 'NewRound') queueRoundSteps();
-        if (!roundStepsWanted) return;
-        if (event.step === 'RoundStepNewHeight') sendSoon({ type: 'roundStep', event });
-        else roundSteps.push({ type: 'roundStep', event });
+        if (roundStepsWanted) sendSoon({ type: 'roundStep', event });
       },
       // the prevote is signed only to be published (a commit carries the precommits)
       roundStepsWanted: () => roundStepsWanted,
