@@ -1,11 +1,13 @@
 /**
  * Where a transfer's CPU goes, per thread (docs/benchmarks.md "Ingesting transfers"):
  *
- *   node dist/bench/ingest.js [--node ferry-dev|ferry] [--count 2000] [--rounds 1] [--only transfers,erc20]
+ *   node dist/bench/ingest.js [--node ferry-dev|ferry] [--count 2000] [--rounds 1] [--only transfers,erc20] [--senders 8]
  *
  * Starts one ferry node (as `npm run bench` does: bench/nodes.ts), then per workload and round sends
  * `count` pre-signed txs (value transfers to the bench's holders, or ERC-20 transfers) from 8 senders,
  * one in flight per sender (the bench's `transfers`/`erc20` workloads), and waits for the last receipts.
+ * `--senders 1`: one tx at a time, so under `ferry dev` every block holds exactly one tx (the fixed cost
+ * of a block plus one tx's, docs/benchmarks.md).
  * Reads every thread's utime + stime (/proc/<pid>/task/<tid>/stat) before and after and prints the CPU
  * per tx of each: the RPC thread, the chain thread, V8's platform threads (GC) and the rest (`roles`); plus the
  * eth_sendRawTransaction latency (p50 / p99) the client saw. A warm-up run of WARMUP_TXS goes first.
@@ -73,6 +75,7 @@ const { values: args } = parseArgs({
     count: { type: 'string', default: '2000' },
     rounds: { type: 'string', default: '1' },
     only: { type: 'string', default: 'transfers,erc20' },
+    senders: { type: 'string', default: String(SENDERS) },
   },
 });
 
@@ -95,6 +98,8 @@ async function main(): Promise<void> {
   const c = makeClient(node.url, 32);
   try {
     const info = await chainInfo(c);
+    const sending = Number(args.senders);
+    if (!Number.isInteger(sending) || sending < 1 || sending > SENDERS) throw new Error(`--senders: 1 to ${SENDERS}`);
     const senders = Array.from({ length: SENDERS }, (_, i) => devWallet(i));
     const token = await deployToken(c, info, senders, 60_000);
     let holderAt = 0;
@@ -109,8 +114,8 @@ async function main(): Promise<void> {
       const last: string[] = [];
       const f = fieldsOf(w);
       for (let k = 0; k < count; k++) {
-        const s = k % SENDERS;
-        const { raw, hash } = signTx(senders[s]!, info, { ...f(k), nonce: nonces[s]! + Math.floor(k / SENDERS) });
+        const s = k % sending;
+        const { raw, hash } = signTx(senders[s]!, info, { ...f(k), nonce: nonces[s]! + Math.floor(k / sending) });
         streams[s]!.push(raw);
         hashes.push(hash);
         last[s] = hash;

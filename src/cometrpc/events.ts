@@ -138,12 +138,21 @@ export function txHashOf(tx: Uint8Array): Uint8Array {
 
 /** the event types publishBlock makes from a committed block */
 const BLOCK_EVENT_TYPES = ['NewBlock', 'NewBlockHeader', 'NewBlockEvents', 'Tx', 'ValidatorSetUpdates'] as const;
+/** every event type that is not a consensus step (onStart publishes the sync statuses) */
+const NOT_STEP_TYPES: ReadonlySet<string> = new Set([...BLOCK_EVENT_TYPES, 'BlockSyncStatus', 'StateSyncStatus']);
 
 export class EventBus {
   private readonly clients = new Map<string, Map<string, Subscription>>();
   /** subscriptions by required tm.event ('' = any) */
   private readonly byType = new Map<string, Set<Subscription>>();
   private lastPublished: bigint;
+  private stepsWanted = false;
+  /**
+   * Hears whether some subscription could want a consensus step's event (NewRound, Vote, ...): the
+   * engine makes and posts them only then (node/chainworker.ts; docs/benchmarks.md "The fixed cost
+   * of a block, part 2").
+   */
+  onStepsWanted: ((wanted: boolean) => void) | undefined;
 
   constructor(
     private readonly backend: BlockStore,
@@ -183,6 +192,7 @@ export class EventBus {
     let set = this.byType.get(t);
     if (!set) this.byType.set(t, (set = new Set()));
     set.add(sub);
+    this.stepsChanged();
   }
 
   private drop(sub: Subscription): void {
@@ -192,6 +202,16 @@ export class EventBus {
       if (subs.size === 0) this.clients.delete(sub.clientId);
     }
     this.byType.get(sub.eventType ?? '')?.delete(sub);
+    this.stepsChanged();
+  }
+
+  /** Whether a subscription could match a consensus step's event: any that does not pin a block or status event type. */
+  private stepsChanged(): void {
+    let wanted = false;
+    for (const [type, set] of this.byType) if (set.size > 0 && !NOT_STEP_TYPES.has(type)) wanted = true;
+    if (wanted === this.stepsWanted) return;
+    this.stepsWanted = wanted;
+    this.onStepsWanted?.(wanted);
   }
 
   /** unsubscribe: the query is parsed and normalised; throws CometBFT's texts */

@@ -83,6 +83,8 @@ export interface EngineHooks {
   onCommitted(height: bigint, rec: CometBlockRecord, timing: { prepareMs: number; executeMs: number; commitMs: number }): void;
   /** each step of the round, in CometBFT's order (see docs/cometbft-rpc.md) */
   onRoundStep?(e: RoundStepEvent): void;
+  /** false: nobody observes the steps now, so the prevote (signed only for its Vote event) is not made; absent: true */
+  roundStepsWanted?(): boolean;
 }
 
 /**
@@ -417,7 +419,7 @@ export class Engine {
     const blockId: BlockID = { hash: headerHash(header), partSetHeader: partSetHeader(blockBytes) };
     step('CompleteProposal', 'RoundStepPropose', { blockId });
     step('NewRoundStep', 'RoundStepPrevote');
-    if (this.hooks.onRoundStep) step('Vote', 'RoundStepPrevote', { vote: this.prevote(height, blockId, timeMs, ownIndex) });
+    if (this.hooks.onRoundStep && this.hooks.roundStepsWanted?.() !== false) step('Vote', 'RoundStepPrevote', { vote: this.prevote(height, blockId, timeMs, ownIndex) });
     step('ValidBlock', 'RoundStepPrevote');
     step('Polka', 'RoundStepPrevote');
     step('Lock', 'RoundStepPrevote');

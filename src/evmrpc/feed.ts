@@ -88,23 +88,39 @@ class LogForms {
 }
 
 /**
- * One committed block. Its logs are read on first use (only log filters and log subscriptions need
- * them); wire forms are made on first use too, and shared by everyone.
+ * One committed block. The block itself and its logs are read on first use (a listener with nobody to
+ * tell reads nothing: docs/benchmarks.md "The fixed cost of a block, part 2"; only log filters and log
+ * subscriptions need the logs); wire forms are made on first use too, and shared by everyone.
  */
 export class NewBlock {
   private heads: [string | undefined, string | undefined] = [undefined, undefined];
+  private loadedBlock: EvmBlock | undefined;
+  private hashText: string | undefined;
   private loadedReceipts: readonly EvmReceipt[] | undefined;
   private loaded: readonly EvmLog[] | undefined;
   private receiptForms: RpcReceipt[] | undefined;
   private readonly forms = new LogForms(() => this.logs, false);
-  /** the block hash, wire form */
-  readonly hash: string;
 
   constructor(
-    readonly block: EvmBlock,
+    /** the block's number, known before the block is read */
+    readonly number: bigint,
+    /** reads the block (throws when the committed block is not readable) */
+    private loadBlock: (() => EvmBlock) | undefined,
     private readonly loadReceipts: () => readonly EvmReceipt[],
-  ) {
-    this.hash = hexData(block.header.hash);
+  ) {}
+
+  get block(): EvmBlock {
+    if (this.loadedBlock === undefined) {
+      this.loadedBlock = this.loadBlock!();
+      this.loadBlock = undefined;
+    }
+    return this.loadedBlock;
+  }
+
+  /** the block hash, wire form */
+  get hash(): string {
+    this.hashText ??= hexData(this.block.header.hash);
+    return this.hashText;
   }
 
   /** the block's receipts, in block order (read on first use) */
@@ -123,10 +139,6 @@ export class NewBlock {
   rpcReceipt(i: number): RpcReceipt {
     this.receiptForms ??= this.receipts.map(formatReceipt);
     return this.receiptForms[i]!;
-  }
-
-  get number(): bigint {
-    return this.block.header.number;
   }
 
   /**
@@ -270,14 +282,16 @@ export class EvmFeed {
         from = height - BigInt(MAX_CATCH_UP_BLOCKS) + 1n;
       }
       for (let n = from; n <= height; n++) {
-        const block = this.backend.blockByNumber(n);
-        if (block === undefined) {
-          this.log.error({ height: Number(n) }, 'committed block not readable');
-          return;
-        }
         this.last = n;
+        if (this.blockListeners.size === 0) continue;
+        // read when a listener needs it: with no filter, subscription or receipt waiter, a block costs no read
+        const block = () => {
+          const b = this.backend.blockByNumber(n);
+          if (b === undefined) throw new Error(`committed block ${n} not readable`);
+          return b;
+        };
         const receipts = () => this.backend.blockReceipts(n) ?? [];
-        if (this.blockListeners.size > 0) this.emit(this.blockListeners, new NewBlock(block, receipts), 'block');
+        this.emit(this.blockListeners, new NewBlock(n, block, receipts), 'block');
       }
     } catch (err) {
       this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'event feed failed on a block');

@@ -215,6 +215,11 @@ export class ChainClient implements DevChannel {
     });
   }
 
+  /** Whether some Surface B subscription could want the round steps' events (cometrpc/events.ts EventBus.onStepsWanted); no answer. */
+  wantRoundSteps(wanted: boolean): void {
+    if (!this.closing) this.post({ type: 'roundSteps', wanted });
+  }
+
   /** A request the chain thread answers with a `reply`; `make` builds it around its id. */
   private ask(make: (id: number) => ToChain): Promise<ChainReply> {
     return new Promise<ChainReply>((resolve) => {

@@ -16,7 +16,7 @@ import { nativeHash, wrapEthereumTx } from '../chain/nativetx.js';
 import { parseAbciAddress } from '../config/address.js';
 import { pruningPlan } from '../config/options.js';
 import { feeCap } from '../evm/tx.js';
-import type { AbciQueryResponse } from '../types/cometbft.js';
+import type { AbciQueryResponse, CometBlockRecord } from '../types/cometbft.js';
 import { Engine, genesisEngineOptions } from '../consensus/engine.js';
 import { readValidatorKey, timestampToMillis } from '../consensus/cometbft/index.js';
 import { decodeTx, type DecodedTx } from '../evm/tx.js';
@@ -51,6 +51,16 @@ const send = (m: FromChain) => {
   outbox.flush();
 };
 const sendSoon = (m: FromChain) => outbox.push(m);
+const flushOutbox = () => outbox.flush();
+/**
+ * Queues `m` and posts the outbox once the promise reactions already due have run: the automine answers a
+ * block releases (node/minedanswers.ts) all resolve in one go, so they leave together with the block's
+ * `committed` message in one postMessage instead of one each.
+ */
+const sendAfterReactions = (m: FromChain) => {
+  outbox.push(m);
+  queueMicrotask(flushOutbox);
+};
 
 /** One request of the RPC thread (a `batch` message holds several, in the order they were made). */
 type Request = Exclude<ToChain, { type: 'batch' }>;
@@ -104,7 +114,7 @@ function answerCheck(
     // an admitted tx may be held until its block is committed (automine: node/minedanswers.ts); the check's time is taken before
     const held = o.refused === undefined && o.failed === undefined ? hold?.(o) : undefined;
     if (held === undefined) sendSoon(reply);
-    else void held.then(() => send(reply));
+    else void held.then(() => sendAfterReactions(reply));
     if (--checking === 0) outbox.flush();
   };
   run().then(answer, (e: unknown) => {
@@ -157,6 +167,11 @@ async function main(): Promise<void> {
   let stepAt = 0;
   let roundAt = 0;
   let steps: Array<[string, number]> = [];
+  /**
+   * Whether some Surface B subscription could want the round steps (the RPC thread says: `roundSteps`);
+   * else they are not posted (docs/benchmarks.md "The fixed cost of a block, part 2")
+   */
+  let roundStepsWanted = false;
   let lastBlockTimeMs: number | undefined;
   const ownAddress = Buffer.from(key.address).toString('hex').toUpperCase();
   const onStep = (step: string, type: string) => {
@@ -167,6 +182,35 @@ async function main(): Promise<void> {
     if (stepName !== undefined) steps.push([stepName, (now - stepAt) / 1000]);
     stepName = name;
     stepAt = now;
+  };
+  // the block's figures for the metrics (node/observe.ts), made only when a metrics endpoint serves them
+  const blockStats = opts.instrumentation.prometheus || opts.jsonRpc.enableMetrics;
+  const statsOf = (height: bigint, rec: CometBlockRecord, timing: { prepareMs: number; executeMs: number; commitMs: number }, timeMs: number): BlockStats => {
+    const evm = app.latestHeader();
+    const cache = app.trieCacheStats();
+    const vals = rec.validators ?? [];
+    return {
+      height,
+      txs: rec.block.data.txs.length,
+      sizeBytes: rec.size,
+      intervalSeconds: lastBlockTimeMs === undefined ? undefined : (timeMs - lastBlockTimeMs) / 1000,
+      validators: vals.length,
+      validatorsPower: vals.reduce((sum, v) => sum + v.votingPower, 0n),
+      validatorPowers: vals.map((v) => [Buffer.from(v.address).toString('hex').toUpperCase(), v.votingPower]),
+      ownAddress,
+      validatorUpdates: rec.results.validatorUpdates?.length ?? 0,
+      consensusParamUpdates: 0,
+      prepareSeconds: timing.prepareMs / 1000,
+      finalizeSeconds: timing.executeMs / 1000,
+      commitSeconds: timing.commitMs / 1000,
+      roundSeconds: (performance.now() - roundAt) / 1000,
+      steps,
+      gasUsed: evm.gasUsed,
+      gasLimit: evm.gasLimit,
+      baseFee: evm.baseFeePerGas,
+      trieCacheHits: cache.hits,
+      trieCacheMisses: cache.misses,
+    };
   };
   engine = new Engine(
     store,
@@ -182,34 +226,11 @@ async function main(): Promise<void> {
     {
       onCommitted: (height, rec, timing) => {
         const timeMs = timestampToMillis(rec.block.header.time);
-        const evm = app.latestHeader();
-        const cache = app.trieCacheStats();
-        const vals = rec.validators ?? [];
-        const stats: BlockStats = {
-          height,
-          txs: rec.block.data.txs.length,
-          sizeBytes: rec.size,
-          intervalSeconds: lastBlockTimeMs === undefined ? undefined : (timeMs - lastBlockTimeMs) / 1000,
-          validators: vals.length,
-          validatorsPower: vals.reduce((sum, v) => sum + v.votingPower, 0n),
-          validatorPowers: vals.map((v) => [Buffer.from(v.address).toString('hex').toUpperCase(), v.votingPower]),
-          ownAddress,
-          validatorUpdates: rec.results.validatorUpdates?.length ?? 0,
-          consensusParamUpdates: 0,
-          prepareSeconds: timing.prepareMs / 1000,
-          finalizeSeconds: timing.executeMs / 1000,
-          commitSeconds: timing.commitMs / 1000,
-          roundSeconds: (performance.now() - roundAt) / 1000,
-          steps,
-          gasUsed: evm.gasUsed,
-          gasLimit: evm.gasLimit,
-          baseFee: evm.baseFeePerGas,
-          trieCacheHits: cache.hits,
-          trieCacheMisses: cache.misses,
-        };
+        const stats = blockStats ? statsOf(height, rec, timing, timeMs) : undefined;
         steps = [];
         lastBlockTimeMs = timeMs;
-        send({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
+        // posted with the answers the block releases (sendAfterReactions), else at the end of this turn
+        sendSoon({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
         // held automine submissions whose tx this block mined (their answers follow the committed message)
         minedAnswers.afterBlock(!engine!.miningMode().automine || !app.hasExecutable());
         const txs = rec.block.data.txs.length;
@@ -219,8 +240,10 @@ async function main(): Promise<void> {
       },
       onRoundStep: (event) => {
         onStep(event.step, event.type);
-        sendSoon({ type: 'roundStep', event });
+        if (roundStepsWanted) sendSoon({ type: 'roundStep', event });
       },
+      // the prevote is signed only to be published (a commit carries the precommits)
+      roundStepsWanted: () => roundStepsWanted,
     },
   );
   const runDevOp = createDevOps({ engine, app, send, log });
@@ -237,6 +260,10 @@ async function main(): Promise<void> {
       return;
     }
     if (m.type === 'queryReply') return; // ABCI mode only
+    if (m.type === 'roundSteps') {
+      roundStepsWanted = m.wanted;
+      return;
+    }
     if (m.type === 'dev') {
       // a dev op may turn automine off or drop pool txs without a block: held submissions are answered (node/minedanswers.ts)
       return void runDevOp(m.id, m.op).then(() => minedAnswers.afterDevOp(!engine!.miningMode().automine));
@@ -334,6 +361,7 @@ async function runUnderCometbft(store: Store, app: EvmApp): Promise<void> {
       });
       return;
     }
+    if (m.type === 'roundSteps') return; // CometBFT publishes its own
     if (m.type === 'queryReply') {
       queries.get(m.id)?.(m.res);
       queries.delete(m.id);

@@ -47,7 +47,7 @@ export interface ConsensusRpcDeps {
   store: Store;
   reader: ChainReader;
   nativePool: NativeMempool;
-  chain: Pick<ChainClient, 'checkNative'>;
+  chain: Pick<ChainClient, 'checkNative' | 'wantRoundSteps'>;
   log: Logger;
 }
 
@@ -111,6 +111,8 @@ function startCometService(d: ConsensusRpcDeps): { service: CometService; guarde
     },
     log,
   );
+  // the engine makes the round steps' events only while a subscription could want them
+  service.bus.onStepsWanted = (wanted) => d.chain.wantRoundSteps(wanted);
   // a publishing bug is logged and the next event still published
   const guarded =
     <T>(fn: (v: T) => void) =>

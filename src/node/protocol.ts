@@ -37,6 +37,8 @@ export type ToChain =
   | { type: 'queryReply'; id: number; res: AbciQueryResponse }
   /** a dev operation (src/types/dev.ts): answered with a `devReply` carrying its `DevResults` entry */
   | { type: 'dev'; id: number; op: DevOp }
+  /** whether some Surface B subscription could want the round steps' events (cometrpc/events.ts): they are made and posted only then */
+  | { type: 'roundSteps'; wanted: boolean }
   | { type: 'stop' }
   /** several of the above, in the order they were made (the RPC thread's outbox: src/node/chainclient.ts) */
   | { type: 'batch'; messages: ToChain[] };

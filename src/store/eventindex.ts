@@ -17,6 +17,14 @@ import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 
 /** Most index rows one search may read before it is refused (every result set has a bound). */
 export const SEARCH_ROW_LIMIT = 250_000;
+/**
+ * Blocks whose event rows wait in `recent_events` (one row per block) before they are written into the
+ * tx_events/block_events indexes together, and the rows that make them go earlier. Each index row costs a
+ * b-tree insert and, written per block, a page of the WAL per key (docs/benchmarks.md "The fixed cost of
+ * a block, part 2"); written per MAX_RECENT_EVENT_BLOCKS blocks, a key's tail page is written once for all.
+ */
+export const MAX_RECENT_EVENT_BLOCKS = 64;
+export const MAX_RECENT_EVENT_ROWS = 8_192;
 
 /** Attribute key marking a block event's phase, and the key prefixes it maps to. */
 export const MODE_ATTRIBUTE = 'mode';
@@ -57,7 +65,14 @@ CREATE TABLE IF NOT EXISTS block_events (
 );
 CREATE INDEX IF NOT EXISTS block_events_kv ON block_events(key, value, height);
 CREATE INDEX IF NOT EXISTS block_events_kh ON block_events(key, height);
+CREATE TABLE IF NOT EXISTS recent_events (height INTEGER PRIMARY KEY, rows BLOB NOT NULL);
 `;
+
+/** The index rows of one block waiting in `recent_events`: [key, value, tx index, event ordinal] and [key, value, event ordinal]. */
+interface RecentRows {
+  tx: [string, string, number, number][];
+  block: [string, string, number][];
+}
 
 export interface IndexedAttribute {
   key: string;
@@ -121,6 +136,12 @@ function indexedPairs(e: IndexedEvent, extraPrefix?: string): [string, string][]
   return out;
 }
 
+/** What eventRows' WHERE selects, for a row of `recent_events`: the key (or, `withType`, any key of the type) and the value. */
+function rowFilter(key: string, value: string | undefined, withType: boolean): (k: string, v: string) => boolean {
+  const typePrefix = `${key}${TYPE_SEPARATOR}`;
+  return (k, v) => (k === key || (withType && k.startsWith(typePrefix))) && (value === undefined || v === value);
+}
+
 /** `begin_block` / `end_block` for an event with `mode=BeginBlock|EndBlock`, else undefined. */
 function phaseOf(e: IndexedEvent): string | undefined {
   const mode = e.attributes.find((a) => a.key === MODE_ATTRIBUTE)?.value;
@@ -149,6 +170,9 @@ function boundsSql(col: string, b: HeightBounds, args: unknown[]): string {
 
 export class EventIndex {
   private readonly stmts;
+  /** the writer's count of blocks and rows in `recent_events` */
+  private recentBlocks = 0;
+  private recentRows = 0;
 
   /** `writer`: the chain thread's connection, which creates the tables first. */
   constructor(
@@ -186,6 +210,40 @@ export class EventIndex {
       delTxEvent: db.prepare('DELETE FROM tx_events WHERE key = ? AND value = ? AND height = ? AND idx = ?'),
       delBlockEvent: db.prepare('DELETE FROM block_events WHERE key = ? AND value = ? AND height = ?'),
     };
+    if (opts.writer) this.recentBlocks = (db.prepare('SELECT count(*) AS n FROM recent_events').get() as { n: number }).n;
+  }
+
+  private recentStmts?: {
+    put: Database.Statement<[number, Buffer]>;
+    all: Database.Statement<[], { height: number; rows: Buffer }>;
+    clear: Database.Statement<[]>;
+    delAt: Database.Statement<[number]>;
+  };
+
+  private recent() {
+    this.recentStmts ??= {
+      put: this.db.prepare('INSERT OR REPLACE INTO recent_events (height, rows) VALUES (?, ?)'),
+      all: this.db.prepare('SELECT height, rows FROM recent_events ORDER BY height'),
+      clear: this.db.prepare('DELETE FROM recent_events'),
+      delAt: this.db.prepare('DELETE FROM recent_events WHERE height = ?'),
+    };
+    return this.recentStmts;
+  }
+
+  /**
+   * Writes the rows waiting in `recent_events` into tx_events/block_events, in height order (as if each
+   * block had written its own), and empties it. Call inside a store transaction (indexBlock does).
+   */
+  flushRecent(): void {
+    const r = this.recent();
+    for (const { height, rows } of r.all.all()) {
+      const w = decodeValue<RecentRows>(rows);
+      for (const [key, value, idx, seq] of w.tx) this.stmts.putTxEvent.run(key, value, height, idx, seq);
+      for (const [key, value, seq] of w.block) this.stmts.putBlockEvent.run(key, value, height, seq);
+    }
+    r.clear.run();
+    this.recentBlocks = 0;
+    this.recentRows = 0;
   }
 
   /**
@@ -200,16 +258,24 @@ export class EventIndex {
     blockEvents: readonly IndexedEvent[],
   ): void {
     const h = Number(height);
+    const rows: RecentRows = { tx: [], block: [] };
     txs.forEach((tx, i) => {
       const r = results[i]!;
       this.stmts.putTx.run(buf(hashes[i]!), h, i, r.code, buf(tx), encodeValue(r));
       r.events.forEach((e, seq) => {
-        for (const [key, value] of indexedPairs(e)) this.stmts.putTxEvent.run(key, value, h, i, seq);
+        for (const [key, value] of indexedPairs(e)) rows.tx.push([key, value, i, seq]);
       });
     });
     blockEvents.forEach((e, seq) => {
-      for (const [key, value] of indexedPairs(e, phaseOf(e))) this.stmts.putBlockEvent.run(key, value, h, seq);
+      for (const [key, value] of indexedPairs(e, phaseOf(e))) rows.block.push([key, value, seq]);
     });
+    const n = rows.tx.length + rows.block.length;
+    if (n === 0) return;
+    // the rows wait with the block's other records (same transaction); searches read them there too
+    this.recent().put.run(h, encodeValue(rows));
+    this.recentBlocks++;
+    this.recentRows += n;
+    if (this.recentBlocks >= MAX_RECENT_EVENT_BLOCKS || this.recentRows >= MAX_RECENT_EVENT_ROWS) this.flushRecent();
   }
 
   /**
@@ -219,6 +285,7 @@ export class EventIndex {
    */
   unindexBlock<R extends IndexedTxResult>(height: bigint, txs: readonly Uint8Array[], results: readonly R[], blockEvents: readonly IndexedEvent[]): void {
     const h = Number(height);
+    if (this.recent().delAt.run(h).changes > 0) this.recentBlocks--;
     txs.forEach((_, i) => {
       for (const e of results[i]?.events ?? []) {
         for (const [key, value] of indexedPairs(e)) this.stmts.delTxEvent.run(key, value, h, i);
@@ -265,12 +332,38 @@ export class EventIndex {
    * the rows of every attribute of event type `key` (`key.*`), so `<type> EXISTS` can be answered.
    */
   txEventRows(key: string, value: string | undefined, b: HeightBounds, withType = false): TxEventRow[] {
-    return this.eventRows<TxEventRow>('SELECT height, idx, seq, value FROM tx_events', key, value, b, withType);
+    return this.read(() => {
+      const rows = this.eventRows<TxEventRow>('SELECT height, idx, seq, value FROM tx_events', key, value, b, withType);
+      const wanted = rowFilter(key, value, withType);
+      for (const { height, rows: w } of this.recentIn(b)) {
+        for (const [k, v, idx, seq] of w.tx) if (wanted(k, v)) rows.push({ height, idx, seq, value: v });
+      }
+      return this.capped(rows);
+    });
   }
 
   /** Block event rows, as txEventRows. */
   blockEventRows(key: string, value: string | undefined, b: HeightBounds, withType = false): BlockEventRow[] {
-    return this.eventRows<BlockEventRow>('SELECT height, seq, value FROM block_events', key, value, b, withType);
+    return this.read(() => {
+      const rows = this.eventRows<BlockEventRow>('SELECT height, seq, value FROM block_events', key, value, b, withType);
+      const wanted = rowFilter(key, value, withType);
+      for (const { height, rows: w } of this.recentIn(b)) {
+        for (const [k, v, seq] of w.block) if (wanted(k, v)) rows.push({ height, seq, value: v });
+      }
+      return this.capped(rows);
+    });
+  }
+
+  /** `fn` over one snapshot: a flush (rows leaving recent_events for the indexes) is seen whole or not at all. */
+  private read<T>(fn: () => T): T {
+    return this.db.inTransaction ? fn() : this.db.transaction(fn)();
+  }
+
+  /** The blocks of `recent_events` within the bounds, decoded. */
+  private recentIn(b: HeightBounds): { height: number; rows: RecentRows }[] {
+    const args: unknown[] = [];
+    const sql = `SELECT height, rows FROM recent_events WHERE 1${boundsSql('height', b, args)}`;
+    return (this.db.prepare(sql).all(...args) as { height: number; rows: Buffer }[]).map((r) => ({ height: r.height, rows: decodeValue<RecentRows>(r.rows) }));
   }
 
   private eventRows<T>(select: string, key: string, value: string | undefined, b: HeightBounds, withType: boolean): T[] {

@@ -75,6 +75,8 @@ export class Pruner {
       delBlock: db.prepare('DELETE FROM blocks WHERE height = ?'),
       delComet: hasTable('comet') ? db.prepare('DELETE FROM comet WHERE height = ?') : undefined,
       delCometTxs: hasTable('comet_txs') ? db.prepare('DELETE FROM comet_txs WHERE height = ?') : undefined,
+      // event rows still waiting to enter the index (store/eventindex.ts MAX_RECENT_EVENT_BLOCKS)
+      delRecentEvents: hasTable('recent_events') ? db.prepare('DELETE FROM recent_events WHERE height = ?') : undefined,
       ...eventIndexStatements(db, hasTable),
     } satisfies Record<string, Database.Statement | undefined>;
   }
@@ -174,6 +176,7 @@ export class Pruner {
       s.delBlock.run(h);
       s.delComet?.run(h);
       s.delCometTxs?.run(h);
+      s.delRecentEvents?.run(h);
       this.store.addrs.prune(h);
     }
     this.window?.dropOutside(height);

@@ -23,8 +23,11 @@ const HTTP: CallContext = { transport: 'http', authenticated: false };
 class Chain implements FeedBackend, EvmEventSource {
   private latest = 0n;
   private readonly listeners = new Set<(h: bigint) => void>();
+  /** blocks the feed read */
+  reads = 0;
   latestNumber = (): bigint => this.latest;
   blockByNumber = (n: bigint): EvmBlock | undefined => {
+    this.reads++;
     if (n > this.latest) return undefined;
     const hash = new Uint8Array(32);
     new DataView(hash.buffer).setBigUint64(24, n);
@@ -123,6 +126,19 @@ describe('filter service', () => {
     s.chain.commit(2);
     assert.equal((s.call('eth_getFilterChanges', id.toUpperCase().replace('0X', '0x')) as string[]).length, 2);
     assert.equal(s.call('eth_uninstallFilter', id.toUpperCase()), true);
+    s.close();
+  });
+
+  it('a committed block is read only when a filter wants it (docs/benchmarks.md "The fixed cost of a block, part 2")', () => {
+    const s = setup({ filterCap: 2, timeoutMs: 0 });
+    s.call('eth_newPendingTransactionFilter');
+    s.chain.commit(5);
+    assert.equal(s.chain.reads, 0, 'no block or log filter: no block read');
+    const id = s.call('eth_newBlockFilter') as string;
+    s.chain.commit(2);
+    assert.equal(s.chain.reads, 2, 'each new block read once');
+    const hashes = s.call('eth_getFilterChanges', id) as string[];
+    assert.deepEqual(hashes.map((h) => BigInt(h)), [6n, 7n], 'the blocks after the filter, in order');
     s.close();
   });
 });

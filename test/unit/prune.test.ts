@@ -170,6 +170,8 @@ describe('pruning the tx_search/block_search event index', () => {
         const txs = [Uint8Array.of(h & 0xff, h >> 8), Uint8Array.of(h & 0xff, h >> 8, 1)];
         index.indexBlock(BigInt(h), txs.map((t) => bytes(keccak256(t))), txs, txs.map(() => ({ code: 0, events: [event] })), [event]);
       }
+      // the rows still waiting in recent_events (eventindex.ts MAX_RECENT_EVENT_BLOCKS) enter the indexes
+      index.flushRecent();
     });
     const rows = (table: string, where: string) => count(store, `SELECT count(*) AS n FROM ${table} WHERE ${where}`);
     const keptTx = rows('tx_events', `height >= ${BLOCKS - MIN_RETAIN}`);
