@@ -5,9 +5,8 @@
  * as @ethereumjs/tx's getHashedMessageToSign and hash() compute them from the same fields
  * (capabilities/eip2718.ts), and the signer is recovered as decodeTx's recoverSigner does (evm/tx.ts).
  *
- * Only a canonical envelope takes this path: every RLP prefix minimal (Yellow Paper appendix B: a byte
- * below 0x80 is its own encoding, the short forms below 56 bytes, lengths without leading zeros), the
- * list exactly filling the envelope, and every integer field without leading zeros. Such bytes are the
+ * Only a canonical envelope takes this path: every RLP prefix minimal (evm/rlpcanonical.ts), the list
+ * exactly filling the envelope, and every integer field without leading zeros. Such bytes are the
  * one encoding of their fields, so they are what ethereumjs serializes (and hashes), and the fields
  * before v, r, s are encoded, as they stand, in the envelope itself: the signing payload is that byte
  * range under a new list prefix, with nothing decoded into copies or encoded again (docs/benchmarks.md
@@ -18,6 +17,7 @@
 import type { Common } from '@ethereumjs/common';
 import { bytesToBigInt } from '@ethereumjs/util';
 import { ecrecover, keccak256 } from '../evm/common.js';
+import { canonicalItem, canonicalList, type RlpSpan } from '../evm/rlpcanonical.js';
 import { impersonatedSender, txTypeActive } from '../evm/tx.js';
 
 /** Items of the signed list by type, v r s last; the integer fields by index (EIP-2930, EIP-1559) */
@@ -27,51 +27,6 @@ const LAYOUT: ReadonlyMap<number, { items: number; integers: readonly number[] }
   // chainId, nonce, maxPriorityFeePerGas, maxFeePerGas, gasLimit, to, value, data, accessList, v, r, s
   [2, { items: 12, integers: [0, 1, 2, 3, 4, 6, 9, 10, 11] }],
 ]);
-
-/** An RLP item inside a byte array: where its encoding starts, its payload's [start, stop), and whether it is a list. */
-interface Item {
-  at: number;
-  list: boolean;
-  start: number;
-  stop: number;
-}
-
-/** The item whose encoding starts at `at` and ends by `end`, or undefined when its prefix is not canonical or overruns `end`. */
-function canonicalItem(b: Uint8Array, at: number, end: number): Item | undefined {
-  if (at >= end) return undefined;
-  const p = b[at]!;
-  if (p < 0x80) return { at, list: false, start: at, stop: at + 1 };
-  const list = p >= 0xc0;
-  const short = p - (list ? 0xc0 : 0x80);
-  let start = at + 1;
-  let len = short;
-  if (short >= 56) {
-    const k = short - 55;
-    // a length of 56 bytes or more, written without leading zeros
-    if (start + k > end || b[start] === 0) return undefined;
-    len = 0;
-    for (let i = 0; i < k; i++) len = len * 256 + b[start + i]!;
-    if (len < 56) return undefined;
-    start += k;
-  } else if (!list && len === 1 && b[start]! < 0x80) {
-    // a byte below 0x80 is its own encoding
-    return undefined;
-  }
-  const stop = start + len;
-  return stop > end ? undefined : { at, list, start, stop };
-}
-
-/** The items of the list payload [start, stop), each canonical down to its innermost byte string, or undefined. */
-function canonicalList(b: Uint8Array, start: number, stop: number): Item[] | undefined {
-  const out: Item[] = [];
-  for (let at = start; at < stop; ) {
-    const it = canonicalItem(b, at, stop);
-    if (it === undefined || (it.list && canonicalList(b, it.start, it.stop) === undefined)) return undefined;
-    out.push(it);
-    at = it.stop;
-  }
-  return out;
-}
 
 /** rlp's list prefix for a payload of `len` bytes, then the payload, after `typeByte` */
 function typedList(typeByte: number, payload: Uint8Array): Uint8Array {
@@ -103,7 +58,7 @@ export function typedSigned(raw: Uint8Array, common: Common): { sender: Uint8Arr
     const it = items[i]!;
     if (it.list || (it.stop > it.start && raw[it.start] === 0)) return undefined;
   }
-  const bytes = (it: Item) => raw.subarray(it.start, it.stop);
+  const bytes = (it: RlpSpan) => raw.subarray(it.start, it.stop);
   const [v, r, s] = items.slice(-3).map(bytes) as [Uint8Array, Uint8Array, Uint8Array];
   const hash = keccak256(raw);
   // evm/tx.ts: the dev placeholder signature names its sender
