@@ -9,17 +9,13 @@ import { describe, it } from 'node:test';
 import { decode, encode } from '@ethereumjs/rlp';
 import { createTxFromRLP } from '@ethereumjs/tx';
 import { Wallet } from 'ethers';
-import { makeCommon } from '../../src/evm/common.js';
 import { canonicalListView } from '../../src/evm/rlpcanonical.js';
 import { decodeTx } from '../../src/evm/tx.js';
 import { devKeys } from '../helpers/accounts.js';
+import { ACCESS, DEAD, GWEI, envelopeCommon, unhex } from '../helpers/envelopes.js';
 
-const GWEI = 10n ** 9n;
-const common = makeCommon(9000n);
+const common = envelopeCommon;
 const wallet = new Wallet(devKeys()[2]!);
-const unhex = (h: string) => new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
-const DEAD = '0x000000000000000000000000000000000000dEaD';
-const ACCESS = [{ address: DEAD, storageKeys: ['0x' + '11'.repeat(32), '0x' + '00'.repeat(32)] }];
 
 async function envelopes(): Promise<Uint8Array[]> {
   const raws = await Promise.all([

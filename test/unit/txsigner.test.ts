@@ -10,16 +10,13 @@ import { createTx } from '@ethereumjs/tx';
 import { Wallet } from 'ethers';
 import { signedRaw } from '../../src/chain/txdecode.js';
 import { typedSigned } from '../../src/chain/txsigner.js';
-import { keccak256, makeCommon } from '../../src/evm/common.js';
+import { keccak256 } from '../../src/evm/common.js';
 import { decodeTx, impersonationSignature } from '../../src/evm/tx.js';
 import { devKeys } from '../helpers/accounts.js';
+import { ACCESS, DEAD, GWEI, envelopeCommon, unhex } from '../helpers/envelopes.js';
 
-const GWEI = 10n ** 9n;
-const common = makeCommon(9000n);
+const common = envelopeCommon;
 const wallet = new Wallet(devKeys()[3]!);
-const unhex = (h: string) => new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
-const DEAD = '0x000000000000000000000000000000000000dEaD';
-const ACCESS = [{ address: DEAD, storageKeys: ['0x' + '11'.repeat(32), '0x' + '00'.repeat(32)] }];
 
 /** what decodeTx (ethereumjs) finds, or undefined when it refuses the bytes */
 function reference(raw: Uint8Array): { sender: Uint8Array; hash: Uint8Array } | undefined {
