@@ -17,18 +17,90 @@ export const EVM_DENOM = 'aferry';
 const any = (url: string, value: Uint8Array): Uint8Array => new ProtoWriter().string(1, url).bytes(2, value).finish();
 
 export function wrapEthereumTx(raw: Uint8Array, from: Uint8Array, gasLimit: bigint, feeCap: bigint): Uint8Array {
-  const msg = new ProtoWriter().bytes(5, from).bytes(6, raw).finish();
-  const body = new ProtoWriter()
-    .lengthDelimited(1, any(MSG_ETHEREUM_TX_URL, msg))
-    .lengthDelimited(1023, any(EXT_OPTION_ETHEREUM_TX_URL, new Uint8Array()))
-    .finish();
+  // written into one buffer (every length computed first), with the bytes ProtoWriter gives for the message above
+  // (zero and empty fields omitted): one array instead of a writer, chunks and a copy per nested message
+  // per tx, which CheckTx wraps for each eth_sendRawTransaction (docs/benchmarks.md "Ingest: admission
+  // and the V8 platform threads"; test/unit/nativetx.test.ts holds it to ProtoWriter's encoding)
+  if (gasLimit > MAX_UINT64) throw new RangeError(`field 2: unsigned value out of range: ${gasLimit}`);
   const fee = feeCap * gasLimit;
-  const coin = new ProtoWriter().string(1, EVM_DENOM).string(2, fee.toString()).finish();
-  const feeMsg = new ProtoWriter();
-  if (fee > 0n) feeMsg.lengthDelimited(1, coin);
-  feeMsg.uint(2, gasLimit);
-  const authInfo = new ProtoWriter().lengthDelimited(2, feeMsg.finish()).finish();
-  return new ProtoWriter().bytes(1, body).bytes(2, authInfo).finish();
+  const amount = fee > 0n ? ASCII.encode(fee.toString()) : EMPTY;
+  const msgLen = fieldLength(from.length) + fieldLength(raw.length);
+  const anyLen = MSG_URL_FIELD.length + fieldLength(msgLen);
+  const bodyLen = 1 + varintLength(anyLen) + anyLen + EXT_OPTION_FIELD.length;
+  const coinLen = fee > 0n ? DENOM_FIELD.length + fieldLength(amount.length) : 0;
+  const feeLen = (fee > 0n ? 1 + varintLength(coinLen) + coinLen : 0) + (gasLimit > 0n ? 1 + varintLength(gasLimit) : 0);
+  const authLen = 1 + varintLength(feeLen) + feeLen;
+  const out = new Uint8Array(1 + varintLength(bodyLen) + bodyLen + 1 + varintLength(authLen) + authLen);
+  let at = writeHead(out, 0, 1, bodyLen);
+  at = writeHead(out, at, 1, anyLen);
+  out.set(MSG_URL_FIELD, at);
+  at += MSG_URL_FIELD.length;
+  if (msgLen > 0) at = writeHead(out, at, 2, msgLen);
+  at = writeBytes(out, at, 5, from);
+  at = writeBytes(out, at, 6, raw);
+  out.set(EXT_OPTION_FIELD, at);
+  at += EXT_OPTION_FIELD.length;
+  at = writeHead(out, at, 2, authLen);
+  at = writeHead(out, at, 2, feeLen);
+  if (fee > 0n) {
+    at = writeHead(out, at, 1, coinLen);
+    out.set(DENOM_FIELD, at);
+    at += DENOM_FIELD.length;
+    at = writeBytes(out, at, 2, amount);
+  }
+  if (gasLimit > 0n) {
+    out[at++] = (2 << 3) | 0; // field 2, varint
+    at = writeVarint(out, at, gasLimit);
+  }
+  return out;
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+const ASCII = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+/** the fixed parts of the wrapping: MsgEthereumTx's Any type URL field, the extension option (an Any with its URL only, as field 1023), the fee denom field */
+const MSG_URL_FIELD = new ProtoWriter().string(1, MSG_ETHEREUM_TX_URL).finish();
+const EXT_OPTION_FIELD = new ProtoWriter().lengthDelimited(1023, any(EXT_OPTION_ETHEREUM_TX_URL, new Uint8Array())).finish();
+const DENOM_FIELD = new ProtoWriter().string(1, EVM_DENOM).finish();
+
+/** bytes of a uvarint */
+function varintLength(v: number | bigint): number {
+  let n = 1;
+  if (typeof v === 'number') for (let x = v; x >= 0x80; x = Math.floor(x / 128)) n++;
+  else for (let x = v; x >= 0x80n; x >>= 7n) n++;
+  return n;
+}
+
+/** bytes of a length-delimited field (tag below 16) of `len` bytes, or 0 for an empty one (omitted) */
+const fieldLength = (len: number): number => (len === 0 ? 0 : 1 + varintLength(len) + len);
+
+function writeVarint(out: Uint8Array, at: number, v: number | bigint): number {
+  if (typeof v === 'number') {
+    for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
+    out[at++] = v;
+    return at;
+  }
+  let x = v;
+  while (x >= 0x80n) {
+    out[at++] = Number(x & 0x7fn) | 0x80;
+    x >>= 7n;
+  }
+  out[at++] = Number(x);
+  return at;
+}
+
+/** the tag (field below 16, length-delimited) and length of a field */
+function writeHead(out: Uint8Array, at: number, field: number, len: number): number {
+  out[at++] = (field << 3) | 2;
+  return writeVarint(out, at, len);
+}
+
+/** a bytes field, omitted when empty */
+function writeBytes(out: Uint8Array, at: number, field: number, b: Uint8Array): number {
+  if (b.length === 0) return at;
+  at = writeHead(out, at, field, b.length);
+  out.set(b, at);
+  return at + b.length;
 }
 
 export function nativeHash(txBytes: Uint8Array): Uint8Array {

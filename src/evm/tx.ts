@@ -2,12 +2,13 @@
  * Signed-transaction decoding: raw envelope -> ethereumjs tx + ferry's EvmTx (sender recovered).
  */
 import type { Common } from '@ethereumjs/common';
-import { Capability, createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { Capability, create1559FeeMarketTxFromBytesArray, createAccessList2930TxFromBytesArray, createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
 import { Address, bigIntToBytes, bigIntToUnpaddedBytes, bytesToBigInt, eoaCode7702AuthorizationHashedMessageToSign, setLengthLeft } from '@ethereumjs/util';
 import { txRejected, type DomainError } from '../lib/errors.js';
 import type { AuthorizationItem, EvmTx, TxType } from '../types/chain.js';
 import { GethText } from '../lib/gethtexts.js';
 import { ecrecover, keccak256 } from './common.js';
+import { canonicalListView } from './rlpcanonical.js';
 
 /** The envelope types ferry decodes; type 4 (EIP-7702 set code) only where the rules in force include EIP-7702 (Prague on). */
 export const SUPPORTED_TX_TYPES = new Set([0, 1, 2, 4]);
@@ -137,7 +138,7 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   let tx: TypedTransaction;
   try {
     // frozen below, once its sender is set
-    tx = createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction;
+    tx = fromFields(raw, common) ?? (createTxFromRLP(raw, { common, freeze: false }) as TypedTransaction);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     // geth decodes an empty list and refuses it in the pool; ethereumjs refuses it while decoding
@@ -171,6 +172,22 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
   if (sender !== undefined && hash !== undefined) (tx.cache as { hash?: Uint8Array }).hash = hash;
   Object.freeze(tx);
   return { tx, evm: toEvmTx(tx, from, raw) };
+}
+
+/**
+ * A canonical type-1 or type-2 envelope built from its fields read as views of `raw`
+ * (evm/rlpcanonical.ts): the same fields @ethereumjs/tx's createTxFromRLP decodes (into copies) and
+ * hands to the same constructor, which checks them; undefined for any other bytes, which
+ * createTxFromRLP decodes and refuses as always (docs/benchmarks.md "Ingest: admission and the V8
+ * platform threads").
+ */
+function fromFields(raw: Uint8Array, common: Common): TypedTransaction | undefined {
+  const type = raw[0];
+  if (type !== 1 && type !== 2) return undefined;
+  const fields = canonicalListView(raw, 1) as Uint8Array[] | undefined;
+  if (fields === undefined) return undefined;
+  const make = type === 2 ? create1559FeeMarketTxFromBytesArray : createAccessList2930TxFromBytesArray;
+  return make(fields as never, { common, freeze: false });
 }
 
 /** ethereumjs tx util/internal.ts's refusal of a gas limit over the EIP-7825 cap (Osaka): tx gas, cap */

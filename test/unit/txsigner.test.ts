@@ -10,16 +10,13 @@ import { createTx } from '@ethereumjs/tx';
 import { Wallet } from 'ethers';
 import { signedRaw } from '../../src/chain/txdecode.js';
 import { typedSigned } from '../../src/chain/txsigner.js';
-import { keccak256, makeCommon } from '../../src/evm/common.js';
+import { keccak256 } from '../../src/evm/common.js';
 import { decodeTx, impersonationSignature } from '../../src/evm/tx.js';
 import { devKeys } from '../helpers/accounts.js';
+import { ACCESS, DEAD, GWEI, envelopeCommon, unhex } from '../helpers/envelopes.js';
 
-const GWEI = 10n ** 9n;
-const common = makeCommon(9000n);
+const common = envelopeCommon;
 const wallet = new Wallet(devKeys()[3]!);
-const unhex = (h: string) => new Uint8Array(Buffer.from(h.replace(/^0x/, ''), 'hex'));
-const DEAD = '0x000000000000000000000000000000000000dEaD';
-const ACCESS = [{ address: DEAD, storageKeys: ['0x' + '11'.repeat(32), '0x' + '00'.repeat(32)] }];
 
 /** what decodeTx (ethereumjs) finds, or undefined when it refuses the bytes */
 function reference(raw: Uint8Array): { sender: Uint8Array; hash: Uint8Array } | undefined {
@@ -90,4 +87,39 @@ describe('typedSigned', () => {
     }
     assert.ok(reference(legacy) !== undefined);
   });
+
+  it('leaves an envelope whose RLP prefixes are not minimal to the usual decode (its fields are not encoded as ethereumjs encodes them)', async () => {
+    const good = unhex(await wallet.signTransaction({ to: DEAD, value: 1n, nonce: 5, gasLimit: 21_000, maxFeePerGas: GWEI, maxPriorityFeePerGas: GWEI, chainId: 9000, type: 2, accessList: ACCESS }));
+    const items = decode(good.subarray(1)) as unknown as Uint8Array[];
+    const enc = (i: number) => encode(items[i]!);
+    const payload = (parts: Uint8Array[]) => Buffer.concat(parts);
+    // a type-2 envelope around a list payload (under 256 bytes here)
+    const list = (body: Uint8Array) => new Uint8Array([0x02, ...(body.length >= 56 ? [0xf8, body.length] : [0xc0 + body.length]), ...body]);
+    const all = (swap: (i: number) => Uint8Array) => payload(items.map((_, i) => swap(i)));
+    assert.deepEqual(list(all(enc)), good, 'the helpers rebuild the envelope');
+    const cases: Array<[string, Uint8Array]> = [
+      // the nonce 5 as a one-byte string 0x81 0x05 instead of the byte itself
+      ['a byte below 0x80 behind a string prefix', list(all((i) => (i === 1 ? new Uint8Array([0x81, 0x05]) : enc(i))))],
+      // the 20-byte `to` in the long form (0xb8 0x14) that only lengths of 56 or more take
+      ['a short string in the long form', list(all((i) => (i === 5 ? new Uint8Array([0xb8, 20, ...items[5]!]) : enc(i))))],
+      // a length written with a leading zero byte
+      ['a length with a leading zero', list(all((i) => (i === 5 ? new Uint8Array([0xb9, 0, 20, ...items[5]!]) : enc(i))))],
+      // the access list's inner item: an address string in the long form
+      ['an access-list address in the long form', list(all((i) => (i === 8 ? fixAccess(items[8] as unknown as Uint8Array[][]) : enc(i))))],
+      ['bytes after the list', new Uint8Array([...good, 0x00])],
+      ['the list ending early', good.subarray(0, good.length - 1)],
+    ];
+    for (const [what, raw] of cases) {
+      assert.equal(typedSigned(raw, common), undefined, what);
+      assert.deepEqual(signedRaw(raw, common), reference(raw), what);
+    }
+  });
 });
+
+/** the access list [[address, keys]] with the first address written in the long string form */
+function fixAccess(access: Uint8Array[][]): Uint8Array {
+  const [address, keys] = access[0]! as unknown as [Uint8Array, Uint8Array[]];
+  const entry = Buffer.concat([new Uint8Array([0xb8, address.length, ...address]), encode(keys)]);
+  const entryList = entry.length < 56 ? new Uint8Array([0xc0 + entry.length, ...entry]) : new Uint8Array([0xf8, entry.length, ...entry]);
+  return entryList.length < 56 ? new Uint8Array([0xc0 + entryList.length, ...entryList]) : new Uint8Array([0xf8, entryList.length, ...entryList]);
+}
