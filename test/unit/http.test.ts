@@ -44,7 +44,29 @@ const table: MethodTable = {
       return 'late';
     },
   },
+  // the same through onGone (no AbortController): registered at once, and after the client went away
+  eth_goneEarly: {
+    params: [],
+    handler: (_args: unknown[], ctx: CallContext) =>
+      new Promise((r) => {
+        const bound = setTimeout(() => r(gones.push('early: not called')), 5_000);
+        ctx.onGone!(() => (clearTimeout(bound), r(gones.push('early'))));
+        // a dropped callback is not called
+        ctx.onGone!(() => gones.push('dropped'))();
+      }),
+  },
+  eth_goneLate: {
+    params: [],
+    handler: async (_args: unknown[], ctx: CallContext) => {
+      await new Promise<void>((r) => lateRead.push(r));
+      ctx.onGone!(() => gones.push('late'));
+      return 'late';
+    },
+  },
 };
+
+/** what eth_goneEarly / eth_goneLate saw */
+const gones: string[] = [];
 
 /** what eth_watchEarly / eth_watchLate saw of their signals */
 const signals: [string, boolean][] = [];
@@ -326,6 +348,27 @@ describe('http server: lifecycle and limits', () => {
     const r = await running;
     assert.equal(r.body, '{"jsonrpc":"2.0","id":9,"result":"done"}');
     assert.equal(r.headers.connection, 'close');
+  });
+
+  it("a request's onGone callbacks run once when its client closes the connection first, registered before or after the close", async () => {
+    const s = await start();
+    try {
+      const early = connect(s.port, '127.0.0.1');
+      const late = connect(s.port, '127.0.0.1');
+      early.write(rawPost(call(1, 'eth_goneEarly')));
+      late.write(rawPost(call(2, 'eth_goneLate')));
+      while (lateRead.length === 0) await new Promise((r) => setTimeout(r, 10));
+      late.destroy();
+      early.destroy();
+      while (gones.length === 0) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(gones, ['early']);
+      await new Promise((r) => setTimeout(r, 200));
+      lateRead.shift()!();
+      while (gones.length === 1) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(gones, ['early', 'late']);
+    } finally {
+      await s.close();
+    }
   });
 
   it("a request's signal is aborted when its client closes the connection first, read before or after the close", async () => {
