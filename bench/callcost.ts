@@ -11,10 +11,10 @@
  * compiler) and the rest, with the node's whole process tree (CometBFT too in `ferry start`).
  * BENCH_FERRY_NODE_ARGS / BENCH_FERRY_UNBUNDLED work as in bench/ingest.ts (profiles per thread).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, chainInfo, deployToken, devWallet } from './chain.js';
-import { cpuMs, killStartedNodes, startNode, type NodeName } from './nodes.js';
+import { cpuMs, runScript, startNode, threadCpuMs as threads, type NodeName } from './nodes.js';
 import { checkSingle, loadHttpClient, makeClient, runLoad } from './rpc.js';
 import { ensurePeers } from './setup.js';
 
@@ -22,19 +22,6 @@ import { ensurePeers } from './setup.js';
 const PLATFORM_THREADS = 5;
 /** bound on the requests of one round */
 const MAX_ROUND_REQUESTS = 2_000_000;
-
-function threads(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const t of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const f = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      out.set(Number(t), (Number(f[11]) + Number(f[12])) * 10);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out;
-}
 
 const { values: args } = parseArgs({
   options: {
@@ -91,12 +78,4 @@ async function main(): Promise<void> {
   }
 }
 
-process.on('SIGINT', () => {
-  killStartedNodes();
-  process.exit(130);
-});
-main().catch((e: unknown) => {
-  console.error(e);
-  killStartedNodes();
-  process.exit(1);
-});
+runScript(main);
