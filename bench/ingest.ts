@@ -15,13 +15,13 @@
  * writes a profile (bench/profile.ts reads them); BENCH_INGEST_THREADS=1 also prints each thread's µs/tx
  * by its tid's offset from the process id.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TRANSFER_GAS, chainInfo, deployToken, devWallet, pendingNonce, signTx,
   verifyReceipts, waitAllReceipts, type TxFields,
 } from './chain.js';
-import { killStartedNodes, startNode, type NodeName } from './nodes.js';
+import { runScript, startNode, threadCpuMs as threads, type NodeName } from './nodes.js';
 import { loadHttpClient, makeClient, percentile, type RpcClient } from './rpc.js';
 import { ensurePeers } from './setup.js';
 
@@ -29,20 +29,6 @@ import { ensurePeers } from './setup.js';
 const WARMUP_TXS = 400;
 /** bound on one run: sending plus waiting for the receipts */
 const RUN_TIMEOUT_MS = 300_000;
-
-/** Every thread of `pid` (by tid) with the CPU it used so far, ms (utime + stime, in USER_HZ = 100 ticks). */
-function threads(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const t of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const f = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      out.set(Number(t), (Number(f[11]) + Number(f[12])) * 10);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out;
-}
 
 /** V8's platform worker threads (GC and compiler helpers; node's default --v8-pool-size is 4) and node's own start here */
 const PLATFORM_THREADS = 5;
@@ -161,12 +147,4 @@ async function main(): Promise<void> {
   }
 }
 
-process.on('SIGINT', () => {
-  killStartedNodes();
-  process.exit(130);
-});
-main().catch((e: unknown) => {
-  console.error(e);
-  killStartedNodes();
-  process.exit(1);
-});
+runScript(main);

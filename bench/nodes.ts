@@ -338,6 +338,33 @@ export function cpuMs(pid: number): number {
   return (ticks * 1000) / USER_HZ;
 }
 
+/** Runs a bench script's `main`: the nodes it started are killed on Ctrl-C and when it fails. */
+export function runScript(main: () => Promise<void>): void {
+  process.on('SIGINT', () => {
+    killStartedNodes();
+    process.exit(130);
+  });
+  main().catch((e: unknown) => {
+    console.error(e);
+    killStartedNodes();
+    process.exit(1);
+  });
+}
+
+/** Every thread of `pid` (by tid) with the CPU it used so far, ms (utime + stime of /proc/<pid>/task/<tid>/stat). */
+export function threadCpuMs(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      out.set(Number(t), ((Number(f[11]) + Number(f[12])) * 1000) / USER_HZ);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
 /** Peak resident set (VmHWM) of the node's process and its descendants, in MiB. */
 export function peakRssMiB(pid: number): { mib: number; processes: number } {
   let kib = 0;

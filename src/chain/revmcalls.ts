@@ -21,7 +21,44 @@ import { EvmTimeoutError } from '../evm/vmerrors.js';
 import type { FlatState } from '../store/flatstate.js';
 
 const ZERO32 = Buffer.alloc(32);
+const ZERO20 = new Uint8Array(20);
+const EMPTY = new Uint8Array(0);
 const NO_ACCOUNT = null;
+
+/**
+ * One RLP string item of `rlp` at `at` (a single byte below 0x80, or a short string): its start, length
+ * and the end of the item; undefined for any other form (a long string, a list).
+ */
+function shortItem(rlp: Uint8Array, at: number): [start: number, length: number, end: number] | undefined {
+  const b = rlp[at];
+  if (b === undefined) return undefined;
+  if (b < 0x80) return [at, 1, at + 1];
+  if (b > 0xb7) return undefined;
+  return [at + 1, b - 0x80, at + 1 + b - 0x80];
+}
+
+/**
+ * The flat state's account RLP [nonce, balance, storage root, code hash] (store/flatstate.ts) in the
+ * addon's layout, balance (32) ‖ nonce (8) ‖ code hash (32), the integers big-endian right-aligned (RLP
+ * strips their leading zeros), read in place without decoding the list into arrays; undefined when
+ * the RLP is not in that plain shape (RLP.decode then reads it).
+ */
+export function packAccount(rlp: Uint8Array): Buffer | undefined {
+  const h = rlp[0];
+  // the list's header: short (0xc0-0xf7) or with a one-byte length (0xf8); an account is under 256 bytes
+  const first = h !== undefined && h >= 0xc0 && h <= 0xf7 ? 1 : h === 0xf8 ? 2 : 0;
+  if (first === 0 || (first === 1 ? h! - 0xc0 : rlp[1]!) !== rlp.length - first) return undefined;
+  const nonce = shortItem(rlp, first);
+  const balance = nonce && shortItem(rlp, nonce[2]);
+  const root = balance && shortItem(rlp, balance[2]);
+  const hash = root && shortItem(rlp, root[2]);
+  if (!hash || hash[2] !== rlp.length || hash[1] !== 32 || nonce![1] > 8 || balance![1] > 32) return undefined;
+  const out = Buffer.alloc(72);
+  out.set(rlp.subarray(balance![0], balance![0] + balance![1]), 32 - balance![1]);
+  out.set(rlp.subarray(nonce![0], nonce![0] + nonce![1]), 40 - nonce![1]);
+  out.set(rlp.subarray(hash[0], hash[0] + 32), 40);
+  return out;
+}
 
 function padded(v: Uint8Array): Buffer {
   if (v.length === 32) return Buffer.from(v.buffer, v.byteOffset, 32);
@@ -53,13 +90,19 @@ export class RevmCalls {
     return new RevmCalls(addon, flat, blockHash, new ForkSchedule(chainId, rules), Number(chainId), onConsoleLog);
   }
 
+  /** the state of the last height called at (calls at one height in a row share it) */
+  private last: { height: number; state: RevmState } | undefined;
+
   /** the state at `height`, as the addon reads it */
   private state(height: number): RevmState {
+    if (this.last?.height === height) return this.last.state;
     const flat = this.flat;
-    return {
+    const state: RevmState = {
       account(address) {
         const rlp = flat.account(address, height);
         if (rlp === undefined) return NO_ACCOUNT;
+        const packed = packAccount(rlp);
+        if (packed !== undefined) return packed;
         const [nonce, balance, , codeHash] = RLP.decode(rlp) as Uint8Array[];
         // big-endian integers right-aligned in their fields (RLP strips their leading zeros); no bigint on the way
         const out = Buffer.alloc(72);
@@ -81,6 +124,8 @@ export class RevmCalls {
         return h === undefined ? ZERO32 : padded(h);
       },
     };
+    this.last = { height, state };
+    return state;
   }
 
   /**
@@ -96,15 +141,16 @@ export class RevmCalls {
     const input: RevmCallInput = {
       spec: revmSpec(this.forks.forkAt(ctx.timestamp)),
       chainId: this.chainId,
-      from: padded20(c.from),
-      to: c.to === undefined ? undefined : Buffer.from(c.to),
+      // the addon reads byte fields in place (any Uint8Array): no copies
+      from: c.from ?? ZERO20,
+      to: c.to,
       value: ZERO32,
-      data: c.data === undefined ? Buffer.alloc(0) : Buffer.from(c.data),
+      data: c.data ?? EMPTY,
       gas: Number(c.gas),
       gasPrice: ZERO32,
       number: Number(ctx.number),
       timestamp: Number(ctx.timestamp),
-      coinbase: Buffer.from(ctx.coinbase),
+      coinbase: ctx.coinbase,
       // a call without fee fields sees BASEFEE 0 (go-ethereum core/vm/evm.go NewEVM: NoBaseFee with a zero
       // fee cap and tip zeroes the context's base fee), and revm takes only such calls
       baseFee: ZERO32,
@@ -141,8 +187,4 @@ export class RevmCalls {
         return undefined;
     }
   }
-}
-
-function padded20(a: Uint8Array | undefined): Buffer {
-  return a === undefined ? Buffer.alloc(20) : Buffer.from(a);
 }

@@ -16,21 +16,22 @@ import type { CallEngine } from '../config/options.js';
 export const REVM_ADDON_FILE = 'ferry_revm_call.node';
 
 
+/** A call's input; the addon reads the byte fields in place (any Uint8Array, not copied). */
 export interface RevmCallInput {
   spec: string;
   chainId: number;
-  from: Buffer;
-  to?: Buffer;
-  value: Buffer;
-  data: Buffer;
+  from: Uint8Array;
+  to?: Uint8Array;
+  value: Uint8Array;
+  data: Uint8Array;
   gas: number;
-  gasPrice: Buffer;
+  gasPrice: Uint8Array;
   number: number;
   timestamp: number;
-  coinbase: Buffer;
-  baseFee: Buffer;
+  coinbase: Uint8Array;
+  baseFee: Uint8Array;
   gasLimit: number;
-  prevrandao: Buffer;
+  prevrandao: Uint8Array;
   /** epoch ms at which the call stops with status "timeout"; Infinity: never */
   deadline: number;
   /** keep the input of each console.log call (RevmCallOutput.console) */

@@ -20,6 +20,8 @@ export interface CallContext {
    * WebSocket: the connection closed): long jobs (calls, traces) stop.
    */
   readonly signal?: AbortSignal;
+  /** `signal` without an AbortController: `cb` runs once when the client goes away; returns its removal */
+  readonly onGone?: (cb: () => void) => () => void;
   /**
    * HTTP: epoch ms by which the answer must be written, before the server's timeout cuts the
    * connection; a long job answers a JSON-RPC error by then instead. Undefined: no such limit.

@@ -73,7 +73,12 @@ class Slot implements Task {
   }
 
   get doomed(): boolean {
-    return this.cancelled || Date.now() > this.deadline;
+    return this.doomedAt(Date.now());
+  }
+
+  /** @internal doomed at `now` (epoch ms): the scheduler reads the clock once per choice */
+  doomedAt(now: number): boolean {
+    return this.cancelled || now > this.deadline;
   }
 }
 
@@ -133,13 +138,17 @@ export class SliceScheduler {
 
   private dispatch(): void {
     if (this.running || this.ready.length === 0) return;
+    const now = Date.now();
     let best = 0;
+    let bd = this.ready[0]!.doomedAt(now);
     for (let i = 1; i < this.ready.length; i++) {
       const a = this.ready[i]!;
       const b = this.ready[best]!;
-      const ad = a.doomed;
-      const bd = b.doomed;
-      if (ad !== bd ? ad : a.attained < b.attained || (a.attained === b.attained && a.seq < b.seq)) best = i;
+      const ad = a.doomedAt(now);
+      if (ad !== bd ? ad : a.attained < b.attained || (a.attained === b.attained && a.seq < b.seq)) {
+        best = i;
+        bd = ad;
+      }
     }
     const slot = this.ready.splice(best, 1)[0]!;
     this.running = slot;

@@ -158,24 +158,30 @@ export class CallPool implements SimulatorPort {
     for (const s of this.slots) if (!best || s.pending.size < best.pending.size) best = s;
     if (!best) return Promise.reject(unavailable('no call worker available'));
     if (best.pending.size >= CALL_QUEUE_PER_WORKER) return Promise.reject(limitExceeded(CALLS_BUSY_MESSAGE));
-    const signal = origin?.signal;
+    // a transport with `onGone` (HTTP) is watched without its AbortSignal, which it would make for this call only
+    const signal = origin?.onGone === undefined ? origin?.signal : undefined;
     if (signal?.aborted) return Promise.reject(cancelled(CALL_CANCELLED_MESSAGE));
     const id = this.nextId++;
     const slot = best;
     const deadline = this.evmTimeoutMs > 0 ? Date.now() + this.evmTimeoutMs : Infinity;
     return new Promise<T>((resolve, reject) => {
+      let unwatch: (() => void) | undefined;
       const onAbort = () => {
         if (!slot.pending.delete(id)) return;
         post(slot, { op: 'cancel', id });
         reject(cancelled(CALL_CANCELLED_MESSAGE));
       };
-      const done = () => signal?.removeEventListener('abort', onAbort);
       slot.pending.set(id, {
-        resolve: (v) => (done(), resolve(v as T)),
-        reject: (e) => (done(), reject(e)),
+        resolve: (v) => (unwatch?.(), resolve(v as T)),
+        reject: (e) => (unwatch?.(), reject(e)),
       });
-      signal?.addEventListener('abort', onAbort, { once: true });
       post(slot, { op, id, req, n, overrides, block, deadline, client: origin?.client ?? '', ...(simulate ? { simulate } : {}) });
+      // a client already gone cancels the job at once: its cancel follows it in the same message
+      if (origin?.onGone !== undefined) unwatch = origin.onGone(onAbort);
+      else if (signal !== undefined) {
+        signal.addEventListener('abort', onAbort, { once: true });
+        unwatch = () => signal.removeEventListener('abort', onAbort);
+      }
     });
   }
 

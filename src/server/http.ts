@@ -13,7 +13,8 @@
  * Timeouts map Evmos' http-timeout to header, whole-request and socket-inactivity timeouts, and
  * http-idle-timeout to the keep-alive idle timeout. A request's context carries the moment its answer
  * is due (`answerBy`, a margin before the inactivity timeout would cut the connection) and a signal
- * aborted when the client closes the connection before its answer (`signal`). max-open-connections uses Node's
+ * aborted when the client closes the connection before its answer (`signal`, or `onGone` without an
+ * AbortController). max-open-connections uses Node's
  * server.maxConnections: connections over the limit are closed at once (Go's LimitListener makes
  * them wait instead).
  */
@@ -22,6 +23,8 @@ import { closeGracefully, listen } from './listen.js';
 import type { Dispatcher } from '../jsonrpc/core.js';
 import type { CallContext } from '../jsonrpc/types.js';
 import type { Logger } from '../lib/log.js';
+
+const noop = (): void => undefined;
 
 export interface HttpLimits {
   /** max request body bytes */
@@ -201,11 +204,14 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
     // AbortController is made only when a handler asks for its signal: most calls never do
     // (docs/benchmarks.md "The RPC thread per transfer")
     let gone: AbortController | undefined;
+    /** the callbacks of `onGone`, run once when the client goes away before its answer */
+    let onGone: (() => void)[] | undefined;
     let closedEarly = false;
     res.once('close', () => {
       if (res.writableFinished) return;
       closedEarly = true;
       gone?.abort();
+      if (onGone !== undefined) for (const cb of onGone.splice(0)) cb();
     });
     const ctx: CallContext = {
       transport: 'http',
@@ -217,6 +223,17 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServerHand
           if (closedEarly) gone.abort();
         }
         return gone.signal;
+      },
+      onGone(cb: () => void): () => void {
+        if (closedEarly) {
+          cb();
+          return noop;
+        }
+        (onGone ??= []).push(cb);
+        return () => {
+          const i = onGone!.indexOf(cb);
+          if (i >= 0) onGone!.splice(i, 1);
+        };
       },
       answerBy: timeoutMs > 0 ? Date.now() + Math.max(0, timeoutMs - answerMarginMs(timeoutMs)) : undefined,
     };

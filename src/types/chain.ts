@@ -148,6 +148,11 @@ export interface CallOrigin {
   readonly client?: string;
   /** aborted when the client has gone away: the job stops */
   readonly signal?: AbortSignal;
+  /**
+   * The same as `signal` without an AbortController per request (HTTP, docs/benchmarks.md "eth_call per
+   * thread"): `cb` runs once if the client goes away (at once if it has); the returned function drops it.
+   */
+  readonly onGone?: (cb: () => void) => () => void;
   /** epoch ms by which the transport needs the answer (HTTP: before http-timeout cuts the connection) */
   readonly answerBy?: number;
 }

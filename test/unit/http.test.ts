@@ -44,7 +44,29 @@ const table: MethodTable = {
       return 'late';
     },
   },
+  // the same through onGone (no AbortController): registered at once, and after the client went away
+  eth_goneEarly: {
+    params: [],
+    handler: (_args: unknown[], ctx: CallContext) =>
+      new Promise((r) => {
+        const bound = setTimeout(() => r(gones.push('early: not called')), 5_000);
+        ctx.onGone!(() => (clearTimeout(bound), r(gones.push('early'))));
+        // a dropped callback is not called
+        ctx.onGone!(() => gones.push('dropped'))();
+      }),
+  },
+  eth_goneLate: {
+    params: [],
+    handler: async (_args: unknown[], ctx: CallContext) => {
+      await new Promise<void>((r) => lateRead.push(r));
+      ctx.onGone!(() => gones.push('late'));
+      return 'late';
+    },
+  },
 };
+
+/** what eth_goneEarly / eth_goneLate saw */
+const gones: string[] = [];
 
 /** what eth_watchEarly / eth_watchLate saw of their signals */
 const signals: [string, boolean][] = [];
@@ -328,22 +350,42 @@ describe('http server: lifecycle and limits', () => {
     assert.equal(r.headers.connection, 'close');
   });
 
+  /**
+   * `earlyMethod` and `lateMethod` on two connections the client closes before their answers; the late
+   * one goes on 200 ms after the close. Waits for one entry in `seen`, then a second; returns the first.
+   */
+  async function closeBeforeAnswers(port: number, earlyMethod: string, lateMethod: string, seen: unknown[]): Promise<unknown[]> {
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const early = connect(port, '127.0.0.1');
+    const late = connect(port, '127.0.0.1');
+    early.write(rawPost(call(1, earlyMethod)));
+    late.write(rawPost(call(2, lateMethod)));
+    while (lateRead.length === 0) await pause(10);
+    late.destroy();
+    early.destroy();
+    while (seen.length === 0) await pause(10);
+    const first = [...seen];
+    // the late connection closed before the early one, whose close the server has seen: give it a moment more
+    await pause(200);
+    lateRead.shift()!();
+    while (seen.length === 1) await pause(10);
+    return first;
+  }
+
+  it("a request's onGone callbacks run once when its client closes the connection first, registered before or after the close", async () => {
+    const s = await start();
+    try {
+      assert.deepEqual(await closeBeforeAnswers(s.port, 'eth_goneEarly', 'eth_goneLate', gones), ['early']);
+      assert.deepEqual(gones, ['early', 'late']);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("a request's signal is aborted when its client closes the connection first, read before or after the close", async () => {
     const s = await start();
     try {
-      const early = connect(s.port, '127.0.0.1');
-      const late = connect(s.port, '127.0.0.1');
-      early.write(rawPost(call(1, 'eth_watchEarly')));
-      late.write(rawPost(call(2, 'eth_watchLate')));
-      while (lateRead.length === 0) await new Promise((r) => setTimeout(r, 10));
-      late.destroy();
-      early.destroy();
-      while (signals.length === 0) await new Promise((r) => setTimeout(r, 10));
-      assert.deepEqual(signals, [['early', true]]);
-      // the late connection closed before the early one, whose close the server has seen: give it a moment more
-      await new Promise((r) => setTimeout(r, 200));
-      lateRead.shift()!();
-      while (signals.length === 1) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(await closeBeforeAnswers(s.port, 'eth_watchEarly', 'eth_watchLate', signals), [['early', true]]);
       assert.deepEqual(signals[1], ['late', true]);
     } finally {
       await s.close();

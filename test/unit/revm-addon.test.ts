@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { keccak256 } from '../../src/evm/common.js';
 import { haltError, loadRevm, revmSpec, type RevmCallInput } from '../../src/evm/revm.js';
 
 const { addon, why } = loadRevm();
@@ -75,6 +76,35 @@ describe('revm addon', () => {
     assert.equal(out.status, 'success');
     assert.equal(out.output.toString('hex'), '11'.repeat(32));
     assert.ok(reads.includes('storage'));
+  });
+
+  it('reads a code once per hash, and each call sees only its own state', { skip: addon ? false : why }, () => {
+    // PUSH1 0x01 SLOAD PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN: answers storage slot 1
+    const code = Buffer.from('600154600052602060' + '00f3', 'hex');
+    const codeHash = Buffer.from(keccak256(code));
+    const fake = Buffer.alloc(32, 0x55);
+    let codeReads = 0;
+    const call = (hash: Buffer, codeOf: Buffer, slot1: number) =>
+      addon!.call(
+        input({}),
+        (a) => {
+          if (!a.equals(target)) return null;
+          const acct = Buffer.alloc(72);
+          hash.copy(acct, 40);
+          return acct;
+        },
+        (h) => (codeReads++, h.equals(hash) ? codeOf : Buffer.alloc(0)),
+        (_a, slot) => Buffer.alloc(32, slot[31] === 1 ? slot1 : 0),
+        () => Buffer.alloc(32),
+      );
+    for (const slot1 of [0x11, 0x22, 0x33]) assert.equal(call(codeHash, code, slot1).output.toString('hex'), slot1.toString(16).repeat(32));
+    // the code under its true hash was read once; storage is read again on each call
+    assert.equal(codeReads, 1);
+    // a made-up hash is asked each time, so the code it stands for in one call is not reused in another
+    assert.equal(call(fake, code, 0x44).output.toString('hex'), '44'.repeat(32));
+    // STOP under the same made-up hash: an empty answer
+    assert.equal(call(fake, Buffer.from('00', 'hex'), 0x44).output.length, 0);
+    assert.equal(codeReads, 3);
   });
 
   it('names the halts whose geth text ferry knows, and no others', () => {

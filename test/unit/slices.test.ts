@@ -43,6 +43,22 @@ describe('SliceScheduler', () => {
     assert.deepEqual(done.slice(1).sort(), ['long-a', 'long-b']);
   });
 
+  it('a task past its deadline is resumed before the others (to stop), then the oldest of equals', async () => {
+    const sched = new SliceScheduler();
+    const order: string[] = [];
+    const first = await sched.enter(Infinity);
+    const wait = (name: string, deadline: number) =>
+      sched.enter(deadline).then((t) => {
+        order.push(name);
+        t.leave();
+      });
+    // entered while `first` holds the thread: late is third in line, past its deadline
+    const all = [wait('a', Infinity), wait('b', Infinity), wait('late', Date.now() - 1), wait('c', Infinity)];
+    first.leave();
+    await Promise.all(all);
+    assert.deepEqual(order, ['late', 'a', 'b', 'c']);
+  });
+
   it('a cancelled task throws TaskCancelled at its next pass and frees the thread', async () => {
     const sched = new SliceScheduler();
     const t1 = await sched.enter(Infinity);

@@ -7,17 +7,21 @@
 //! - code(hash32) -> Buffer (the bytecode; empty if unknown)
 //! - storage(address20, slot32) -> 32 bytes
 //! - blockHash(number as f64) -> 32 bytes
-use napi::bindgen_prelude::{Buffer, FnArgs, Function};
+use napi::bindgen_prelude::{Buffer, BufferSlice, FnArgs, Function};
+use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 use revm::context::result::{EVMError, ExecutionResult, Output};
 use revm::context::{BlockEnv, CfgEnv, ContextTr, TxEnv};
+use revm::handler::{ExecuteEvm, MainnetContext, MainnetEvm};
 use revm::database_interface::{DBErrorMarker, Database};
 use revm::interpreter::interpreter::EthInterpreter;
 use revm::interpreter::{CallInputs, CallOutcome, InstructionResult, Interpreter};
 use revm::primitives::hardfork::SpecId;
-use revm::primitives::{Address, Bytes, StorageKey, StorageValue, TxKind, B256, U256};
+use revm::primitives::{keccak256, Address, Bytes, HashMap, StorageKey, StorageValue, TxKind, B256, U256};
 use revm::state::{AccountInfo, Bytecode};
 use revm::{Context, InspectEvm, Inspector, MainBuilder, MainContext};
+use std::cell::RefCell;
+use std::ptr;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -85,27 +89,91 @@ impl std::fmt::Display for JsDbError {
 impl std::error::Error for JsDbError {}
 impl DBErrorMarker for JsDbError {}
 
-fn js_err(e: napi::Error) -> JsDbError {
-    JsDbError(e.reason.clone())
+/// The four state callbacks of the call running now, as raw N-API handles: valid only while that
+/// call's `call` runs on this thread (set at its start, cleared at its end). Arguments go to JavaScript
+/// as Buffers copied into V8's heap and answers are copied out at once, so no N-API reference,
+/// external buffer or finalizer is made per read (napi-rs' `Buffer` makes one of each).
+#[derive(Clone, Copy)]
+struct Js {
+    env: sys::napi_env,
+    account: sys::napi_value,
+    code: sys::napi_value,
+    storage: sys::napi_value,
+    block_hash: sys::napi_value,
 }
 
-struct JsDb<'a> {
-    account: &'a Function<'a, Buffer, Option<Buffer>>,
-    code: &'a Function<'a, Buffer, Buffer>,
-    storage: &'a Function<'a, FnArgs<(Buffer, Buffer)>, Buffer>,
-    block_hash: &'a Function<'a, f64, Buffer>,
+impl Js {
+    fn buffer(&self, bytes: &[u8]) -> Result<sys::napi_value, JsDbError> {
+        let mut out = ptr::null_mut();
+        let status = unsafe { sys::napi_create_buffer_copy(self.env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut out) };
+        if status != sys::Status::napi_ok {
+            return Err(JsDbError(format!("creating an argument failed (N-API status {status})")));
+        }
+        Ok(out)
+    }
+
+    /// `f(args)`; a callback that threw leaves its exception pending, and the call ends with it
+    fn call(&self, f: sys::napi_value, args: &[sys::napi_value]) -> Result<sys::napi_value, JsDbError> {
+        let mut this = ptr::null_mut();
+        let mut out = ptr::null_mut();
+        let status = unsafe {
+            sys::napi_get_undefined(self.env, &mut this);
+            sys::napi_call_function(self.env, this, f, args.len(), args.as_ptr(), &mut out)
+        };
+        if status != sys::Status::napi_ok {
+            return Err(JsDbError(format!("the callback threw (N-API status {status})")));
+        }
+        Ok(out)
+    }
+
+    /// the bytes of a Buffer answer, or None for null / undefined
+    fn bytes(&self, v: sys::napi_value, what: &str) -> Result<Option<&[u8]>, JsDbError> {
+        let mut kind = 0;
+        unsafe { sys::napi_typeof(self.env, v, &mut kind) };
+        if kind == sys::ValueType::napi_null || kind == sys::ValueType::napi_undefined {
+            return Ok(None);
+        }
+        let mut data = ptr::null_mut();
+        let mut len = 0usize;
+        let status = unsafe { sys::napi_get_buffer_info(self.env, v, &mut data, &mut len) };
+        if status != sys::Status::napi_ok {
+            return Err(JsDbError(format!("{what}: the answer is not a Buffer")));
+        }
+        Ok(Some(if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(data as *const u8, len) } }))
+    }
+}
+
+/// Analysed bytecode kept by code hash across calls (code is immutable under its hash), so a contract
+/// called again is neither read through the callback nor analysed for jump destinations again; code is
+/// kept only when its keccak is the hash it was asked by.
+/// Bounded by MAX_CACHED_CODES entries and MAX_CACHED_CODE_BYTES bytes; when full it starts over.
+const MAX_CACHED_CODES: usize = 1024;
+const MAX_CACHED_CODE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The state revm reads: the running call's callbacks, and the code cache.
+struct JsDb {
+    js: Option<Js>,
+    codes: HashMap<B256, Bytecode>,
+    code_bytes: usize,
 }
 
 fn word(b: &[u8], what: &str) -> Result<[u8; 32], JsDbError> {
     <[u8; 32]>::try_from(b).map_err(|_| JsDbError(format!("{what}: expected 32 bytes, got {}", b.len())))
 }
 
-impl Database for JsDb<'_> {
+impl JsDb {
+    fn js(&self) -> Result<Js, JsDbError> {
+        self.js.ok_or_else(|| JsDbError("no call is running".into()))
+    }
+}
+
+impl Database for JsDb {
     type Error = JsDbError;
 
     fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, JsDbError> {
-        let got = self.account.call(Buffer::from(address.as_slice().to_vec())).map_err(js_err)?;
-        let Some(raw) = got else { return Ok(None) };
+        let js = self.js()?;
+        let got = js.call(js.account, &[js.buffer(address.as_slice())?])?;
+        let Some(raw) = js.bytes(got, "account")? else { return Ok(None) };
         if raw.len() != 72 {
             return Err(JsDbError(format!("account: expected 72 bytes, got {}", raw.len())));
         }
@@ -118,43 +186,97 @@ impl Database for JsDb<'_> {
     }
 
     fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, JsDbError> {
-        let raw = self.code.call(Buffer::from(code_hash.as_slice().to_vec())).map_err(js_err)?;
-        Ok(Bytecode::new_raw(Bytes::copy_from_slice(&raw)))
+        if let Some(code) = self.codes.get(&code_hash) {
+            return Ok(code.clone());
+        }
+        let js = self.js()?;
+        let got = js.call(js.code, &[js.buffer(code_hash.as_slice())?])?;
+        let raw = js.bytes(got, "code")?.unwrap_or(&[]);
+        let code = Bytecode::new_raw(Bytes::copy_from_slice(raw));
+        // kept only under its true hash (an unknown hash answers empty code, which may be known at a
+        // later height; a caller's made-up hash must not stand for other code in a later call)
+        if !raw.is_empty() && keccak256(raw) == code_hash {
+            if self.codes.len() >= MAX_CACHED_CODES || self.code_bytes + raw.len() > MAX_CACHED_CODE_BYTES {
+                self.codes.clear();
+                self.code_bytes = 0;
+            }
+            self.code_bytes += raw.len();
+            self.codes.insert(code_hash, code.clone());
+        }
+        Ok(code)
     }
 
     fn storage(&mut self, address: Address, index: StorageKey) -> Result<StorageValue, JsDbError> {
-        let args = (Buffer::from(address.as_slice().to_vec()), Buffer::from(index.to_be_bytes::<32>().to_vec()));
-        let raw = self.storage.call(FnArgs::from(args)).map_err(js_err)?;
-        Ok(U256::from_be_bytes(word(&raw, "storage")?))
+        let js = self.js()?;
+        let args = [js.buffer(address.as_slice())?, js.buffer(&index.to_be_bytes::<32>())?];
+        let got = js.call(js.storage, &args)?;
+        let raw = js.bytes(got, "storage")?.ok_or_else(|| JsDbError("storage: no answer".into()))?;
+        Ok(U256::from_be_bytes(word(raw, "storage")?))
     }
 
     fn block_hash(&mut self, number: u64) -> Result<B256, JsDbError> {
-        let raw = self.block_hash.call(number as f64).map_err(js_err)?;
-        Ok(B256::from(word(&raw, "block hash")?))
+        let js = self.js()?;
+        let mut n = ptr::null_mut();
+        unsafe { sys::napi_create_double(js.env, number as f64, &mut n) };
+        let got = js.call(js.block_hash, &[n])?;
+        let raw = js.bytes(got, "block hash")?.ok_or_else(|| JsDbError("block hash: no answer".into()))?;
+        Ok(B256::from(word(raw, "block hash")?))
     }
 }
 
-/// One call's transaction and block environment.
+type CallEvm = MainnetEvm<MainnetContext<JsDb>, Watch>;
+
+/// One revm kept per thread (a call worker) and used call after call: building one per call allocated
+/// its eight preallocated frames (each a 32 KiB stack) and the instruction table every time, which was
+/// most of the addon's time for a short call. Rebuilt when the hardfork or the chain id changes.
+struct Engine {
+    spec: SpecId,
+    chain_id: u64,
+    evm: CallEvm,
+}
+
+impl Engine {
+    fn new(spec: SpecId, chain_id: u64) -> Engine {
+        let mut cfg = CfgEnv::new_with_spec(spec);
+        cfg.chain_id = chain_id;
+        // eth_call: no nonce check, and the block's gas limit does not bound the call (go-ethereum
+        // internal/ethapi/api.go doCall sets NoBaseFee and skips the nonce check the same way)
+        cfg.disable_nonce_check = true;
+        cfg.disable_block_gas_limit = true;
+        cfg.disable_base_fee = true;
+        cfg.tx_gas_limit_cap = Some(u64::MAX);
+        let db = JsDb { js: None, codes: HashMap::default(), code_bytes: 0 };
+        let watch = Watch { deadline_ms: f64::INFINITY, steps: 0, timed_out: false, console: None };
+        Engine { spec, chain_id, evm: Context::mainnet().with_db(db).with_cfg(cfg).build_mainnet_with_inspector(watch) }
+    }
+}
+
+thread_local! {
+    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+}
+
+/// One call's transaction and block environment. The byte fields are read in place (BufferSlice: no
+/// N-API reference per field, as napi-rs' `Buffer` would make).
 #[napi(object)]
-pub struct CallInput {
+pub struct CallInput<'a> {
     /// hardfork name as revm spells it ("Cancun", "Prague", ...)
     pub spec: String,
     pub chain_id: f64,
-    pub from: Buffer,
+    pub from: BufferSlice<'a>,
     /// absent: contract creation
-    pub to: Option<Buffer>,
+    pub to: Option<BufferSlice<'a>>,
     /// 32 bytes
-    pub value: Buffer,
-    pub data: Buffer,
+    pub value: BufferSlice<'a>,
+    pub data: BufferSlice<'a>,
     pub gas: f64,
     /// 32 bytes; the effective gas price the caller asked for (0 when none)
-    pub gas_price: Buffer,
+    pub gas_price: BufferSlice<'a>,
     pub number: f64,
     pub timestamp: f64,
-    pub coinbase: Buffer,
-    pub base_fee: Buffer,
+    pub coinbase: BufferSlice<'a>,
+    pub base_fee: BufferSlice<'a>,
     pub gas_limit: f64,
-    pub prevrandao: Buffer,
+    pub prevrandao: BufferSlice<'a>,
     /// epoch ms at which the call stops with status "timeout"; not finite: never
     pub deadline: f64,
     /// keep the input of each console.log call (CallOutput.console)
@@ -183,14 +305,14 @@ pub struct CallOutput {
     pub console: Vec<Buffer>,
 }
 
-fn u256_of(b: &Buffer, what: &str) -> napi::Result<U256> {
+fn u256_of(b: &[u8], what: &str) -> napi::Result<U256> {
     if b.len() > 32 {
         return Err(napi::Error::from_reason(format!("{what}: more than 32 bytes")));
     }
     Ok(U256::from_be_slice(b))
 }
 
-fn address_of(b: &Buffer, what: &str) -> napi::Result<Address> {
+fn address_of(b: &[u8], what: &str) -> napi::Result<Address> {
     if b.len() != 20 {
         return Err(napi::Error::from_reason(format!("{what}: expected 20 bytes")));
     }
@@ -211,7 +333,8 @@ fn buf(b: &[u8]) -> Buffer {
 /// Executes one call against the state the callbacks answer; nothing is written anywhere.
 #[napi]
 pub fn call<'a>(
-    input: CallInput,
+    env: Env,
+    input: CallInput<'a>,
     account: Function<'a, Buffer, Option<Buffer>>,
     code: Function<'a, Buffer, Buffer>,
     storage: Function<'a, FnArgs<(Buffer, Buffer)>, Buffer>,
@@ -219,14 +342,7 @@ pub fn call<'a>(
 ) -> napi::Result<CallOutput> {
     let spec = SpecId::from_str(&input.spec)
         .map_err(|_| napi::Error::from_reason(format!("unknown hardfork {}", input.spec)))?;
-    let mut cfg = CfgEnv::new_with_spec(spec);
-    cfg.chain_id = u64_of(input.chain_id, "chainId")?;
-    // eth_call: no nonce check, and the block's gas limit does not bound the call (go-ethereum
-    // internal/ethapi/api.go doCall sets NoBaseFee and skips the nonce check the same way)
-    cfg.disable_nonce_check = true;
-    cfg.disable_block_gas_limit = true;
-    cfg.disable_base_fee = true;
-    cfg.tx_gas_limit_cap = Some(u64::MAX);
+    let chain_id = u64_of(input.chain_id, "chainId")?;
 
     let mut block = BlockEnv::default();
     block.number = U256::from(u64_of(input.number, "number")?);
@@ -248,17 +364,38 @@ pub fn call<'a>(
     tx.gas_limit = u64_of(input.gas, "gas")?;
     tx.gas_price = u128::try_from(u256_of(&input.gas_price, "gasPrice")?)
         .map_err(|_| napi::Error::from_reason("gasPrice: above 2^128"))?;
-    tx.chain_id = Some(cfg.chain_id);
+    tx.chain_id = Some(chain_id);
 
-    let db = JsDb { account: &account, code: &code, storage: &storage, block_hash: &block_hash };
+    let js = Js { env: env.raw(), account: account.raw(), code: code.raw(), storage: storage.raw(), block_hash: block_hash.raw() };
     let watch = Watch {
         deadline_ms: input.deadline,
         steps: 0,
         timed_out: false,
         console: if input.console { Some(Vec::new()) } else { None },
     };
-    let mut evm = Context::mainnet().with_db(db).with_block(block).with_cfg(cfg).build_mainnet_with_inspector(watch);
+    ENGINE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) => {
+            if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
+                *kept = Some(Engine::new(spec, chain_id));
+            }
+            run(kept.as_mut().unwrap(), js, block, tx, watch)
+        }
+        // a callback that called back into the addon: that inner call gets an engine of its own
+        Err(_) => run(&mut Engine::new(spec, chain_id), js, block, tx, watch),
+    })
+}
+
+/// The call on `engine`, which is left clean for the next one (journal finalized, callbacks dropped).
+fn run(engine: &mut Engine, js: Js, block: BlockEnv, tx: TxEnv, watch: Watch) -> napi::Result<CallOutput> {
+    let evm = &mut engine.evm;
+    evm.ctx.journaled_state.database.js = Some(js);
+    evm.ctx.block = block;
+    *evm.ctx.error() = Ok(());
+    evm.inspector = watch;
     let outcome = evm.inspect_one_tx(tx);
+    // the call's state changes are dropped (what transact does after transact_one)
+    let _ = evm.finalize();
+    evm.ctx.journaled_state.database.js = None;
     let console: Vec<Buffer> = evm.inspector.console.take().unwrap_or_default().iter().map(|b| buf(b)).collect();
     if evm.inspector.timed_out {
         return Ok(CallOutput {
