@@ -31,8 +31,16 @@ interface SlotRecord {
   slots: Map<string, Uint8Array>;
 }
 
+/**
+ * A journaled account: the RLP it was read as, or the fields a putAccount gave — encoded only when the
+ * block ends (commitToTrie). ethereumjs puts the same accounts several times per tx (the sender's nonce
+ * and fee, the value transfer, the refund, the coinbase's fee), so encoding each put was wasted work
+ * (docs/benchmarks.md "ERC-20 execution on the chain thread").
+ */
+type Journaled = Uint8Array | AccountFieldsOf;
+
 type Undo =
-  | { t: 0; k: string; prev: Uint8Array | null | undefined }
+  | { t: 0; k: string; prev: Journaled | null | undefined }
   | { t: 1; k: string; s: string; prev: Uint8Array | undefined }
   | { t: 2; k: string; prev: SlotRecord | undefined };
 
@@ -47,9 +55,18 @@ const bytes = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
 type AccountFieldsOf = readonly [nonce: bigint, balance: bigint, storageRoot: Uint8Array, codeHash: Uint8Array];
 const decoded = new WeakMap<Uint8Array, AccountFieldsOf>();
 
-function accountOf(rlp: Uint8Array): Account {
-  const f = fieldsOf(rlp);
+function accountOf(e: Journaled): Account {
+  const f = fieldsOfJournaled(e);
   return new Account(f[0], f[1], f[2], f[3]);
+}
+
+function fieldsOfJournaled(e: Journaled): AccountFieldsOf {
+  return e instanceof Uint8Array ? fieldsOf(e) : e;
+}
+
+/** the account's RLP as the trie stores it (its encoding is canonical) */
+function rlpOfJournaled(e: Journaled): Uint8Array {
+  return e instanceof Uint8Array ? e : accountRlp(e[0], e[1], e[2], e[3]);
 }
 
 /** the decoded fields of an account RLP, decoded once and kept while the RLP lives */
@@ -65,7 +82,7 @@ function fieldsOf(rlp: Uint8Array): AccountFieldsOf {
 
 export class FlatStateManager implements StateManagerInterface {
   /** address hex → account RLP (null: deleted) written since `at` */
-  private accounts = new Map<string, Uint8Array | null>();
+  private accounts = new Map<string, Journaled | null>();
   private storage = new Map<string, SlotRecord>();
   /** code hash hex → code put since `at` */
   private codes = new Map<string, Uint8Array>();
@@ -105,7 +122,7 @@ export class FlatStateManager implements StateManagerInterface {
     if (top !== undefined) top.push(u);
   }
 
-  private rlpOf(k: string, addr: Uint8Array): Uint8Array | undefined {
+  private entryOf(k: string, addr: Uint8Array): Journaled | undefined {
     const j = this.accounts.get(k);
     if (j !== undefined) return j ?? undefined;
     const r = this.reads.get(k);
@@ -115,7 +132,7 @@ export class FlatStateManager implements StateManagerInterface {
     return v;
   }
 
-  private setAccount(k: string, v: Uint8Array | null): void {
+  private setAccount(k: string, v: Journaled | null): void {
     this.record({ t: 0, k, prev: this.accounts.get(k) });
     this.accounts.set(k, v);
   }
@@ -131,16 +148,16 @@ export class FlatStateManager implements StateManagerInterface {
 
   /** The account as the running code sees it (journal first), synchronously (JS tracers' `db`). */
   accountSync(addr: Uint8Array): Account | undefined {
-    const rlp = this.rlpOf(hex(addr), addr);
-    return rlp === undefined ? undefined : accountOf(rlp);
+    const e = this.entryOf(hex(addr), addr);
+    return e === undefined ? undefined : accountOf(e);
   }
 
   async putAccount(address: Address, account?: Account): Promise<void> {
     if (account === undefined) return this.deleteAccount(address);
     const { nonce, balance, storageRoot, codeHash } = account;
-    const rlp = accountRlp(nonce, balance, storageRoot, codeHash);
-    decoded.set(rlp, [nonce, balance, storageRoot, codeHash]);
-    this.setAccount(hex(address.bytes), rlp);
+    // what encoding would refuse (rlpwrite.ts unpaddedBytes), refused at the put as before
+    if (nonce < 0n || balance < 0n) throw new RangeError(`cannot encode a negative integer (${nonce < 0n ? nonce : balance}) in RLP`);
+    this.setAccount(hex(address.bytes), [nonce, balance, storageRoot, codeHash]);
   }
 
   async deleteAccount(address: Address): Promise<void> {
@@ -192,7 +209,7 @@ export class FlatStateManager implements StateManagerInterface {
       if (v !== undefined) return v;
       if (rec.cleared) return EMPTY;
     }
-    if (this.rlpOf(k, addr) === undefined) return EMPTY;
+    if (this.entryOf(k, addr) === undefined) return EMPTY;
     return this.flat.storage(addr, key, this._height);
   }
 
@@ -200,7 +217,7 @@ export class FlatStateManager implements StateManagerInterface {
     if (key.length !== 32) throw new Error('Storage key must be 32 bytes long');
     if (value.length > 32) throw new Error('Storage value cannot be longer than 32 bytes');
     const k = hex(address.bytes);
-    if (this.rlpOf(k, address.bytes) === undefined) throw new Error('putStorage() called on non-existing account');
+    if (this.entryOf(k, address.bytes) === undefined) throw new Error('putStorage() called on non-existing account');
     let rec = this.storage.get(k);
     if (rec === undefined) {
       rec = { cleared: false, slots: new Map() };
@@ -297,7 +314,7 @@ export class FlatStateManager implements StateManagerInterface {
     const keys = new Set([...this.accounts.keys(), ...this.storage.keys()]);
     for (const k of [...keys].sort()) {
       const addr = bytes(k);
-      const rlp = this.rlpOf(k, addr);
+      const entry = this.entryOf(k, addr);
       const rec = this.storage.get(k);
       const before = this.flat.account(addr, this._height);
       const slotRows: [Uint8Array, Uint8Array][] = [];
@@ -306,7 +323,7 @@ export class FlatStateManager implements StateManagerInterface {
           if (!rec.slots.has(hex(slot))) slotRows.push([slotKey(addr, slot), EMPTY]);
         }
       }
-      if (rlp === undefined) {
+      if (entry === undefined) {
         if (before !== undefined) {
           accountUpdates.push([keccak256(addr), undefined]);
           change.accounts.push([addr, EMPTY]);
@@ -316,7 +333,8 @@ export class FlatStateManager implements StateManagerInterface {
       }
       if (rec === undefined) {
         // storage untouched: the journal's RLP is the account as the trie stores it (its encoding is canonical)
-        usedCodes.add(hex(fieldsOf(rlp)[3]));
+        usedCodes.add(hex(fieldsOfJournaled(entry)[3]));
+        const rlp = rlpOfJournaled(entry);
         if (before === undefined || Buffer.compare(before, rlp) !== 0) {
           accountUpdates.push([keccak256(addr), rlp]);
           change.accounts.push([addr, rlp]);
@@ -324,7 +342,7 @@ export class FlatStateManager implements StateManagerInterface {
         change.slots.push(...slotRows);
         continue;
       }
-      const [nonce, balance, storageRoot, codeHash] = fieldsOf(rlp);
+      const [nonce, balance, storageRoot, codeHash] = fieldsOfJournaled(entry);
       const slotUpdates: [Uint8Array, Uint8Array | undefined][] = [];
       for (const [s, v] of rec.slots) {
         const slot = bytes(s);
