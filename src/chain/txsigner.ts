@@ -18,6 +18,7 @@ import type { Common } from '@ethereumjs/common';
 import { bytesToBigInt } from '@ethereumjs/util';
 import { ecrecover, keccak256 } from '../evm/common.js';
 import { canonicalItem, canonicalList, type RlpSpan } from '../evm/rlpcanonical.js';
+import { typedListOfEncoded } from '../evm/rlpwrite.js';
 import { impersonatedSender, txTypeActive } from '../evm/tx.js';
 
 /** Items of the signed list by type, v r s last; the integer fields by index (EIP-2930, EIP-1559) */
@@ -27,23 +28,6 @@ const LAYOUT: ReadonlyMap<number, { items: number; integers: readonly number[] }
   // chainId, nonce, maxPriorityFeePerGas, maxFeePerGas, gasLimit, to, value, data, accessList, v, r, s
   [2, { items: 12, integers: [0, 1, 2, 3, 4, 6, 9, 10, 11] }],
 ]);
-
-/** rlp's list prefix for a payload of `len` bytes, then the payload, after `typeByte` */
-function typedList(typeByte: number, payload: Uint8Array): Uint8Array {
-  const len = payload.length;
-  let k = 0;
-  for (let n = len; n > 0; n = Math.floor(n / 256)) k++;
-  const head = len < 56 ? 2 : 2 + k;
-  const out = new Uint8Array(head + len);
-  out[0] = typeByte;
-  if (len < 56) out[1] = 0xc0 + len;
-  else {
-    out[1] = 0xf7 + k;
-    for (let i = k, n = len; i >= 1; i--, n = Math.floor(n / 256)) out[1 + i] = n % 256;
-  }
-  out.set(payload, head);
-  return out;
-}
 
 /** The signer and hash of a canonical type-1 or type-2 envelope; undefined for any other bytes (decode them the usual way). */
 export function typedSigned(raw: Uint8Array, common: Common): { sender: Uint8Array; hash: Uint8Array } | undefined {
@@ -68,7 +52,7 @@ export function typedSigned(raw: Uint8Array, common: Common): { sender: Uint8Arr
   }
   try {
     // the fields before v, r, s as the envelope encodes them
-    const message = keccak256(typedList(type!, raw.subarray(outer.start, items[layout.items - 3]!.at)));
+    const message = keccak256(typedListOfEncoded(type!, raw.subarray(outer.start, items[layout.items - 3]!.at)));
     return { sender: keccak256(ecrecover(message, bytesToBigInt(v), r, s)).slice(12), hash };
   } catch {
     return undefined;

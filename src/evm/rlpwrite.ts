@@ -82,6 +82,19 @@ export function rlpEncode(x: RlpItem, typeByte?: number): Uint8Array {
   return out;
 }
 
+/**
+ * `typeByte` ‖ rlp's list prefix for `payload` ‖ `payload`: an EIP-2718 envelope around list items that
+ * are already encoded (e.g. a byte range of another encoding), without decoding them.
+ */
+export function typedListOfEncoded(typeByte: number, payload: Uint8Array): Uint8Array {
+  const head = 1 + prefixLength(payload.length);
+  const out = new Uint8Array(head + payload.length);
+  out[0] = typeByte;
+  writePrefix(out, 1, payload.length, 0xc0);
+  out.set(payload, head);
+  return out;
+}
+
 /** `n` (≥ 0) as a big-endian byte string without leading zeros (0: empty), as RLP encodes integers */
 export function unpaddedBytes(n: bigint): Uint8Array {
   if (n < 0n) throw new RangeError(`cannot encode a negative integer (${n}) in RLP`);
