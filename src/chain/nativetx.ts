@@ -7,7 +7,7 @@
  */
 import { txRejected, type DomainError } from '../lib/errors.js';
 import { createHash } from 'node:crypto';
-import { ProtoDecodeError, ProtoWriter, readFields, type ProtoField } from '../lib/protobuf.js';
+import { ProtoDecodeError, ProtoWriter, lenFieldLength, readFields, uvarintLength, writeBytesField, writeLenHead, writeUvarint, type ProtoField } from '../lib/protobuf.js';
 
 export const MSG_ETHEREUM_TX_URL = '/cosmos.evm.vm.v1.MsgEthereumTx';
 export const EXT_OPTION_ETHEREUM_TX_URL = '/cosmos.evm.vm.v1.ExtensionOptionsEthereumTx';
@@ -24,33 +24,33 @@ export function wrapEthereumTx(raw: Uint8Array, from: Uint8Array, gasLimit: bigi
   if (gasLimit > MAX_UINT64) throw new RangeError(`field 2: unsigned value out of range: ${gasLimit}`);
   const fee = feeCap * gasLimit;
   const amount = fee > 0n ? ASCII.encode(fee.toString()) : EMPTY;
-  const msgLen = fieldLength(from.length) + fieldLength(raw.length);
-  const anyLen = MSG_URL_FIELD.length + fieldLength(msgLen);
-  const bodyLen = 1 + varintLength(anyLen) + anyLen + EXT_OPTION_FIELD.length;
-  const coinLen = fee > 0n ? DENOM_FIELD.length + fieldLength(amount.length) : 0;
-  const feeLen = (fee > 0n ? 1 + varintLength(coinLen) + coinLen : 0) + (gasLimit > 0n ? 1 + varintLength(gasLimit) : 0);
-  const authLen = 1 + varintLength(feeLen) + feeLen;
-  const out = new Uint8Array(1 + varintLength(bodyLen) + bodyLen + 1 + varintLength(authLen) + authLen);
-  let at = writeHead(out, 0, 1, bodyLen);
-  at = writeHead(out, at, 1, anyLen);
+  const msgLen = lenFieldLength(from.length) + lenFieldLength(raw.length);
+  const anyLen = MSG_URL_FIELD.length + lenFieldLength(msgLen);
+  const bodyLen = 1 + uvarintLength(anyLen) + anyLen + EXT_OPTION_FIELD.length;
+  const coinLen = fee > 0n ? DENOM_FIELD.length + lenFieldLength(amount.length) : 0;
+  const feeLen = (fee > 0n ? 1 + uvarintLength(coinLen) + coinLen : 0) + (gasLimit > 0n ? 1 + uvarintLength(gasLimit) : 0);
+  const authLen = 1 + uvarintLength(feeLen) + feeLen;
+  const out = new Uint8Array(1 + uvarintLength(bodyLen) + bodyLen + 1 + uvarintLength(authLen) + authLen);
+  let at = writeLenHead(out, 0, 1, bodyLen);
+  at = writeLenHead(out, at, 1, anyLen);
   out.set(MSG_URL_FIELD, at);
   at += MSG_URL_FIELD.length;
-  if (msgLen > 0) at = writeHead(out, at, 2, msgLen);
-  at = writeBytes(out, at, 5, from);
-  at = writeBytes(out, at, 6, raw);
+  if (msgLen > 0) at = writeLenHead(out, at, 2, msgLen);
+  at = writeBytesField(out, at, 5, from);
+  at = writeBytesField(out, at, 6, raw);
   out.set(EXT_OPTION_FIELD, at);
   at += EXT_OPTION_FIELD.length;
-  at = writeHead(out, at, 2, authLen);
-  at = writeHead(out, at, 2, feeLen);
+  at = writeLenHead(out, at, 2, authLen);
+  at = writeLenHead(out, at, 2, feeLen);
   if (fee > 0n) {
-    at = writeHead(out, at, 1, coinLen);
+    at = writeLenHead(out, at, 1, coinLen);
     out.set(DENOM_FIELD, at);
     at += DENOM_FIELD.length;
-    at = writeBytes(out, at, 2, amount);
+    at = writeBytesField(out, at, 2, amount);
   }
   if (gasLimit > 0n) {
     out[at++] = (2 << 3) | 0; // field 2, varint
-    at = writeVarint(out, at, gasLimit);
+    at = writeUvarint(out, at, gasLimit);
   }
   return out;
 }
@@ -62,46 +62,6 @@ const EMPTY = new Uint8Array(0);
 const MSG_URL_FIELD = new ProtoWriter().string(1, MSG_ETHEREUM_TX_URL).finish();
 const EXT_OPTION_FIELD = new ProtoWriter().lengthDelimited(1023, any(EXT_OPTION_ETHEREUM_TX_URL, new Uint8Array())).finish();
 const DENOM_FIELD = new ProtoWriter().string(1, EVM_DENOM).finish();
-
-/** bytes of a uvarint */
-function varintLength(v: number | bigint): number {
-  let n = 1;
-  if (typeof v === 'number') for (let x = v; x >= 0x80; x = Math.floor(x / 128)) n++;
-  else for (let x = v; x >= 0x80n; x >>= 7n) n++;
-  return n;
-}
-
-/** bytes of a length-delimited field (tag below 16) of `len` bytes, or 0 for an empty one (omitted) */
-const fieldLength = (len: number): number => (len === 0 ? 0 : 1 + varintLength(len) + len);
-
-function writeVarint(out: Uint8Array, at: number, v: number | bigint): number {
-  if (typeof v === 'number') {
-    for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
-    out[at++] = v;
-    return at;
-  }
-  let x = v;
-  while (x >= 0x80n) {
-    out[at++] = Number(x & 0x7fn) | 0x80;
-    x >>= 7n;
-  }
-  out[at++] = Number(x);
-  return at;
-}
-
-/** the tag (field below 16, length-delimited) and length of a field */
-function writeHead(out: Uint8Array, at: number, field: number, len: number): number {
-  out[at++] = (field << 3) | 2;
-  return writeVarint(out, at, len);
-}
-
-/** a bytes field, omitted when empty */
-function writeBytes(out: Uint8Array, at: number, field: number, b: Uint8Array): number {
-  if (b.length === 0) return at;
-  at = writeHead(out, at, field, b.length);
-  out.set(b, at);
-  return at + b.length;
-}
 
 export function nativeHash(txBytes: Uint8Array): Uint8Array {
   return createHash('sha256').update(txBytes).digest();

@@ -39,6 +39,49 @@ function pushSmallUvarint(out: number[], value: number): void {
   out.push(v);
 }
 
+// ---- writing into a buffer sized beforehand (hot paths that know every length first, e.g. chain/nativetx.ts) ----
+
+/** bytes of uvarint(v) (v a non-negative integer below 2^64) */
+export function uvarintLength(v: number | bigint): number {
+  let n = 1;
+  if (typeof v === 'number') for (let x = v; x >= 0x80; x = Math.floor(x / 128)) n++;
+  else for (let x = v; x >= 0x80n; x >>= 7n) n++;
+  return n;
+}
+
+/** bytes of a length-delimited field (tag below 16) of `len` bytes, or 0 for an empty one (omitted) */
+export const lenFieldLength = (len: number): number => (len === 0 ? 0 : 1 + uvarintLength(len) + len);
+
+/** writes uvarint(v) into `out` at `at`; returns the position after it (the caller sized `out`) */
+export function writeUvarint(out: Uint8Array, at: number, v: number | bigint): number {
+  if (typeof v === 'number') {
+    for (; v >= 0x80; v = Math.floor(v / 128)) out[at++] = (v % 128) | 0x80;
+    out[at++] = v;
+    return at;
+  }
+  let x = v;
+  while (x >= 0x80n) {
+    out[at++] = Number(x & 0x7fn) | 0x80;
+    x >>= 7n;
+  }
+  out[at++] = Number(x);
+  return at;
+}
+
+/** the tag (field below 16, length-delimited) and length of a field */
+export function writeLenHead(out: Uint8Array, at: number, field: number, len: number): number {
+  out[at++] = (field << 3) | WIRE_LEN;
+  return writeUvarint(out, at, len);
+}
+
+/** a bytes field, omitted when empty */
+export function writeBytesField(out: Uint8Array, at: number, field: number, b: Uint8Array): number {
+  if (b.length === 0) return at;
+  at = writeLenHead(out, at, field, b.length);
+  out.set(b, at);
+  return at + b.length;
+}
+
 export class ProtoWriter {
   private readonly chunks: Uint8Array[] = [];
   private length = 0;
