@@ -11,13 +11,13 @@
  * halts every frame once it passed. Fairness: revm's loop cannot give way to the call worker's
  * scheduler (lib/slices.ts) in the middle of a call, so a call holds its worker until it ends or times out.
  */
-import { RLP } from '@ethereumjs/rlp';
 import type { BlockContext } from '../evm/runner.js';
 import type { CallOutcome, SimCall } from '../evm/simulate.js';
 import { decodeConsoleLog } from '../evm/consolelog.js';
 import { ForkSchedule, type ForkRules } from '../evm/forks.js';
 import { haltError, loadRevm, revmSpec, type RevmCallInput, type RevmCallOutput, type RevmState } from '../evm/revm.js';
 import { EvmTimeoutError } from '../evm/vmerrors.js';
+import { rlpDecodeView, type RlpItem } from '../evm/rlpwrite.js';
 import type { FlatState } from '../store/flatstate.js';
 
 const ZERO32 = Buffer.alloc(32);
@@ -26,37 +26,26 @@ const EMPTY = new Uint8Array(0);
 const NO_ACCOUNT = null;
 
 /**
- * One RLP string item of `rlp` at `at` (a single byte below 0x80, or a short string): its start, length
- * and the end of the item; undefined for any other form (a long string, a list).
- */
-function shortItem(rlp: Uint8Array, at: number): [start: number, length: number, end: number] | undefined {
-  const b = rlp[at];
-  if (b === undefined) return undefined;
-  if (b < 0x80) return [at, 1, at + 1];
-  if (b > 0xb7) return undefined;
-  return [at + 1, b - 0x80, at + 1 + b - 0x80];
-}
-
-/**
  * The flat state's account RLP [nonce, balance, storage root, code hash] (store/flatstate.ts) in the
  * addon's layout, balance (32) ‖ nonce (8) ‖ code hash (32), the integers big-endian right-aligned (RLP
- * strips their leading zeros), read in place without decoding the list into arrays; undefined when
- * the RLP is not in that plain shape (RLP.decode then reads it).
+ * strips their leading zeros), read as views (evm/rlpwrite.ts rlpDecodeView: no copies, no bigint);
+ * undefined for bytes not in that shape.
  */
 export function packAccount(rlp: Uint8Array): Buffer | undefined {
-  const h = rlp[0];
-  // the list's header: short (0xc0-0xf7) or with a one-byte length (0xf8); an account is under 256 bytes
-  const first = h !== undefined && h >= 0xc0 && h <= 0xf7 ? 1 : h === 0xf8 ? 2 : 0;
-  if (first === 0 || (first === 1 ? h! - 0xc0 : rlp[1]!) !== rlp.length - first) return undefined;
-  const nonce = shortItem(rlp, first);
-  const balance = nonce && shortItem(rlp, nonce[2]);
-  const root = balance && shortItem(rlp, balance[2]);
-  const hash = root && shortItem(rlp, root[2]);
-  if (!hash || hash[2] !== rlp.length || hash[1] !== 32 || nonce![1] > 8 || balance![1] > 32) return undefined;
+  let items: RlpItem;
+  try {
+    items = rlpDecodeView(rlp);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(items) || items.length !== 4) return undefined;
+  const [nonce, balance, , codeHash] = items as RlpItem[];
+  if (!(nonce instanceof Uint8Array) || !(balance instanceof Uint8Array) || !(codeHash instanceof Uint8Array)) return undefined;
+  if (nonce.length > 8 || balance.length > 32 || codeHash.length !== 32) return undefined;
   const out = Buffer.alloc(72);
-  out.set(rlp.subarray(balance![0], balance![0] + balance![1]), 32 - balance![1]);
-  out.set(rlp.subarray(nonce![0], nonce![0] + nonce![1]), 40 - nonce![1]);
-  out.set(rlp.subarray(hash[0], hash[0] + 32), 40);
+  out.set(balance, 32 - balance.length);
+  out.set(nonce, 40 - nonce.length);
+  out.set(codeHash, 40);
   return out;
 }
 
@@ -102,15 +91,8 @@ export class RevmCalls {
         const rlp = flat.account(address, height);
         if (rlp === undefined) return NO_ACCOUNT;
         const packed = packAccount(rlp);
-        if (packed !== undefined) return packed;
-        const [nonce, balance, , codeHash] = RLP.decode(rlp) as Uint8Array[];
-        // big-endian integers right-aligned in their fields (RLP strips their leading zeros); no bigint on the way
-        const out = Buffer.alloc(72);
-        if (balance!.length > 32 || nonce!.length > 8) throw new RangeError('account field out of range');
-        out.set(balance!, 32 - balance!.length);
-        out.set(nonce!, 40 - nonce!.length);
-        out.set(codeHash!, 40);
-        return out;
+        if (packed === undefined) throw new RangeError('flat state account is not rlp([nonce, balance, root, codeHash]) with fields in range');
+        return packed;
       },
       code(hash) {
         const c = flat.code(hash);

@@ -1,5 +1,5 @@
 /**
- * chain/revmcalls.ts packAccount: the flat state's account RLP read in place into the revm addon's
+ * chain/revmcalls.ts packAccount: the flat state's account RLP read as views into the revm addon's
  * layout, balance (32) ‖ nonce (8) ‖ code hash (32), equal to what decoding the list gives, for the
  * integer sizes RLP encodes differently (zero, a byte below 0x80, a byte above, many bytes, the largest).
  */
@@ -29,7 +29,7 @@ describe('revm account layout (packAccount)', () => {
     });
   }
 
-  it('leaves other shapes to RLP.decode', () => {
+  it('answers undefined for other shapes', () => {
     const good = account(1n, 2n);
     // not a list; a list whose length is wrong; a short code hash; a nonce over 8 bytes; an item after the hash
     assert.equal(packAccount(good.subarray(1)), undefined);
