@@ -49,6 +49,12 @@ export const MAX_QUEUED_TRACES = 64;
 export const WATCHDOG_GRACE_MS = 10_000;
 /** how long a cancelled job may take to stop before the worker is restarted (a tracer's own JS loop) */
 export const CANCEL_GRACE_MS = 2_000;
+/**
+ * A job is answered this long before its origin's `answerBy`, so the client hears the trace's own
+ * `execution timeout` (geth's answer) rather than the transport's `request timed out`, which
+ * jsonrpc/core.ts gives at `answerBy` itself: two timers due at the same moment would race.
+ */
+export const ANSWER_LEAD_MS = 100;
 export const TRACE_CANCELLED_MESSAGE = 'trace cancelled: the client went away';
 
 export interface TraceServiceOptions {
@@ -103,7 +109,7 @@ interface Queued {
  * Jobs run one at a time in arrival order on the worker. A job whose client goes away
  * (origin.signal) leaves the queue, or, running, is stopped: the worker sees the cancelled id in
  * shared memory at its next JUMP/JUMPI; if it has not answered CANCEL_GRACE_MS later, it is
- * restarted. A job is answered by its origin's `answerBy` whatever happens (`execution timeout`),
+ * restarted. A job is answered ANSWER_LEAD_MS before its origin's `answerBy` whatever happens (`execution timeout`),
  * and runs at most until then.
  */
 export class TraceService {
@@ -188,7 +194,7 @@ export class TraceService {
       const q: Queued = {
         id: this.nextId++,
         job,
-        answerBy: origin?.answerBy ?? Infinity,
+        answerBy: origin?.answerBy === undefined ? Infinity : origin.answerBy - ANSWER_LEAD_MS,
         settle: (outcome) => {
           if (settled) return;
           settled = true;
