@@ -33,8 +33,9 @@ async function transfer(nonce: number, account = 0): Promise<Uint8Array> {
   return wrapEthereumTx(Buffer.from(raw.slice(2), 'hex'), Buffer.from(wallet.address.slice(2), 'hex'), 21_000n, 100n * GWEI);
 }
 
-test('automine: a gapped tx makes no run of empty blocks; filling the gap mines both', async () => {
-  const store = new Store(join(dir, 'ferry.db'));
+/** A dev store, app and automine engine (not started) in `file`; the engine hears of each tx the pool admits. */
+async function automineNode(file: string) {
+  const store = new Store(join(dir, file));
   const key = generateValidatorKey();
   const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
   const app = await EvmApp.create(store, genesis, { minGasPrice: 0n, mempool: { size: 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: 64 } }, silent, {
@@ -55,6 +56,11 @@ test('automine: a gapped tx makes no run of empty blocks; filling the gap mines 
     if (!heights.includes(height)) await new Promise<void>((resolve) => (onHeight = (h) => h === height && resolve()));
     for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   };
+  return { store, app, engine, committed };
+}
+
+test('automine: a gapped tx makes no run of empty blocks; filling the gap mines both', async () => {
+  const { store, app, engine, committed } = await automineNode('ferry.db');
   const idle = () => {
     const e = engine as unknown as { timer: unknown; inFlight: unknown };
     return e.timer === undefined && e.inFlight === undefined;
@@ -101,26 +107,7 @@ test('automine: a gapped tx makes no run of empty blocks; filling the gap mines 
 });
 
 test('automine refill: after a block answered n sends, the next block waits for n txs (or the bound), a lone sender not at all', async () => {
-  const store = new Store(join(dir, 'refill.db'));
-  const key = generateValidatorKey();
-  const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
-  const app = await EvmApp.create(store, genesis, { minGasPrice: 0n, mempool: { size: 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: 64 } }, silent, {
-    onPoolChange(c) {
-      if (c.added.length > 0) engine.txAvailable();
-    },
-  });
-  const heights: bigint[] = [];
-  let onHeight: ((h: bigint) => void) | undefined;
-  const engine: Engine = new Engine(store, app, { ...genesisEngineOptions(genesis, key, 1n), timeoutCommitMs: 1000, createEmptyBlocks: true, blockOnTx: true, noTimer: true }, silent, {
-    onCommitted: (h) => {
-      heights.push(h);
-      onHeight?.(h);
-    },
-  });
-  const committed = async (height: bigint): Promise<void> => {
-    if (!heights.includes(height)) await new Promise<void>((resolve) => (onHeight = (h) => h === height && resolve()));
-    for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-  };
+  const { store, app, engine, committed } = await automineNode('refill.db');
   const timer = () => (engine as unknown as { timer: { refill?: boolean } | undefined }).timer;
   try {
     assert.ok(AUTOMINE_REFILL_WAIT_MS > 0);
