@@ -7,8 +7,10 @@ import type { Logger } from '../lib/log.js';
 import { yieldToEventLoop } from '../lib/slices.js';
 import type { Store } from '../store/store.js';
 import { EventIndex } from '../store/eventindex.js';
-import type { Application, FinalizeBlockResponse, ValidatorUpdate } from './abci.js';
+import type { Application, FinalizeBlockResponse } from './abci.js';
 import { DevTime, type DevClock } from './devclock.js';
+import { AutomineRefill } from './refill.js';
+import { applyValidatorUpdates } from './valupdates.js';
 import {
   BLOCK_PROTOCOL,
   SignedMsgType,
@@ -17,7 +19,6 @@ import {
   commitSigAbsent,
   ed25519Sign,
   partSetHeader,
-  pubKeyAddress,
   sortValidators,
   txHash,
   voteSignBytes,
@@ -88,27 +89,6 @@ export interface EngineHooks {
 }
 
 /**
- * `ValidatorSet.UpdateWithChangeSet` for ed25519 keys: power 0 removes, otherwise sets the power;
- * returns the new set in canonical order. `own` (the address this engine signs with) is never removed.
- */
-function applyValidatorUpdates(set: Validator[], updates: readonly ValidatorUpdate[], own: Uint8Array, log: Logger): Validator[] {
-  // no updates (nearly every block): the same sorted set, so its hash is not computed again (validatorHashes)
-  if (updates.length === 0) return set;
-  const byAddr = new Map(set.map((v) => [Buffer.from(v.address).toString('hex'), v]));
-  for (const u of updates) {
-    const address = pubKeyAddress(u.pubKey);
-    const key = Buffer.from(address).toString('hex');
-    if (u.power === 0n && Buffer.compare(address, own) === 0) {
-      log.error({ address: key }, 'validator update ignored: ferry cannot remove the validator it signs with');
-      continue;
-    }
-    if (u.power === 0n) byAddr.delete(key);
-    else byAddr.set(key, { address, pubKey: u.pubKey, votingPower: u.power });
-  }
-  return sortValidators([...byAddr.values()]);
-}
-
-/**
  * Delay before a block in block-on-tx mode, counted from the first tx to arrive at an idle node. 0: the
  * block starts at the end of that turn of the event loop, with every tx admitted in it (a batch of CheckTx
  * messages from the RPC thread lands in one block); txs arriving while it is made go into the next one,
@@ -136,8 +116,11 @@ export interface RewindHooks {
 }
 
 export class Engine {
-  /** the next block's timer (cancel() drops it); `burst`: the automine window a tx arriving at an idle node opened */
-  private timer: { cancel(): void; burst?: boolean } | undefined;
+  /**
+   * the next block's timer (cancel() drops it); `burst`: the automine window a tx arriving at an idle node
+   * opened; `refill`: the automine block waiting for its refill (a tx that completes it starts it at once)
+   */
+  private timer: { cancel(): void; burst?: boolean; refill?: boolean } | undefined;
   private inFlight: Promise<void> | undefined;
   private stopped = false;
   private last: CometBlockRecord | undefined;
@@ -149,6 +132,8 @@ export class Engine {
   private mode: MiningMode;
   /** the dev time controls (evm_increaseTime, evm_setNextBlockTimestamp) */
   private readonly devTime = new DevTime();
+  /** what the next automine block waits for (refill.ts) */
+  private readonly refill = new AutomineRefill();
 
   constructor(
     private readonly store: Store,
@@ -185,12 +170,20 @@ export class Engine {
     else this.scheduleNext();
   }
 
+  /** After a committed block answered `txs` held automine sends: the next block waits for that many (refill.ts). */
+  expectTxs(txs: number, withinMs?: number): void {
+    this.refill.expect(txs, withinMs);
+  }
+
   /** Called when a tx entered the mempool. */
   txAvailable(): void {
     if (this.inFlight || this.stopped) return;
     // the first arrival opens the burst window; later ones join it without pushing the block back
     if (this.mode.automine) {
-      if (!this.timer?.burst) this.schedule(BLOCK_ON_TX_DELAY_MS, true);
+      const wait = this.refill.wait(this.app.pendingCount());
+      if (wait > 0) {
+        if (!this.timer) this.schedule(wait, true, true);
+      } else if (!this.timer?.burst || this.timer.refill) this.schedule(BLOCK_ON_TX_DELAY_MS, true);
     } else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
   }
 
@@ -204,8 +197,10 @@ export class Engine {
    * block took counts toward the interval.
    */
   private scheduleNext(roundStart?: number): void {
-    if (this.mode.automine && this.app.hasExecutable()) this.schedule(0);
-    else if (this.mode.intervalMs !== null) {
+    if (this.mode.automine && this.app.hasExecutable()) {
+      const wait = this.refill.wait(this.app.pendingCount());
+      this.schedule(wait, wait > 0, wait > 0);
+    } else if (this.mode.intervalMs !== null) {
       const spent = roundStart === undefined ? 0 : Date.now() - roundStart;
       this.schedule(Math.max(0, this.mode.intervalMs - spent));
     } else this.clearTimer();
@@ -220,11 +215,12 @@ export class Engine {
    * The next block in `ms` milliseconds; 0: at the end of this turn of the event loop (setImmediate),
    * after the messages already waiting (CheckTx) are handled, so the txs they admit are in it.
    */
-  private schedule(ms: number, burst = false): void {
+  private schedule(ms: number, burst = false, refill = false): void {
     if (this.stopped) return;
     this.clearTimer();
     const fire = () => {
       this.timer = undefined;
+      this.refill.clear();
       const roundStart = Date.now();
       this.inFlight = this.produce(false)
         .catch((e) => this.log.error({ err: e instanceof Error ? e.stack : String(e) }, 'block production failed'))
@@ -235,10 +231,10 @@ export class Engine {
     };
     if (ms === 0) {
       const immediate = setImmediate(fire);
-      this.timer = { cancel: () => clearImmediate(immediate), burst };
+      this.timer = { cancel: () => clearImmediate(immediate), burst, refill };
     } else {
       const timeout = setTimeout(fire, ms);
-      this.timer = { cancel: () => clearTimeout(timeout), burst };
+      this.timer = { cancel: () => clearTimeout(timeout), burst, refill };
     }
   }
 

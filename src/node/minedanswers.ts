@@ -54,12 +54,20 @@ export class MinedAnswers {
     });
   }
 
-  /** After a committed block: answers the submissions whose tx left the pool; all of them when `idle` (no further block is coming). */
-  afterBlock(idle: boolean): void {
+  /**
+   * After a committed block: answers the submissions whose tx left the pool; all of them when `idle` (no
+   * further block is coming). Returns how many it answered.
+   */
+  afterBlock(idle: boolean): number {
+    let answered = 0;
     for (const w of [...this.waiters]) {
       w.blocks++;
-      if (idle || !this.pooled(w.hash) || w.blocks >= AUTOMINE_ANSWER_MAX_BLOCKS) w.release();
+      if (idle || !this.pooled(w.hash) || w.blocks >= AUTOMINE_ANSWER_MAX_BLOCKS) {
+        w.release();
+        answered++;
+      }
     }
+    return answered;
   }
 
   /** After a dev operation: answers the submissions whose tx left the pool without a block (dropped, reset); all when `all` (automine off). */
