@@ -7,7 +7,8 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
-import { decodeValue, encodeValue } from '../lib/serial.js';
+import { encodeValue } from '../lib/serial.js';
+import { decodeReceipt, encodeReceipt } from './receiptcodec.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
@@ -318,7 +319,6 @@ export class Store {
     return out;
   }
 
-  // ---- blocks ----
   latestHeight(): bigint | undefined {
     const h = this.stmts.latest.get()?.h;
     return h === null || h === undefined ? undefined : BigInt(h);
@@ -335,7 +335,7 @@ export class Store {
     this.stmts.putBlock.run(h, buf(w.hash), encodeValue(w.evm));
     this.trieRefs?.rootAt(h, w.evm.header.stateRoot);
     w.receipts.forEach((r, i) => {
-      this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeValue(r));
+      this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeReceipt(r));
       for (const log of r.logs) {
         const t = log.topics;
         this.stmts.putLog.run(
@@ -404,7 +404,7 @@ export class Store {
   txLocation(hash: Uint8Array): { height: bigint; index: number; receipt: EvmReceipt } | undefined {
     const row = this.stmts.txByHash.get(buf(hash));
     if (!row) return undefined;
-    return { height: BigInt(row.height), index: row.idx, receipt: decodeValue<EvmReceipt>(row.receipt) };
+    return { height: BigInt(row.height), index: row.idx, receipt: decodeReceipt(row.receipt) };
   }
 
   txByNativeHash(native: Uint8Array): { hash: Uint8Array; height: bigint; index: number } | undefined {
