@@ -49,8 +49,7 @@ const TXS_SCHEMA = `CREATE TABLE IF NOT EXISTS txs (
   native_hash BLOB NOT NULL,
   receipt BLOB NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS txs_hash ON txs(hash);
-CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);`;
+CREATE UNIQUE INDEX IF NOT EXISTS txs_hash ON txs(hash);`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
@@ -63,6 +62,9 @@ CREATE TABLE IF NOT EXISTS blocks (
 CREATE TABLE IF NOT EXISTS comet (height INTEGER PRIMARY KEY, rec BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
 ${TXS_SCHEMA}
+-- older homes indexed txs by native hash; no query read it (comet_txs answers a native hash) and each
+-- block paid a random-key insert per tx for it (docs/benchmarks.md "The block's store transaction")
+DROP INDEX IF EXISTS txs_native;
 CREATE TABLE IF NOT EXISTS logs (
   height INTEGER NOT NULL,
   log_index INTEGER NOT NULL,
@@ -250,9 +252,6 @@ export class Store {
       txByHash: this.db.prepare<[Buffer], { height: number; idx: number; receipt: Buffer }>(
         'SELECT height, idx, receipt FROM txs WHERE hash = ?',
       ),
-      txByNative: this.db.prepare<[Buffer], { hash: Buffer; height: number; idx: number }>(
-        'SELECT hash, height, idx FROM txs WHERE native_hash = ?',
-      ),
       putLog: this.db.prepare(
         'INSERT INTO logs (height, log_index, tx_index, address, t0, t1, t2, t3, packed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -405,11 +404,6 @@ export class Store {
     const row = this.stmts.txByHash.get(buf(hash));
     if (!row) return undefined;
     return { height: BigInt(row.height), index: row.idx, receipt: decodeReceipt(row.receipt) };
-  }
-
-  txByNativeHash(native: Uint8Array): { hash: Uint8Array; height: bigint; index: number } | undefined {
-    const row = this.stmts.txByNative.get(buf(native));
-    return row ? { hash: new Uint8Array(row.hash), height: BigInt(row.height), index: row.idx } : undefined;
   }
 
   /**
