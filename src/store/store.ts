@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
 import { encodeValue } from '../lib/serial.js';
 import { decodeReceipt, encodeReceipt } from './receiptcodec.js';
+import { decodeCometRecord, encodeCometRecord } from './cometcodec.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
@@ -261,7 +262,7 @@ export class Store {
       delLogsAbove: this.db.prepare('DELETE FROM logs WHERE height > ?'),
     };
     this.blocks = new DecodedByHeight<EvmBlock>((h) => this.stmts.blockByHeight.get(h)?.evm, BLOCK_CACHE_BYTES);
-    this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES);
+    this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES, { encode: encodeCometRecord, decode: decodeCometRecord });
     if (!this.reader) {
       const latest = () => (this.stmts.latest.get()?.h ?? undefined) as number | undefined;
       this.addrIndex = new AddressIndex(this.db, { writer: true, latest, putMeta: (k, v) => this.putMeta(k, v) });
