@@ -17,6 +17,7 @@
  *     bytes address, uvarint topic count, bytes per topic, bytes data, uvarint logIndex,
  *     and when own: big blockNumber, bytes blockHash, bytes transactionHash, uvarint transactionIndex
  */
+import { uvarintLength, writeUvarint } from '../lib/protobuf.js';
 import { decodeValue } from '../lib/serial.js';
 import type { EvmLog, EvmReceipt, TxType } from '../types/chain.js';
 
@@ -29,14 +30,6 @@ const FLAG_CONTRACT = 2;
 const FLAG_VM_ERROR = 4;
 const FLAG_REVERT_DATA = 8;
 
-function uvarintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    size++;
-  }
-  return size;
-}
 
 /** a bigint's minimal big-endian hex digits ('' for 0), even in length */
 function bigHex(v: bigint): string {
@@ -58,11 +51,7 @@ class Writer {
     this.out[this.at++] = v;
   }
   uvarint(n: number): void {
-    while (n >= 0x80) {
-      this.out[this.at++] = (n % 0x80) | 0x80;
-      n = Math.floor(n / 0x80);
-    }
-    this.out[this.at++] = n;
+    this.at = writeUvarint(this.out, this.at, n);
   }
   bytes(b: Uint8Array): void {
     this.uvarint(b.length);
@@ -75,7 +64,7 @@ class Writer {
   }
 }
 
-const bytesSize = (b: Uint8Array): number => uvarintSize(b.length) + b.length;
+const bytesSize = (b: Uint8Array): number => uvarintLength(b.length) + b.length;
 const bigSize = (hex: string): number => 1 + hex.length / 2;
 
 /** true when a log's block and tx fields are the receipt's own (always, for the logs a block builds) */
@@ -91,17 +80,17 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
   const vmError = r.vmError === undefined ? undefined : Buffer.from(r.vmError, 'utf8');
   const own = r.logs.map((l) => !logIsReceipts(l, r));
   const logBig = r.logs.map((l, i) => (own[i] ? bigHex(l.blockNumber) : ''));
-  let size = 4 + bytesSize(r.transactionHash) + uvarintSize(r.transactionIndex) + bytesSize(r.blockHash) + bigSize(blockNumber) + bytesSize(r.from);
+  let size = 4 + bytesSize(r.transactionHash) + uvarintLength(r.transactionIndex) + bytesSize(r.blockHash) + bigSize(blockNumber) + bytesSize(r.from);
   if (r.to !== undefined) size += bytesSize(r.to);
   size += bigSize(cumulative) + bigSize(gasUsed) + bigSize(price) + bytesSize(r.logsBloom);
   if (r.contractAddress !== undefined) size += bytesSize(r.contractAddress);
   if (vmError !== undefined) size += bytesSize(vmError);
   if (r.revertData !== undefined) size += bytesSize(r.revertData);
-  size += uvarintSize(r.logs.length);
+  size += uvarintLength(r.logs.length);
   r.logs.forEach((l, i) => {
-    size += 1 + bytesSize(l.address) + uvarintSize(l.topics.length) + bytesSize(l.data) + uvarintSize(l.logIndex);
+    size += 1 + bytesSize(l.address) + uvarintLength(l.topics.length) + bytesSize(l.data) + uvarintLength(l.logIndex);
     for (const t of l.topics) size += bytesSize(t);
-    if (own[i]) size += bigSize(logBig[i]!) + bytesSize(l.blockHash) + bytesSize(l.transactionHash) + uvarintSize(l.transactionIndex);
+    if (own[i]) size += bigSize(logBig[i]!) + bytesSize(l.blockHash) + bytesSize(l.transactionHash) + uvarintLength(l.transactionIndex);
   });
   const w = new Writer(size);
   let flags = 0;
