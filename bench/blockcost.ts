@@ -4,7 +4,8 @@
  * txs (value transfers, or ERC-20 transfers of the bench token) are signed and admitted first; then
  * each block of `--block-txs` is mined alone, and the CPU of this thread (from /proc/self/task, so
  * the checkpoint worker and V8's helper threads are not counted) and of the process are summed over
- * the mining only: execution, commit, the store write and what follows — not CheckTx. CPU time
+ * the mining only: execution, commit, the store write and what follows — not CheckTx; the block's store
+ * transaction (app.commit, the CometBFT record, the event index, COMMIT) is also timed alone. CPU time
  * compares two builds fairly on a busy machine (docs/benchmarks.md "The chain thread's cost after
  * execution").
  *
