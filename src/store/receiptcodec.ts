@@ -9,7 +9,7 @@
  *
  * Layout (uvarint: unsigned LEB128; bytes: uvarint length then the bytes; big: bytes of the value's
  * minimal big-endian form, empty for 0):
- *   u8 RECEIPT_FORMAT, u8 flags (FLAG_*), u8 type, u8 status
+ *   u8 RECEIPT_FORMAT, u8 flags (FLAG), u8 type, u8 status
  *   bytes transactionHash, uvarint transactionIndex, bytes blockHash, big blockNumber, bytes from,
  *   [bytes to], big cumulativeGasUsed, big gasUsed, big effectiveGasPrice, [bytes contractAddress],
  *   bytes logsBloom, [bytes vmError (UTF-8)], [bytes revertData],
@@ -25,10 +25,8 @@ import type { EvmLog, EvmReceipt, TxType } from '../types/chain.js';
 export const RECEIPT_FORMAT = 1;
 const V8_VERSION_TAG = 0xff;
 
-const FLAG_TO = 1;
-const FLAG_CONTRACT = 2;
-const FLAG_VM_ERROR = 4;
-const FLAG_REVERT_DATA = 8;
+/** the flags byte: which optional fields follow */
+const FLAG = { to: 1, contract: 2, vmError: 4, revertData: 8 } as const;
 
 
 /** a bigint's minimal big-endian hex digits ('' for 0), even in length */
@@ -94,10 +92,10 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
   });
   const w = new Writer(size);
   let flags = 0;
-  if (r.to !== undefined) flags |= FLAG_TO;
-  if (r.contractAddress !== undefined) flags |= FLAG_CONTRACT;
-  if (vmError !== undefined) flags |= FLAG_VM_ERROR;
-  if (r.revertData !== undefined) flags |= FLAG_REVERT_DATA;
+  if (r.to !== undefined) flags |= FLAG.to;
+  if (r.contractAddress !== undefined) flags |= FLAG.contract;
+  if (vmError !== undefined) flags |= FLAG.vmError;
+  if (r.revertData !== undefined) flags |= FLAG.revertData;
   w.u8(RECEIPT_FORMAT);
   w.u8(flags);
   w.u8(r.type);
@@ -178,14 +176,14 @@ export function decodeReceipt(bytes: Uint8Array): EvmReceipt {
   const blockHash = r.bytes();
   const blockNumber = r.big();
   const from = r.bytes();
-  const to = flags & FLAG_TO ? r.bytes() : undefined;
+  const to = flags & FLAG.to ? r.bytes() : undefined;
   const cumulativeGasUsed = r.big();
   const gasUsed = r.big();
   const effectiveGasPrice = r.big();
-  const contractAddress = flags & FLAG_CONTRACT ? r.bytes() : undefined;
+  const contractAddress = flags & FLAG.contract ? r.bytes() : undefined;
   const logsBloom = r.bytes();
-  const vmError = flags & FLAG_VM_ERROR ? Buffer.from(r.bytes()).toString('utf8') : undefined;
-  const revertData = flags & FLAG_REVERT_DATA ? r.bytes() : undefined;
+  const vmError = flags & FLAG.vmError ? Buffer.from(r.bytes()).toString('utf8') : undefined;
+  const revertData = flags & FLAG.revertData ? r.bytes() : undefined;
   const logs: EvmLog[] = new Array(r.uvarint());
   for (let i = 0; i < logs.length; i++) {
     const own = r.u8() === 1;
