@@ -14,6 +14,7 @@ import type Database from 'better-sqlite3';
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import { DomainError } from '../lib/errors.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
+import { encodeTxResultOnce } from './cometcodec.js';
 
 /** Most index rows one search may read before it is refused (every result set has a bound). */
 export const SEARCH_ROW_LIMIT = 250_000;
@@ -261,7 +262,8 @@ export class EventIndex {
     const rows: RecentRows = { tx: [], block: [] };
     txs.forEach((tx, i) => {
       const r = results[i]!;
-      this.stmts.putTx.run(buf(hashes[i]!), h, i, r.code, buf(tx), encodeValue(r));
+      // the same bytes as the tx's result in the block's CometBFT record (store/cometcodec.ts)
+      this.stmts.putTx.run(buf(hashes[i]!), h, i, r.code, buf(tx), encodeTxResultOnce(r));
       r.events.forEach((e, seq) => {
         for (const [key, value] of indexedPairs(e)) rows.tx.push([key, value, i, seq]);
       });

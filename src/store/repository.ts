@@ -20,6 +20,7 @@ export class DecodedByHeight<T> {
   constructor(
     private readonly read: (height: number) => Buffer | undefined,
     cacheBytes: number,
+    private readonly decode: (bytes: Uint8Array) => T = decodeValue<T>,
   ) {
     this.cache = new Lru(cacheBytes, (_h, e) => e.bytes);
   }
@@ -29,7 +30,7 @@ export class DecodedByHeight<T> {
     if (hit) return hit.value;
     const bytes = this.read(Number(height));
     if (bytes === undefined) return undefined;
-    const value = decodeValue<T>(bytes);
+    const value = this.decode(bytes);
     this.cache.set(height, { value, bytes: bytes.length });
     return value;
   }
@@ -48,8 +49,16 @@ export class HeightRepository<T> {
   private readonly stmts;
   private readonly decoded: DecodedByHeight<T>;
 
-  /** `table` is one of the store's own table names (never user input); `cacheBytes` bounds the decoded cache */
-  constructor(db: Database.Database, table: string, cacheBytes: number) {
+  /**
+   * `table` is one of the store's own table names (never user input); `cacheBytes` bounds the decoded
+   * cache; `codec`: the record's own stored form (default: the storage codec)
+   */
+  constructor(
+    db: Database.Database,
+    table: string,
+    cacheBytes: number,
+    private readonly codec: { encode: (value: T) => Buffer; decode: (bytes: Uint8Array) => T } = { encode: encodeValue, decode: decodeValue<T> },
+  ) {
     this.stmts = {
       get: db.prepare<[number], { rec: Buffer }>(`SELECT rec FROM ${table} WHERE height = ?`),
       put: db.prepare(`INSERT INTO ${table} (height, rec) VALUES (?, ?)`),
@@ -57,7 +66,7 @@ export class HeightRepository<T> {
       lowest: db.prepare<[], { h: number | null }>(`SELECT min(height) AS h FROM ${table}`),
       deleteAbove: db.prepare(`DELETE FROM ${table} WHERE height > ?`),
     };
-    this.decoded = new DecodedByHeight<T>((h) => this.stmts.get.get(h)?.rec, cacheBytes);
+    this.decoded = new DecodedByHeight<T>((h) => this.stmts.get.get(h)?.rec, cacheBytes, codec.decode);
   }
 
   get(height: bigint): T | undefined {
@@ -66,7 +75,7 @@ export class HeightRepository<T> {
 
   /** Writes the record of a new height (a height is written once). */
   put(height: bigint, value: T): void {
-    this.stmts.put.run(Number(height), encodeValue(value));
+    this.stmts.put.run(Number(height), this.codec.encode(value));
   }
 
   /** the highest height with a record */

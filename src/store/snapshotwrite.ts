@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { RLP } from '@ethereumjs/rlp';
 import { decodeValue, encodeValue } from '../lib/serial.js';
-import type { EvmBlock, EvmReceipt } from '../types/chain.js';
+import type { EvmBlock } from '../types/chain.js';
+import { decodeReceipt } from './receiptcodec.js';
 import { windowHashes } from './hashwindow.js';
 import {
   ChunkWriter,
@@ -64,7 +65,7 @@ function blockRecord(db: Database.Database, height: number): Uint8Array {
     height: BigInt(height),
     hash: new Uint8Array(row.hash),
     evm: decodeValue<EvmBlock>(row.evm),
-    receipts: txs.map((t) => decodeValue<EvmReceipt>(t.receipt)),
+    receipts: txs.map((t) => decodeReceipt(t.receipt)),
     nativeHashes: txs.map((t) => new Uint8Array(t.native_hash)),
   });
 }

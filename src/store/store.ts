@@ -7,7 +7,9 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
-import { decodeValue, encodeValue } from '../lib/serial.js';
+import { encodeValue } from '../lib/serial.js';
+import { decodeReceipt, encodeReceipt } from './receiptcodec.js';
+import { decodeCometRecord, encodeCometRecord } from './cometcodec.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
 import type { EvmBlock, EvmReceipt } from '../types/chain.js';
@@ -48,8 +50,7 @@ const TXS_SCHEMA = `CREATE TABLE IF NOT EXISTS txs (
   native_hash BLOB NOT NULL,
   receipt BLOB NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS txs_hash ON txs(hash);
-CREATE INDEX IF NOT EXISTS txs_native ON txs(native_hash);`;
+CREATE UNIQUE INDEX IF NOT EXISTS txs_hash ON txs(hash);`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v BLOB NOT NULL);
@@ -62,6 +63,9 @@ CREATE TABLE IF NOT EXISTS blocks (
 CREATE TABLE IF NOT EXISTS comet (height INTEGER PRIMARY KEY, rec BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
 ${TXS_SCHEMA}
+-- older homes indexed txs by native hash; no query read it (comet_txs answers a native hash) and each
+-- block paid a random-key insert per tx for it (docs/benchmarks.md "The block's store transaction")
+DROP INDEX IF EXISTS txs_native;
 CREATE TABLE IF NOT EXISTS logs (
   height INTEGER NOT NULL,
   log_index INTEGER NOT NULL,
@@ -249,9 +253,6 @@ export class Store {
       txByHash: this.db.prepare<[Buffer], { height: number; idx: number; receipt: Buffer }>(
         'SELECT height, idx, receipt FROM txs WHERE hash = ?',
       ),
-      txByNative: this.db.prepare<[Buffer], { hash: Buffer; height: number; idx: number }>(
-        'SELECT hash, height, idx FROM txs WHERE native_hash = ?',
-      ),
       putLog: this.db.prepare(
         'INSERT INTO logs (height, log_index, tx_index, address, t0, t1, t2, t3, packed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -261,7 +262,7 @@ export class Store {
       delLogsAbove: this.db.prepare('DELETE FROM logs WHERE height > ?'),
     };
     this.blocks = new DecodedByHeight<EvmBlock>((h) => this.stmts.blockByHeight.get(h)?.evm, BLOCK_CACHE_BYTES);
-    this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES);
+    this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES, { encode: encodeCometRecord, decode: decodeCometRecord });
     if (!this.reader) {
       const latest = () => (this.stmts.latest.get()?.h ?? undefined) as number | undefined;
       this.addrIndex = new AddressIndex(this.db, { writer: true, latest, putMeta: (k, v) => this.putMeta(k, v) });
@@ -318,7 +319,6 @@ export class Store {
     return out;
   }
 
-  // ---- blocks ----
   latestHeight(): bigint | undefined {
     const h = this.stmts.latest.get()?.h;
     return h === null || h === undefined ? undefined : BigInt(h);
@@ -335,7 +335,7 @@ export class Store {
     this.stmts.putBlock.run(h, buf(w.hash), encodeValue(w.evm));
     this.trieRefs?.rootAt(h, w.evm.header.stateRoot);
     w.receipts.forEach((r, i) => {
-      this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeValue(r));
+      this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeReceipt(r));
       for (const log of r.logs) {
         const t = log.topics;
         this.stmts.putLog.run(
@@ -404,12 +404,7 @@ export class Store {
   txLocation(hash: Uint8Array): { height: bigint; index: number; receipt: EvmReceipt } | undefined {
     const row = this.stmts.txByHash.get(buf(hash));
     if (!row) return undefined;
-    return { height: BigInt(row.height), index: row.idx, receipt: decodeValue<EvmReceipt>(row.receipt) };
-  }
-
-  txByNativeHash(native: Uint8Array): { hash: Uint8Array; height: bigint; index: number } | undefined {
-    const row = this.stmts.txByNative.get(buf(native));
-    return row ? { hash: new Uint8Array(row.hash), height: BigInt(row.height), index: row.idx } : undefined;
+    return { height: BigInt(row.height), index: row.idx, receipt: decodeReceipt(row.receipt) };
   }
 
   /**

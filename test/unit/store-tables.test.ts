@@ -49,7 +49,7 @@ test('old txs and comet_txs tables are rebuilt as rowid tables with the same row
         const height = BigInt(1 + Math.floor(n / 4));
         const loc = store.txLocation(h(n, 1));
         assert.deepEqual(loc && { height: loc.height, index: loc.index, receipt: loc.receipt }, { height, index: n % 4, receipt: { receipt: n } });
-        assert.deepEqual(store.txByNativeHash(h(n, 2)), { hash: new Uint8Array(h(n, 1)), height, index: n % 4 });
+        assert.deepEqual(store.db.prepare('SELECT native_hash AS n FROM txs WHERE hash = ?').get(h(n, 1)), { n: h(n, 2) });
         const t = index.tx(h(n, 2));
         assert.equal(t?.height, height);
         assert.equal(t?.index, n % 4);
@@ -82,6 +82,29 @@ test('a fresh database gets rowid txs and comet_txs tables', () => {
     new EventIndex(store.db, { writer: true });
     for (const table of ['txs', 'comet_txs']) assert.doesNotMatch(shapeOf(store.db, table), /WITHOUT\s+ROWID/i);
     store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an older home's index of txs by native hash (no query reads it) is dropped at the writer's open, the rows kept", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-tables-'));
+  const path = join(dir, 'ferry.db');
+  const indexes = (db: Database.Database) =>
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'txs' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  try {
+    const first = new Store(path);
+    first.db.exec('CREATE INDEX txs_native ON txs(native_hash)');
+    first.db.prepare('INSERT INTO txs (hash, height, idx, native_hash, receipt) VALUES (?, ?, ?, ?, ?)').run(h(1, 1), 1, 0, h(1, 2), encodeValue({ receipt: 1 }));
+    assert.deepEqual(indexes(first.db), ['txs_hash', 'txs_native']);
+    first.close();
+    const again = new Store(path);
+    try {
+      assert.deepEqual(indexes(again.db), ['txs_hash']);
+      assert.deepEqual(again.txLocation(h(1, 1))?.receipt, { receipt: 1 });
+    } finally {
+      again.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
