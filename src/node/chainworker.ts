@@ -232,7 +232,7 @@ async function main(): Promise<void> {
         // posted with the answers the block releases (sendAfterReactions), else at the end of this turn
         sendSoon({ type: 'committed', height, stats, cheatsApplied: app.cheats.appliedUpTo });
         // held automine submissions whose tx this block mined (their answers follow the committed message);
-        // the next automine block waits a moment for as many resends (consensus/engine.ts AUTOMINE_REFILL_WAIT_MS)
+        // the next automine block waits a moment for as many resends (consensus/refill.ts AUTOMINE_REFILL_WAIT_MS)
         engine!.expectTxs(minedAnswers.afterBlock(!engine!.miningMode().automine || !app.hasExecutable()));
         const txs = rec.block.data.txs.length;
         const fields = { height: Number(height), txs, executeMs: Math.round(timing.executeMs), commitMs: Math.round(timing.commitMs) };

@@ -17,6 +17,7 @@
  *     bytes address, uvarint topic count, bytes per topic, bytes data, uvarint logIndex,
  *     and when own: big blockNumber, bytes blockHash, bytes transactionHash, uvarint transactionIndex
  */
+import { bigIntToBytes, bytesToBigInt } from '../lib/bytes.js';
 import { uvarintLength, writeUvarint } from '../lib/protobuf.js';
 import { decodeValue } from '../lib/serial.js';
 import type { EvmLog, EvmReceipt, TxType } from '../types/chain.js';
@@ -27,15 +28,6 @@ const V8_VERSION_TAG = 0xff;
 
 /** the flags byte: which optional fields follow */
 const FLAG = { to: 1, contract: 2, vmError: 4, revertData: 8 } as const;
-
-
-/** a bigint's minimal big-endian hex digits ('' for 0), even in length */
-function bigHex(v: bigint): string {
-  if (v < 0n) throw new RangeError('a receipt field is negative');
-  if (v === 0n) return '';
-  const h = v.toString(16);
-  return h.length % 2 === 0 ? h : '0' + h;
-}
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a === b || Buffer.compare(a, b) === 0;
 
@@ -56,14 +48,9 @@ class Writer {
     this.out.set(b, this.at);
     this.at += b.length;
   }
-  big(hex: string): void {
-    this.uvarint(hex.length / 2);
-    this.at += this.out.write(hex, this.at, 'hex');
-  }
 }
 
 const bytesSize = (b: Uint8Array): number => uvarintLength(b.length) + b.length;
-const bigSize = (hex: string): number => 1 + hex.length / 2;
 
 /** true when a log's block and tx fields are the receipt's own (always, for the logs a block builds) */
 function logIsReceipts(l: EvmLog, r: EvmReceipt): boolean {
@@ -71,16 +58,17 @@ function logIsReceipts(l: EvmLog, r: EvmReceipt): boolean {
 }
 
 export function encodeReceipt(r: EvmReceipt): Buffer {
-  const blockNumber = bigHex(r.blockNumber);
-  const cumulative = bigHex(r.cumulativeGasUsed);
-  const gasUsed = bigHex(r.gasUsed);
-  const price = bigHex(r.effectiveGasPrice);
+  // big: minimal big-endian bytes (lib/bytes; a negative value is a RangeError)
+  const blockNumber = bigIntToBytes(r.blockNumber);
+  const cumulative = bigIntToBytes(r.cumulativeGasUsed);
+  const gasUsed = bigIntToBytes(r.gasUsed);
+  const price = bigIntToBytes(r.effectiveGasPrice);
   const vmError = r.vmError === undefined ? undefined : Buffer.from(r.vmError, 'utf8');
   const own = r.logs.map((l) => !logIsReceipts(l, r));
-  const logBig = r.logs.map((l, i) => (own[i] ? bigHex(l.blockNumber) : ''));
-  let size = 4 + bytesSize(r.transactionHash) + uvarintLength(r.transactionIndex) + bytesSize(r.blockHash) + bigSize(blockNumber) + bytesSize(r.from);
+  const logBig = r.logs.map((l, i) => (own[i] ? bigIntToBytes(l.blockNumber) : undefined));
+  let size = 4 + bytesSize(r.transactionHash) + uvarintLength(r.transactionIndex) + bytesSize(r.blockHash) + bytesSize(blockNumber) + bytesSize(r.from);
   if (r.to !== undefined) size += bytesSize(r.to);
-  size += bigSize(cumulative) + bigSize(gasUsed) + bigSize(price) + bytesSize(r.logsBloom);
+  size += bytesSize(cumulative) + bytesSize(gasUsed) + bytesSize(price) + bytesSize(r.logsBloom);
   if (r.contractAddress !== undefined) size += bytesSize(r.contractAddress);
   if (vmError !== undefined) size += bytesSize(vmError);
   if (r.revertData !== undefined) size += bytesSize(r.revertData);
@@ -88,7 +76,7 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
   r.logs.forEach((l, i) => {
     size += 1 + bytesSize(l.address) + uvarintLength(l.topics.length) + bytesSize(l.data) + uvarintLength(l.logIndex);
     for (const t of l.topics) size += bytesSize(t);
-    if (own[i]) size += bigSize(logBig[i]!) + bytesSize(l.blockHash) + bytesSize(l.transactionHash) + uvarintLength(l.transactionIndex);
+    if (own[i]) size += bytesSize(logBig[i]!) + bytesSize(l.blockHash) + bytesSize(l.transactionHash) + uvarintLength(l.transactionIndex);
   });
   const w = new Writer(size);
   let flags = 0;
@@ -103,12 +91,12 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
   w.bytes(r.transactionHash);
   w.uvarint(r.transactionIndex);
   w.bytes(r.blockHash);
-  w.big(blockNumber);
+  w.bytes(blockNumber);
   w.bytes(r.from);
   if (r.to !== undefined) w.bytes(r.to);
-  w.big(cumulative);
-  w.big(gasUsed);
-  w.big(price);
+  w.bytes(cumulative);
+  w.bytes(gasUsed);
+  w.bytes(price);
   if (r.contractAddress !== undefined) w.bytes(r.contractAddress);
   w.bytes(r.logsBloom);
   if (vmError !== undefined) w.bytes(vmError);
@@ -122,7 +110,7 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
     w.bytes(l.data);
     w.uvarint(l.logIndex);
     if (own[i]) {
-      w.big(logBig[i]!);
+      w.bytes(logBig[i]!);
       w.bytes(l.blockHash);
       w.bytes(l.transactionHash);
       w.uvarint(l.transactionIndex);
@@ -157,8 +145,7 @@ class Reader {
     return v;
   }
   big(): bigint {
-    const b = this.bytes();
-    return b.length === 0 ? 0n : BigInt('0x' + Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex'));
+    return bytesToBigInt(this.bytes());
   }
 }
 
