@@ -37,19 +37,15 @@ class ModelLru {
   }
 }
 
-/** a small deterministic generator (xorshift32) so a failure repeats */
-function rng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
+
+/** operations in a repeatable order: a linear congruential stream (Numerical Recipes' constants), in [0, 1) */
+function stream(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function sameAsModel(seed: number, capacity: number, steps: number): void {
-  const random = rng(seed);
+  const random = stream(seed);
   const lru = new Lru<number, number>(capacity);
   const model = new ModelLru(capacity);
   const keySpace = capacity * 3;
