@@ -11,7 +11,7 @@
  *
  *   npm run build && node dist/bench/blockcost.js [--kind transfers|erc20] [--txs N] [--block-txs N]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,16 +37,17 @@ const perBlock = Number(values['block-txs']);
 if (!(total > 0 && perBlock > 0)) throw new Error('--txs and --block-txs must be positive');
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
-/** this thread's CPU, ms (user + system, in clock ticks of 10 ms) */
-function threadCpuMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
-
-/** this thread's time on a CPU, ns (schedstat: nanosecond resolution, unlike stat's clock ticks) */
+/**
+ * This thread's time on a CPU, ns (schedstat: nanosecond resolution, unlike stat's clock ticks), read
+ * through one kept descriptor. The chain-thread figure was stat's utime + stime (10 ms clock ticks) and
+ * every reading a readFileSync of /proc (8–10 µs of this thread's CPU, four of them inside each block
+ * measured; a kept descriptor 3–5 µs): docs/benchmarks.md "The fixed cost of a dev block".
+ */
+const schedstat = openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
+const schedstatBytes = Buffer.alloc(128);
 function threadRunNs(): number {
-  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+  const n = readSync(schedstat, schedstatBytes, 0, schedstatBytes.length, 0);
+  return Number(schedstatBytes.toString('latin1', 0, n).split(' ')[0]);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-blockcost-'));
@@ -102,17 +103,17 @@ for (let k = 0; k < total; k++) {
     : { to: holder, value: 1n, gasLimit: TRANSFER_GAS };
   raws.push(signTx(senders[s]!, info, { ...fields, nonce: nonces[s]!++ }).raw);
 }
-let threadMs = 0;
+let threadNs = 0;
 let processUs = 0;
 storeNs = 0;
 let wallMs = 0;
 for (let at = 0; at < total; at += perBlock) {
   for (const raw of raws.slice(at, at + perBlock)) await admit(raw);
-  const t0 = threadCpuMs();
+  const t0 = threadRunNs();
   const c0 = process.cpuUsage();
   const w0 = performance.now();
   await engine.mine(1n);
-  threadMs += threadCpuMs() - t0;
+  threadNs += threadRunNs() - t0;
   const c = process.cpuUsage(c0);
   processUs += c.user + c.system;
   wallMs += performance.now() - w0;
@@ -122,7 +123,7 @@ if (last.transactions.length !== (total % perBlock || perBlock)) {
   throw new Error(`the last block holds ${last.transactions.length} txs: some were not included`);
 }
 console.log(
-  `${kind}: ${total} txs in blocks of ${perBlock}: ${((threadMs * 1000) / total).toFixed(0)} µs/tx chain-thread CPU, ` +
+  `${kind}: ${total} txs in blocks of ${perBlock}: ${(threadNs / 1000 / total).toFixed(0)} µs/tx chain-thread CPU, ` +
     `${(processUs / total).toFixed(0)} µs/tx process CPU, ${((wallMs * 1000) / total).toFixed(0)} µs/tx wall, ` +
     `${(storeNs / 1000 / total).toFixed(0)} µs/tx in the store transaction (this thread)`,
 );

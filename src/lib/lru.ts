@@ -6,6 +6,17 @@
 export class Lru<K, V> {
   private readonly map = new Map<K, V>();
   private used = 0;
+  /**
+   * Where eviction goes on in the map's insertion order. A Map keeps a deleted entry's slot until its
+   * table is rebuilt, so a fresh `entries()` walks every slot evicted since then before it reaches a
+   * live one: with one eviction per set that cost grew with the cache (7 µs a set in a full trie-node
+   * cache of ~9,000 entries, docs/benchmarks.md "The fixed cost of a dev block"). Everything before this
+   * iterator's position is deleted (keys are only appended, and it only passes the oldest live key).
+   * It is dropped after `map.size` other operations without an eviction, so it never holds on to more
+   * than a table rebuild or two that it has not walked into yet.
+   */
+  private oldest: MapIterator<[K, V]> | undefined;
+  private sinceEviction = 0;
   /** get() calls that found / did not find their key (for cache metrics) */
   hits = 0;
   misses = 0;
@@ -34,6 +45,7 @@ export class Lru<K, V> {
       this.hits++;
       this.map.delete(key);
       this.map.set(key, v);
+      this.sinceEviction++;
     } else {
       this.misses++;
     }
@@ -50,6 +62,7 @@ export class Lru<K, V> {
   clear(): void {
     this.map.clear();
     this.used = 0;
+    this.oldest = undefined;
   }
 
   set(key: K, value: V): void {
@@ -60,12 +73,16 @@ export class Lru<K, V> {
     }
     this.map.set(key, value);
     this.used += this.weigh(key, value);
+    if (++this.sinceEviction > this.map.size) this.oldest = undefined;
     // the newest entry stays even when it alone is over the bound
     while (this.used > this.capacity && this.map.size > 1) {
-      const [oldestKey, oldestValue] = this.map.entries().next().value as [K, V];
+      let next = (this.oldest ??= this.map.entries()).next();
+      if (next.done) next = (this.oldest = this.map.entries()).next();
+      const [oldestKey, oldestValue] = next.value as [K, V];
       this.map.delete(oldestKey);
       this.used -= this.weigh(oldestKey, oldestValue);
       this.evictions++;
+      this.sinceEviction = 0;
     }
   }
 }
