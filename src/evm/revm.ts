@@ -60,7 +60,55 @@ export interface RevmState {
   blockHash(n: number): Buffer;
 }
 
+/** A block tx's input (native/revm-call/src/transact.rs TxInput). */
+export interface RevmTxInput {
+  spec: string;
+  chainId: number;
+  txType: number;
+  from: Uint8Array;
+  to?: Uint8Array;
+  nonce: number;
+  value: Uint8Array;
+  data: Uint8Array;
+  gas: number;
+  /** gasPrice, or maxFeePerGas for type 2 */
+  gasPrice: Uint8Array;
+  priorityFee?: Uint8Array;
+  /** per entry: address ‖ key count (4 bytes) ‖ keys */
+  accessList: Uint8Array;
+  number: number;
+  timestamp: number;
+  coinbase: Uint8Array;
+  baseFee: Uint8Array;
+  gasLimit: number;
+  prevrandao: Uint8Array;
+  touched: boolean;
+  console: boolean;
+}
+
+/** A block tx's result and state diff, nothing committed (layouts in native/revm-call/src/transact.rs). */
+export interface RevmTxOutput {
+  status: 'success' | 'revert' | 'halt' | 'invalid' | 'unsupported';
+  reason: string;
+  output: Buffer;
+  gasUsed: number;
+  logs: { address: Buffer; topics: Buffer[]; data: Buffer }[];
+  created?: Buffer;
+  touched: Buffer;
+  accounts: Buffer;
+  slots: Buffer;
+}
+
 interface Addon {
+  /** absent in an addon built before block txs ran on revm */
+  transact?(
+    input: RevmTxInput,
+    account: RevmState['account'],
+    code: RevmState['code'],
+    storage: RevmState['storage'],
+    blockHash: RevmState['blockHash'],
+  ): RevmTxOutput;
+
   call(
     input: RevmCallInput,
     account: RevmState['account'],
