@@ -170,6 +170,13 @@ export function haltError(reason: string): string | undefined {
   }
 }
 
+/** The engine block txs run on (evm/revmtx.ts), said at start-up (node/run.ts). */
+export function blockEngineText(): string {
+  const { addon, why } = loadRevm();
+  if (addon === undefined) return `ethereumjs (${why})`;
+  return addon.transact === undefined ? 'ethereumjs (the revm addon predates block txs: npm run build:native)' : 'revm (ethereumjs for what it leaves: docs/architecture.md "One block")';
+}
+
 /** The engine plain eth_calls run on under `wanted`, said at start-up (node/run.ts). */
 export function callEngineText(wanted: CallEngine): string {
   if (wanted === 'ethereumjs') return 'ethereumjs';

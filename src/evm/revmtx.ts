@@ -21,7 +21,7 @@ import { Bloom } from '@ethereumjs/vm';
 import type { Common } from '@ethereumjs/common';
 import { CONSOLE_ADDRESS_HEX } from './consolelog.js';
 import type { FlatStateManager } from './flatstate.js';
-import { haltError, loadRevm, revmSpec, type RevmState, type RevmTxInput } from './revm.js';
+import { haltError, loadRevm, revmSpec, type RevmState, type RevmTxInput, type RevmTxOutput } from './revm.js';
 import { vmErrorText } from './vmerrors.js';
 
 const ZERO32 = Buffer.alloc(32);
@@ -151,7 +151,13 @@ export class RevmBlockTxs {
       console: watched.size > 0,
     };
     const s = this.state;
-    const out = this.addon.transact!(input, s.account, s.code, s.storage, s.blockHash);
+    let out: RevmTxOutput;
+    try {
+      out = this.addon.transact!(input, s.account, s.code, s.storage, s.blockHash);
+    } catch {
+      // a state read that threw (nothing was written): runTx meets the same read and answers for it
+      return undefined;
+    }
     if (out.status === 'invalid' || out.status === 'unsupported') return undefined;
     let vmError: string | undefined;
     if (out.status === 'revert') vmError = vmErrorText('revert');

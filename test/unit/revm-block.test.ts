@@ -196,7 +196,8 @@ async function randomBlock(next: () => number, nonces: number[], count: number, 
         await sign(w, { data: sinkC.Child!.bytecode + CHILD.encodeDeploy([next() < 0.3]).slice(2), value: pick([0n, 2n]), gasLimit: pick([60_000, 300_000]) });
         break;
       case 13:
-        await sign(w, { to: pick([someone(), RICH_COINBASE, SINK_ADDR]), value: pick([0n, 1n, 10n ** 15n]), gasLimit: pick([21_000, 40_000]) });
+        // calldata to an EOA: the EIP-7623 floor from Prague on
+        await sign(w, { to: pick([someone(), RICH_COINBASE, SINK_ADDR]), value: pick([0n, 1n, 10n ** 15n]), data: next() < 0.5 ? '0x' : '0x' + '01'.repeat(Math.floor(next() * 300)), gasLimit: pick([21_000, 40_000]) });
         break;
       case 14:
         await sign(w, { to: TOKEN_ADDR, data: TOKEN.encodeFunctionData('approve', [someone(), pick([0n, 5n])]), gasLimit: 80_000 });
