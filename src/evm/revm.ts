@@ -95,6 +95,8 @@ export interface RevmTxOutput {
   logs: { address: Buffer; topics: Buffer[]; data: Buffer }[];
   created?: Buffer;
   touched: Buffer;
+  /** the logs' bloom, 256 bytes */
+  bloom: Buffer;
   accounts: Buffer;
   slots: Buffer;
 }

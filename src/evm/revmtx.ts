@@ -169,12 +169,9 @@ export class RevmBlockTxs {
       vmError = vmErrorText(e);
     }
     await this.apply(out.accounts, out.slots);
-    const bloom = new Bloom(undefined, common);
-    const logs = out.logs.map((l) => {
-      bloom.add(l.address);
-      for (const topic of l.topics) bloom.add(topic);
-      return { address: new Uint8Array(l.address), topics: l.topics.map((x) => new Uint8Array(x)), data: new Uint8Array(l.data) };
-    });
+    // the addon's bloom of the logs (alloy-primitives logs_bloom: the yellow paper's M3:2048, as ethereumjs' Bloom.add)
+    const bloom = new Bloom(new Uint8Array(out.bloom), common);
+    const logs = out.logs.map((l) => ({ address: new Uint8Array(l.address), topics: l.topics.map((x) => new Uint8Array(x)), data: new Uint8Array(l.data) }));
     const touchedList: Uint8Array[] | undefined = touched ? [] : undefined;
     if (touchedList) for (let i = 0; i < out.touched.length; i += 20) touchedList.push(new Uint8Array(out.touched.subarray(i, i + 20)));
     return {

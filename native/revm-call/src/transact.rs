@@ -211,6 +211,8 @@ pub struct TxOutput {
     pub logs: Vec<CallLog>,
     pub created: Option<Buffer>,
     pub touched: Buffer,
+    /// the logs' bloom (256 bytes)
+    pub bloom: Buffer,
     pub accounts: Buffer,
     pub slots: Buffer,
 }
@@ -297,6 +299,7 @@ fn empty_output(status: &str, reason: String) -> TxOutput {
         logs: vec![],
         created: None,
         touched: buf(&[]),
+        bloom: buf(&[]),
         accounts: buf(&[]),
         slots: buf(&[]),
     }
@@ -385,6 +388,7 @@ fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch
         ExecutionResult::Revert { gas, logs, output } => ("revert", String::new(), output, gas, logs, None),
         ExecutionResult::Halt { reason, gas, logs } => ("halt", format!("{reason:?}"), Bytes::new(), gas, logs, None),
     };
+    let bloom = revm::primitives::alloy_primitives::logs_bloom(logs.iter());
     Ok(TxOutput {
         status: status.into(),
         reason,
@@ -393,6 +397,7 @@ fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch
         logs: to_logs(logs),
         created,
         touched: Buffer::from(touched),
+        bloom: buf(bloom.as_slice()),
         accounts: Buffer::from(accounts),
         slots: Buffer::from(slots),
     })
