@@ -86,21 +86,6 @@ export interface RevmTxInput {
   console: boolean;
 }
 
-/** A block tx's result and state diff, nothing committed (layouts in native/revm-call/src/transact.rs). */
-export interface RevmTxOutput {
-  status: 'success' | 'revert' | 'halt' | 'invalid' | 'unsupported';
-  reason: string;
-  output: Buffer;
-  gasUsed: number;
-  logs: { address: Buffer; topics: Buffer[]; data: Buffer }[];
-  created?: Buffer;
-  touched: Buffer;
-  /** the logs' bloom, 256 bytes */
-  bloom: Buffer;
-  accounts: Buffer;
-  slots: Buffer;
-}
-
 interface Addon {
   /** absent in an addon built before block txs ran on revm */
   transact?(
@@ -109,7 +94,7 @@ interface Addon {
     code: RevmState['code'],
     storage: RevmState['storage'],
     blockHash: RevmState['blockHash'],
-  ): RevmTxOutput;
+  ): Buffer;
 
   call(
     input: RevmCallInput,

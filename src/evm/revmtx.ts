@@ -21,7 +21,7 @@ import { Bloom } from '@ethereumjs/vm';
 import type { Common } from '@ethereumjs/common';
 import { CONSOLE_ADDRESS_HEX } from './consolelog.js';
 import type { FlatStateManager } from './flatstate.js';
-import { haltError, loadRevm, revmSpec, type RevmState, type RevmTxInput, type RevmTxOutput } from './revm.js';
+import { haltError, loadRevm, revmSpec, type RevmState, type RevmTxInput } from './revm.js';
 import { vmErrorText } from './vmerrors.js';
 
 const ZERO32 = Buffer.alloc(32);
@@ -43,6 +43,46 @@ export interface RevmTxResult {
   vmError: string | undefined;
   returnValue: Uint8Array;
   touched: Uint8Array[] | undefined;
+}
+
+/** The addon's answer (layout in native/revm-call/src/transact.rs), its byte fields views of it. */
+interface TxAnswer {
+  status: 'success' | 'revert' | 'halt' | 'invalid' | 'unsupported';
+  reason: string;
+  gasUsed: bigint;
+  output: Buffer;
+  bloom: Buffer;
+  logs: { address: Buffer; topics: Buffer[]; data: Buffer }[];
+  touched: Buffer;
+  accounts: Buffer;
+  slots: Buffer;
+}
+
+const STATUSES = ['success', 'revert', 'halt', 'invalid', 'unsupported'] as const;
+
+function readAnswer(b: Buffer): TxAnswer {
+  let i = 0;
+  const take = (n: number): Buffer => {
+    if (i + n > b.length) throw new RangeError('revm addon: answer cut short');
+    const v = b.subarray(i, i + n);
+    i += n;
+    return v;
+  };
+  const lengthy = (): Buffer => take(take(4).readUInt32BE(0));
+  const status = STATUSES[take(1)[0]!];
+  if (status === undefined) throw new RangeError('revm addon: unknown status');
+  const gasUsed = take(8).readBigUInt64BE(0);
+  const reason = take(take(2).readUInt16BE(0)).toString('utf8');
+  const output = lengthy();
+  const bloom = take(256);
+  const logs: TxAnswer['logs'] = [];
+  for (let n = take(4).readUInt32BE(0); n > 0; n--) {
+    const address = take(20);
+    const topics: Buffer[] = [];
+    for (let t = take(1)[0]!; t > 0; t--) topics.push(take(32));
+    logs.push({ address, topics, data: lengthy() });
+  }
+  return { status, reason, gasUsed, output, bloom, logs, touched: lengthy(), accounts: lengthy(), slots: lengthy() };
 }
 
 type Addon = NonNullable<ReturnType<typeof loadRevm>['addon']>;
@@ -151,9 +191,9 @@ export class RevmBlockTxs {
       console: watched.size > 0,
     };
     const s = this.state;
-    let out: RevmTxOutput;
+    let out: TxAnswer;
     try {
-      out = this.addon.transact!(input, s.account, s.code, s.storage, s.blockHash);
+      out = readAnswer(this.addon.transact!(input, s.account, s.code, s.storage, s.blockHash));
     } catch {
       // a state read that threw (nothing was written): runTx meets the same read and answers for it
       return undefined;
@@ -176,7 +216,7 @@ export class RevmBlockTxs {
     if (touchedList) for (let i = 0; i < out.touched.length; i += 20) touchedList.push(new Uint8Array(out.touched.subarray(i, i + 20)));
     return {
       status: out.status === 'success' ? 1 : 0,
-      gasUsed: BigInt(out.gasUsed),
+      gasUsed: out.gasUsed,
       logs,
       bloom,
       // ethereumjs names the creation's address whatever its outcome (@ethereumjs/evm evm.ts _executeCreate)

@@ -5,18 +5,23 @@
 //! journal. What revm and ethereumjs might not do alike is answered "unsupported" and run by
 //! ethereumjs instead (docs/architecture.md "One block").
 //!
-//! Diff wire formats (byte strings big-endian):
+//! The answer is one Buffer (copied into V8's heap: no external buffer and finalizer per field, as
+//! napi-rs' `Buffer` would make), its integers big-endian:
+//!   status (1: 0 success, 1 revert, 2 halt, 3 invalid, 4 unsupported) ‖ gas used (8) ‖ reason length (2) ‖
+//!   reason (UTF-8: the halt reason, the validation error, or what is unsupported) ‖ output length (4) ‖
+//!   output ‖ logs bloom (256) ‖ log count (4) ‖ per log: address (20) ‖ topic count (1) ‖ topics (32
+//!   each) ‖ data length (4) ‖ data ‖ then touched, accounts and slots, each as length (4) ‖ bytes:
 //! - accounts: per touched account, address (20) ‖ flags (1: 1 created, 2 deleted) ‖ balance (32) ‖
 //!   nonce (8) ‖ code hash (32) ‖ code length (4) ‖ code (only a created account's)
 //! - slots: per slot written by SSTORE in a frame that did not fail, in the order first written:
 //!   address (20) ‖ slot (32) ‖ new value (32)
 //! - touched: 20 bytes per address the tx touched, in the order first seen (src/evm/touched.ts)
 use crate::db::{Js, JsDb};
-use crate::{address_of, buf, u256_of, u64_of, CallLog};
+use crate::{address_of, u256_of, u64_of};
 use napi::bindgen_prelude::{Buffer, BufferSlice, FnArgs, Function};
 use napi::{Env, JsValue};
 use napi_derive::napi;
-use revm::context::result::{EVMError, ExecutionResult, Output};
+use revm::context::result::{EVMError, ExecutionResult};
 use revm::context::transaction::{AccessList, AccessListItem};
 use revm::context::{BlockEnv, CfgEnv, ContextTr, TxEnv};
 use revm::handler::{ExecuteEvm, MainnetContext, MainnetEvm};
@@ -24,7 +29,7 @@ use revm::interpreter::interpreter::EthInterpreter;
 use revm::interpreter::interpreter_types::{Jumps, LoopControl};
 use revm::interpreter::{CallInputs, CallOutcome, CreateInputs, CreateOutcome, InstructionResult, Interpreter};
 use revm::primitives::hardfork::SpecId;
-use revm::primitives::{Address, Bytes, TxKind, B256, KECCAK_EMPTY, U256};
+use revm::primitives::{Address, Bytes, Log, TxKind, B256, KECCAK_EMPTY, U256};
 use revm::{Context, InspectEvm, Inspector, MainBuilder, MainContext};
 use std::cell::RefCell;
 use std::str::FromStr;
@@ -200,23 +205,6 @@ pub struct TxInput<'a> {
     pub console: bool,
 }
 
-#[napi(object)]
-pub struct TxOutput {
-    /// "success" | "revert" | "halt" | "invalid" | "unsupported"
-    pub status: String,
-    /// the halt reason, the validation error, or what is unsupported
-    pub reason: String,
-    pub output: Buffer,
-    pub gas_used: f64,
-    pub logs: Vec<CallLog>,
-    pub created: Option<Buffer>,
-    pub touched: Buffer,
-    /// the logs' bloom (256 bytes)
-    pub bloom: Buffer,
-    pub accounts: Buffer,
-    pub slots: Buffer,
-}
-
 fn access_list_of(b: &[u8]) -> napi::Result<AccessList> {
     let bad = || napi::Error::from_reason("accessList: malformed");
     let mut items = Vec::new();
@@ -266,7 +254,7 @@ pub fn transact<'a>(
     code: Function<'a, Buffer, Buffer>,
     storage: Function<'a, FnArgs<(Buffer, Buffer)>, Buffer>,
     block_hash: Function<'a, f64, Buffer>,
-) -> napi::Result<TxOutput> {
+) -> napi::Result<BufferSlice<'a>> {
     let spec = SpecId::from_str(&input.spec).map_err(|_| napi::Error::from_reason(format!("unknown hardfork {}", input.spec)))?;
     let chain_id = u64_of(input.chain_id, "chainId")?;
     let mut block = BlockEnv::default();
@@ -279,7 +267,7 @@ pub fn transact<'a>(
     let tx = tx_env(&input, chain_id)?;
     let js = Js { env: env.raw(), account: account.raw(), code: code.raw(), storage: storage.raw(), block_hash: block_hash.raw() };
     let watch = BlockWatch::new(input.touched, input.console);
-    BLOCK_ENGINE.with(|cell| match cell.try_borrow_mut() {
+    let out = BLOCK_ENGINE.with(|cell| match cell.try_borrow_mut() {
         Ok(mut kept) => {
             if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
                 *kept = Some(BlockEngine::new(spec, chain_id));
@@ -287,25 +275,51 @@ pub fn transact<'a>(
             run(&mut kept.as_mut().unwrap().evm, js, block, tx, watch)
         }
         Err(_) => run(&mut BlockEngine::new(spec, chain_id).evm, js, block, tx, watch),
-    })
+    })?;
+    BufferSlice::copy_from(&env, out)
 }
 
-fn empty_output(status: &str, reason: String) -> TxOutput {
-    TxOutput {
-        status: status.into(),
-        reason,
-        output: buf(&[]),
-        gas_used: 0.0,
-        logs: vec![],
-        created: None,
-        touched: buf(&[]),
-        bloom: buf(&[]),
-        accounts: buf(&[]),
-        slots: buf(&[]),
+const SUCCESS: u8 = 0;
+const REVERT: u8 = 1;
+const HALT: u8 = 2;
+const INVALID: u8 = 3;
+const UNSUPPORTED: u8 = 4;
+
+fn put_len(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// the answer's head: status, gas used, reason, output, bloom and logs (the layout in the module comment)
+fn head(status: u8, gas_used: u64, reason: &str, output: &[u8], logs: &[Log]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(600);
+    out.push(status);
+    out.extend_from_slice(&gas_used.to_be_bytes());
+    let reason = &reason.as_bytes()[..reason.len().min(u16::MAX as usize)];
+    out.extend_from_slice(&(reason.len() as u16).to_be_bytes());
+    out.extend_from_slice(reason);
+    put_len(&mut out, output);
+    out.extend_from_slice(revm::primitives::alloy_primitives::logs_bloom(logs.iter()).as_slice());
+    out.extend_from_slice(&(logs.len() as u32).to_be_bytes());
+    for l in logs {
+        out.extend_from_slice(l.address.as_slice());
+        out.push(l.data.topics().len() as u8);
+        for t in l.data.topics() {
+            out.extend_from_slice(t.as_slice());
+        }
+        put_len(&mut out, &l.data.data);
     }
+    out
 }
 
-fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch) -> napi::Result<TxOutput> {
+/// an answer with no result (invalid, unsupported)
+fn bare(status: u8, reason: &str) -> Vec<u8> {
+    let mut out = head(status, 0, reason, &[], &[]);
+    out.extend_from_slice(&[0; 12]);
+    out
+}
+
+fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch) -> napi::Result<Vec<u8>> {
     evm.ctx.journaled_state.database.js = Some(js);
     evm.ctx.journaled_state.database.saw_delegation = false;
     evm.ctx.block = block;
@@ -317,15 +331,15 @@ fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch
     let watch = std::mem::replace(&mut evm.inspector, BlockWatch::new(false, false));
     let result = match outcome {
         Ok(r) => r,
-        Err(EVMError::Transaction(e)) => return Ok(empty_output("invalid", e.to_string())),
-        Err(EVMError::Header(e)) => return Ok(empty_output("invalid", e.to_string())),
+        Err(EVMError::Transaction(e)) => return Ok(bare(INVALID, &e.to_string())),
+        Err(EVMError::Header(e)) => return Ok(bare(INVALID, &e.to_string())),
         Err(e) => return Err(napi::Error::from_reason(e.to_string())),
     };
     if let Some(why) = watch.unsupported {
-        return Ok(empty_output("unsupported", why.into()));
+        return Ok(bare(UNSUPPORTED, why));
     }
     if evm.ctx.journaled_state.database.saw_delegation {
-        return Ok(empty_output("unsupported", "EIP-7702 delegation".into()));
+        return Ok(bare(UNSUPPORTED, "EIP-7702 delegation"));
     }
 
     let mut accounts = Vec::new();
@@ -354,7 +368,7 @@ fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch
             continue;
         }
         let Some(value) = state.get(address).and_then(|a| a.storage.get(key)).map(|s| s.present_value()) else {
-            return Ok(empty_output("unsupported", "a written slot is not in the state".into()));
+            return Ok(bare(UNSUPPORTED, "a written slot is not in the state"));
         };
         slots.extend_from_slice(address.as_slice());
         slots.extend_from_slice(&key.to_be_bytes::<32>());
@@ -368,37 +382,13 @@ fn run(evm: &mut BlockEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: BlockWatch
         }
     }
 
-    let to_logs = |logs: Vec<revm::primitives::Log>| -> Vec<CallLog> {
-        logs.into_iter()
-            .map(|l| CallLog {
-                address: buf(l.address.as_slice()),
-                topics: l.data.topics().iter().map(|t| buf(t.as_slice())).collect(),
-                data: buf(&l.data.data),
-            })
-            .collect()
+    let mut out = match result {
+        ExecutionResult::Success { gas, logs, output, .. } => head(SUCCESS, gas.tx_gas_used(), "", output.data(), &logs),
+        ExecutionResult::Revert { gas, logs, output } => head(REVERT, gas.tx_gas_used(), "", &output, &logs),
+        ExecutionResult::Halt { reason, gas, logs } => head(HALT, gas.tx_gas_used(), &format!("{reason:?}"), &[], &logs),
     };
-    let (status, reason, output, gas, logs, created) = match result {
-        ExecutionResult::Success { gas, logs, output, .. } => {
-            let (out, created) = match output {
-                Output::Call(b) => (b, None),
-                Output::Create(b, a) => (b, a.map(|a| buf(a.as_slice()))),
-            };
-            ("success", String::new(), out, gas, logs, created)
-        }
-        ExecutionResult::Revert { gas, logs, output } => ("revert", String::new(), output, gas, logs, None),
-        ExecutionResult::Halt { reason, gas, logs } => ("halt", format!("{reason:?}"), Bytes::new(), gas, logs, None),
-    };
-    let bloom = revm::primitives::alloy_primitives::logs_bloom(logs.iter());
-    Ok(TxOutput {
-        status: status.into(),
-        reason,
-        output: buf(&output),
-        gas_used: gas.tx_gas_used() as f64,
-        logs: to_logs(logs),
-        created,
-        touched: Buffer::from(touched),
-        bloom: buf(bloom.as_slice()),
-        accounts: Buffer::from(accounts),
-        slots: Buffer::from(slots),
-    })
+    put_len(&mut out, &touched);
+    put_len(&mut out, &accounts);
+    put_len(&mut out, &slots);
+    Ok(out)
 }
