@@ -16,8 +16,18 @@ import type { CallEngine } from '../config/options.js';
 export const REVM_ADDON_FILE = 'ferry_revm_call.node';
 
 
+/** The block a call or tx runs in, as the addon reads it. */
+export interface RevmBlockInput {
+  number: number;
+  timestamp: number;
+  coinbase: Uint8Array;
+  baseFee: Uint8Array;
+  gasLimit: number;
+  prevrandao: Uint8Array;
+}
+
 /** A call's input; the addon reads the byte fields in place (any Uint8Array, not copied). */
-export interface RevmCallInput {
+export interface RevmCallInput extends RevmBlockInput {
   spec: string;
   chainId: number;
   from: Uint8Array;
@@ -26,12 +36,6 @@ export interface RevmCallInput {
   data: Uint8Array;
   gas: number;
   gasPrice: Uint8Array;
-  number: number;
-  timestamp: number;
-  coinbase: Uint8Array;
-  baseFee: Uint8Array;
-  gasLimit: number;
-  prevrandao: Uint8Array;
   /** epoch ms at which the call stops with status "timeout"; Infinity: never */
   deadline: number;
   /** keep the input of each console.log call (RevmCallOutput.console) */
@@ -61,7 +65,7 @@ export interface RevmState {
 }
 
 /** A block tx's input (native/revm-call/src/transact.rs TxInput). */
-export interface RevmTxInput {
+export interface RevmTxInput extends RevmBlockInput {
   spec: string;
   chainId: number;
   txType: number;
@@ -76,12 +80,6 @@ export interface RevmTxInput {
   priorityFee?: Uint8Array;
   /** per entry: address ‖ key count (4 bytes) ‖ keys */
   accessList: Uint8Array;
-  number: number;
-  timestamp: number;
-  coinbase: Uint8Array;
-  baseFee: Uint8Array;
-  gasLimit: number;
-  prevrandao: Uint8Array;
   touched: boolean;
   console: boolean;
 }

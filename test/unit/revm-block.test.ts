@@ -6,24 +6,19 @@
 // creating tx, calls with value into contracts and EOAs (and beyond the balance), precompile calls,
 // transfers to the coinbase, and txs runTx refuses (nonce, funds, fee cap).
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { StateManagerInterface } from '@ethereumjs/common';
 import { Interface, Wallet, getCreateAddress } from 'ethers';
 import { SUPPORTED_HARDFORKS } from '../../src/config/genesis.js';
 import { makeCommon } from '../../src/evm/common.js';
 import type { ExecutedBlock } from '../../src/evm/blockexec.js';
 import { loadRevm } from '../../src/evm/revm.js';
-import { EvmRunner, type At, type BlockContext } from '../../src/evm/runner.js';
+import type { BlockContext } from '../../src/evm/runner.js';
 import { TouchCollector } from '../../src/evm/touched.js';
 import { decodeTx, type DecodedTx } from '../../src/evm/tx.js';
-import { FlatState } from '../../src/store/flatstate.js';
-import { Store } from '../../src/store/store.js';
-import { TrieDB } from '../../src/store/triedb.js';
 import { devKeys } from '../helpers/accounts.js';
 import { prng } from '../helpers/chaingen.js';
+import { blockSide, type BlockSide } from '../helpers/blockside.js';
 import { CONTRACTS_DIR } from '../helpers/paths.js';
 import { compileFile } from '../helpers/solc.js';
 
@@ -56,49 +51,12 @@ function alloc() {
   ]);
 }
 
-interface Side {
-  r: EvmRunner<StateManagerInterface>;
-  parent: At;
-  runCalls: () => number;
-  commit: (height: bigint, b: ExecutedBlock) => void;
-}
-
-async function runner(fork: string, revm: boolean): Promise<Side> {
-  const common = makeCommon(BigInt(CHAIN_ID), fork);
-  const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-revmblock-')), 'db'));
-  const trieDb = new TrieDB(store);
-  const hashOf = (n: bigint) => hexBytes(n.toString(16).padStart(64, '0'));
-  const flat = new FlatState(store);
-  const r: EvmRunner<StateManagerInterface> = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
-  r.fastTransfers = false;
-  r.revmTxs = revm;
-  for (const evm of r.evms()) TouchCollector.attach(evm);
-  let calls = 0;
-  const evm = r.vm.evm as unknown as { runCall: (o: unknown) => Promise<unknown> };
-  const inner = evm.runCall.bind(evm);
-  evm.runCall = (o) => {
-    if ((o as { message?: unknown }).message === undefined) calls++;
-    return inner(o);
-  };
-  const genesis = await r.state.applyGenesis(alloc());
-  const commitAt = (height: bigint, b: { flatChange?: ExecutedBlock['flatChange']; stateRoot: Uint8Array }): At => {
-    store.transaction(() => {
-      trieDb.flushInto(store);
-      flat.write(Number(height), b.flatChange!);
-    });
-    trieDb.afterCommit();
-    flat.applied(Number(height), b.flatChange!);
-    return { height, root: b.stateRoot };
-  };
-  const side: Side = {
-    r,
-    parent: commitAt(0n, { flatChange: genesis.change, stateRoot: genesis.root }),
-    runCalls: () => calls,
-    commit: (height, b) => {
-      side.parent = commitAt(height, b);
-    },
-  };
-  return side;
+function runner(fork: string, revm: boolean): Promise<BlockSide> {
+  return blockSide('flat', makeCommon(BigInt(CHAIN_ID), fork), alloc(), (r) => {
+    r.fastTransfers = false;
+    r.revmTxs = revm;
+    for (const evm of r.evms()) TouchCollector.attach(evm);
+  });
 }
 
 /** precompile inputs 0x01–0x09 (some malformed) */

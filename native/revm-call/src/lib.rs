@@ -180,6 +180,18 @@ pub(crate) fn u64_of(n: f64, what: &str) -> napi::Result<u64> {
     Ok(n as u64)
 }
 
+/// A block's environment from the fields a call's or a tx's input gives.
+pub(crate) fn block_env(number: f64, timestamp: f64, coinbase: &[u8], base_fee: &[u8], gas_limit: f64, prevrandao: &[u8]) -> napi::Result<BlockEnv> {
+    let mut block = BlockEnv::default();
+    block.number = U256::from(u64_of(number, "number")?);
+    block.timestamp = U256::from(u64_of(timestamp, "timestamp")?);
+    block.beneficiary = address_of(coinbase, "coinbase")?;
+    block.basefee = u64::try_from(u256_of(base_fee, "baseFee")?).map_err(|_| napi::Error::from_reason("baseFee: above 2^64"))?;
+    block.gas_limit = u64_of(gas_limit, "gasLimit")?;
+    block.prevrandao = Some(B256::from(u256_of(prevrandao, "prevrandao")?.to_be_bytes::<32>()));
+    Ok(block)
+}
+
 pub(crate) fn buf(b: &[u8]) -> Buffer {
     Buffer::from(b.to_vec())
 }
@@ -198,14 +210,7 @@ pub fn call<'a>(
         .map_err(|_| napi::Error::from_reason(format!("unknown hardfork {}", input.spec)))?;
     let chain_id = u64_of(input.chain_id, "chainId")?;
 
-    let mut block = BlockEnv::default();
-    block.number = U256::from(u64_of(input.number, "number")?);
-    block.timestamp = U256::from(u64_of(input.timestamp, "timestamp")?);
-    block.beneficiary = address_of(&input.coinbase, "coinbase")?;
-    block.basefee = u64::try_from(u256_of(&input.base_fee, "baseFee")?)
-        .map_err(|_| napi::Error::from_reason("baseFee: above 2^64"))?;
-    block.gas_limit = u64_of(input.gas_limit, "gasLimit")?;
-    block.prevrandao = Some(B256::from(u256_of(&input.prevrandao, "prevrandao")?.to_be_bytes::<32>()));
+    let block = block_env(input.number, input.timestamp, &input.coinbase, &input.base_fee, input.gas_limit, &input.prevrandao)?;
 
     let mut tx = TxEnv::default();
     tx.caller = address_of(&input.from, "from")?;

@@ -17,7 +17,7 @@
 //!   address (20) ‖ slot (32) ‖ new value (32)
 //! - touched: 20 bytes per address the tx touched, in the order first seen (src/evm/touched.ts)
 use crate::db::{Js, JsDb};
-use crate::{address_of, u256_of, u64_of};
+use crate::{address_of, block_env, u256_of, u64_of};
 use napi::bindgen_prelude::{Buffer, BufferSlice, FnArgs, Function};
 use napi::{Env, JsValue};
 use napi_derive::napi;
@@ -257,13 +257,7 @@ pub fn transact<'a>(
 ) -> napi::Result<BufferSlice<'a>> {
     let spec = SpecId::from_str(&input.spec).map_err(|_| napi::Error::from_reason(format!("unknown hardfork {}", input.spec)))?;
     let chain_id = u64_of(input.chain_id, "chainId")?;
-    let mut block = BlockEnv::default();
-    block.number = U256::from(u64_of(input.number, "number")?);
-    block.timestamp = U256::from(u64_of(input.timestamp, "timestamp")?);
-    block.beneficiary = address_of(&input.coinbase, "coinbase")?;
-    block.basefee = u64::try_from(u256_of(&input.base_fee, "baseFee")?).map_err(|_| napi::Error::from_reason("baseFee: above 2^64"))?;
-    block.gas_limit = u64_of(input.gas_limit, "gasLimit")?;
-    block.prevrandao = Some(B256::from(u256_of(&input.prevrandao, "prevrandao")?.to_be_bytes::<32>()));
+    let block = block_env(input.number, input.timestamp, &input.coinbase, &input.base_fee, input.gas_limit, &input.prevrandao)?;
     let tx = tx_env(&input, chain_id)?;
     let js = Js { env: env.raw(), account: account.raw(), code: code.raw(), storage: storage.raw(), block_hash: block_hash.raw() };
     let watch = BlockWatch::new(input.touched, input.console);
