@@ -19,6 +19,7 @@ use revm::primitives::hardfork::SpecId;
 use revm::primitives::{Address, Bytes, TxKind, B256, U256};
 use revm::{Context, InspectEvm, Inspector, MainBuilder, MainContext};
 use std::cell::RefCell;
+use std::thread::LocalKey;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -80,33 +81,51 @@ const MAX_CONSOLE_LINES: usize = 10_000;
 
 type CallEvm = MainnetEvm<MainnetContext<JsDb>, Watch>;
 
-/// One revm kept per thread (a call worker) and used call after call: building one per call allocated
-/// its eight preallocated frames (each a 32 KiB stack) and the instruction table every time, which was
-/// most of the addon's time for a short call. Rebuilt when the hardfork or the chain id changes.
-struct Engine {
+/// One revm kept per thread (a call worker, the chain thread) and used call after call: building one per
+/// call allocated its eight preallocated frames (each a 32 KiB stack) and the instruction table every
+/// time, which was most of the addon's time for a short call. Rebuilt when the hardfork or the chain id
+/// changes. `I`: the inspector (calls: Watch; block txs: transact.rs BlockWatch).
+pub(crate) struct Engine<I> {
     spec: SpecId,
     chain_id: u64,
-    evm: CallEvm,
+    evm: MainnetEvm<MainnetContext<JsDb>, I>,
 }
 
-impl Engine {
-    fn new(spec: SpecId, chain_id: u64) -> Engine {
-        let mut cfg = CfgEnv::new_with_spec(spec);
-        cfg.chain_id = chain_id;
-        // eth_call: no nonce check, and the block's gas limit does not bound the call (go-ethereum
-        // internal/ethapi/api.go doCall sets NoBaseFee and skips the nonce check the same way)
-        cfg.disable_nonce_check = true;
-        cfg.disable_block_gas_limit = true;
-        cfg.disable_base_fee = true;
-        cfg.tx_gas_limit_cap = Some(u64::MAX);
-        let db = JsDb::new();
-        let watch = Watch { deadline_ms: f64::INFINITY, steps: 0, timed_out: false, console: None };
-        Engine { spec, chain_id, evm: Context::mainnet().with_db(db).with_cfg(cfg).build_mainnet_with_inspector(watch) }
-    }
+/// `f` on the thread's kept engine in `key`, made by `make` when there is none for these rules; a
+/// callback that called back into the addon gets an engine of its own.
+pub(crate) fn with_engine<I: 'static, R>(
+    key: &'static LocalKey<RefCell<Option<Engine<I>>>>,
+    spec: SpecId,
+    chain_id: u64,
+    make: fn(CfgEnv) -> MainnetEvm<MainnetContext<JsDb>, I>,
+    f: impl FnOnce(&mut MainnetEvm<MainnetContext<JsDb>, I>) -> R,
+) -> R {
+    let mut cfg = CfgEnv::new_with_spec(spec);
+    cfg.chain_id = chain_id;
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) => {
+            if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
+                *kept = Some(Engine { spec, chain_id, evm: make(cfg) });
+            }
+            f(&mut kept.as_mut().unwrap().evm)
+        }
+        Err(_) => f(&mut make(cfg)),
+    })
+}
+
+fn call_evm(mut cfg: CfgEnv) -> CallEvm {
+    // eth_call: no nonce check, and the block's gas limit does not bound the call (go-ethereum
+    // internal/ethapi/api.go doCall sets NoBaseFee and skips the nonce check the same way)
+    cfg.disable_nonce_check = true;
+    cfg.disable_block_gas_limit = true;
+    cfg.disable_base_fee = true;
+    cfg.tx_gas_limit_cap = Some(u64::MAX);
+    let watch = Watch { deadline_ms: f64::INFINITY, steps: 0, timed_out: false, console: None };
+    Context::mainnet().with_db(JsDb::new()).with_cfg(cfg).build_mainnet_with_inspector(watch)
 }
 
 thread_local! {
-    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+    static ENGINE: RefCell<Option<Engine<Watch>>> = const { RefCell::new(None) };
 }
 
 /// One call's transaction and block environment. The byte fields are read in place (BufferSlice: no
@@ -232,21 +251,11 @@ pub fn call<'a>(
         timed_out: false,
         console: if input.console { Some(Vec::new()) } else { None },
     };
-    ENGINE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut kept) => {
-            if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
-                *kept = Some(Engine::new(spec, chain_id));
-            }
-            run(kept.as_mut().unwrap(), js, block, tx, watch)
-        }
-        // a callback that called back into the addon: that inner call gets an engine of its own
-        Err(_) => run(&mut Engine::new(spec, chain_id), js, block, tx, watch),
-    })
+    with_engine(&ENGINE, spec, chain_id, call_evm, |evm| run(evm, js, block, tx, watch))
 }
 
-/// The call on `engine`, which is left clean for the next one (journal finalized, callbacks dropped).
-fn run(engine: &mut Engine, js: Js, block: BlockEnv, tx: TxEnv, watch: Watch) -> napi::Result<CallOutput> {
-    let evm = &mut engine.evm;
+/// The call on `evm`, which is left clean for the next one (journal finalized, callbacks dropped).
+fn run(evm: &mut CallEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: Watch) -> napi::Result<CallOutput> {
     evm.ctx.journaled_state.database.js = Some(js);
     evm.ctx.block = block;
     *evm.ctx.error() = Ok(());

@@ -17,7 +17,7 @@
 //!   address (20) ‖ slot (32) ‖ new value (32)
 //! - touched: 20 bytes per address the tx touched, in the order first seen (src/evm/touched.ts)
 use crate::db::{Js, JsDb};
-use crate::{address_of, block_env, u256_of, u64_of};
+use crate::{address_of, block_env, u256_of, u64_of, with_engine, Engine};
 use napi::bindgen_prelude::{Buffer, BufferSlice, FnArgs, Function};
 use napi::{Env, JsValue};
 use napi_derive::napi;
@@ -150,25 +150,13 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for BlockWatch {
 
 type BlockEvm = MainnetEvm<MainnetContext<JsDb>, BlockWatch>;
 
-/// One revm per thread for block txs, rebuilt when the hardfork or the chain id changes (as lib.rs'
-/// Engine for calls, with every validation on).
-struct BlockEngine {
-    spec: SpecId,
-    chain_id: u64,
-    evm: BlockEvm,
-}
-
-impl BlockEngine {
-    fn new(spec: SpecId, chain_id: u64) -> BlockEngine {
-        let mut cfg = CfgEnv::new_with_spec(spec);
-        cfg.chain_id = chain_id;
-        let evm = Context::mainnet().with_db(JsDb::new()).with_cfg(cfg).build_mainnet_with_inspector(BlockWatch::new(false, false));
-        BlockEngine { spec, chain_id, evm }
-    }
+/// the block txs' revm (lib.rs Engine), with every validation on
+fn block_evm(cfg: CfgEnv) -> BlockEvm {
+    Context::mainnet().with_db(JsDb::new()).with_cfg(cfg).build_mainnet_with_inspector(BlockWatch::new(false, false))
 }
 
 thread_local! {
-    static BLOCK_ENGINE: RefCell<Option<BlockEngine>> = const { RefCell::new(None) };
+    static BLOCK_ENGINE: RefCell<Option<Engine<BlockWatch>>> = const { RefCell::new(None) };
 }
 
 /// One block tx and its block's environment.
@@ -261,15 +249,7 @@ pub fn transact<'a>(
     let tx = tx_env(&input, chain_id)?;
     let js = Js { env: env.raw(), account: account.raw(), code: code.raw(), storage: storage.raw(), block_hash: block_hash.raw() };
     let watch = BlockWatch::new(input.touched, input.console);
-    let out = BLOCK_ENGINE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut kept) => {
-            if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
-                *kept = Some(BlockEngine::new(spec, chain_id));
-            }
-            run(&mut kept.as_mut().unwrap().evm, js, block, tx, watch)
-        }
-        Err(_) => run(&mut BlockEngine::new(spec, chain_id).evm, js, block, tx, watch),
-    })?;
+    let out = with_engine(&BLOCK_ENGINE, spec, chain_id, block_evm, |evm| run(evm, js, block, tx, watch))?;
     BufferSlice::copy_from(&env, out)
 }
 
