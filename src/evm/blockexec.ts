@@ -11,6 +11,8 @@ import { yieldToEventLoop } from '../lib/slices.js';
 import type { FlatChange } from '../store/flatstate.js';
 import type { EvmTx } from '../types/chain.js';
 import { fastTransfer, mayTransferFast } from './fasttransfer.js';
+import { FlatStateManager } from './flatstate.js';
+import { RevmBlockTxs } from './revmtx.js';
 import { receiptRlp } from './ethrlp.js';
 import { orderedTrieRoot } from './orderedtrie.js';
 import type { At, BlockContext, BlockPrelude, EvmRunner } from './runner.js';
@@ -85,6 +87,20 @@ function openCheckpoints(sm: StateManagerInterface): number {
   return s.openCheckpoints ?? s._checkpointCount ?? 0;
 }
 
+const REVM_TXS = new WeakMap<FlatStateManager, RevmBlockTxs | null>();
+
+/** the revm executor of a flat runner's blocks (evm/revmtx.ts), when the addon is built and the runner uses it */
+function revmTxsOf<S extends StateManagerInterface>(runner: EvmRunner<S>): RevmBlockTxs | undefined {
+  const sm = runner.sm;
+  if (!runner.revmTxs || !(sm instanceof FlatStateManager)) return undefined;
+  let r = REVM_TXS.get(sm);
+  if (r === undefined) {
+    r = RevmBlockTxs.create(sm) ?? null;
+    REVM_TXS.set(sm, r);
+  }
+  return r ?? undefined;
+}
+
 /**
  * Executes txs in order on `parent`. Txs that cannot be applied are excluded, not fatal.
  * `prelude` changes the state before the first tx (the dev cheats: chain/cheats.ts).
@@ -108,7 +124,9 @@ export async function executeBlock<S extends StateManagerInterface>(
   const bloom = new Bloom(undefined, runner.common);
   let cumulative = 0n;
   // plain value transfers skip the EVM where nothing watches them (evm/fasttransfer.ts)
-  const watched = runner.fastTransfers ? mayTransferFast(runner.vm, runner.common) : undefined;
+  const watched = runner.fastTransfers || runner.revmTxs ? mayTransferFast(runner.vm, runner.common) : undefined;
+  // other txs run on revm where it is built and nothing else watches them (evm/revmtx.ts)
+  const revm = watched && revmTxsOf(runner);
   // One checkpoint around the whole block: the state manager then flushes its caches into the trie
   // once at the end instead of after every tx (which hashed and stored every intermediate state).
   // (runTx itself resets the per-tx "original storage" of EIP-2200 net gas metering at each tx.)
@@ -136,7 +154,7 @@ export async function executeBlock<S extends StateManagerInterface>(
         continue;
       }
       touch?.begin();
-      const fast = watched && (await fastTransfer(runner.vm, watched, sm, d.tx, d.evm.from, block));
+      const fast = watched && runner.fastTransfers && (await fastTransfer(runner.vm, watched, sm, d.tx, d.evm.from, block));
       if (fast) {
         cumulative += fast.gasUsed;
         touch?.transfer(d.evm.from, d.tx.to!.bytes);
@@ -153,6 +171,27 @@ export async function executeBlock<S extends StateManagerInterface>(
           vmError: undefined,
           returnValue: new Uint8Array(0),
           touched: touch?.end(),
+        });
+        continue;
+      }
+      const viaRevm = revm && (await revm.run(runner.common, watched, d.tx, d.evm.from, block, touch !== undefined));
+      if (viaRevm) {
+        touch?.end();
+        cumulative += viaRevm.gasUsed;
+        receiptsEnc.push(receiptRlp(d.tx.type, viaRevm.status, cumulative, viaRevm.bloom.bitvector, viaRevm.logs.map((l) => [l.address, l.topics, l.data])));
+        bloom.or(viaRevm.bloom);
+        included.push(d.evm.raw);
+        out.push({
+          tx: d.evm,
+          status: viaRevm.status,
+          gasUsed: viaRevm.gasUsed,
+          cumulativeGasUsed: cumulative,
+          logs: viaRevm.logs,
+          logsBloom: viaRevm.bloom.bitvector,
+          createdAddress: viaRevm.createdAddress,
+          vmError: viaRevm.vmError,
+          returnValue: viaRevm.returnValue,
+          touched: viaRevm.touched,
         });
         continue;
       }

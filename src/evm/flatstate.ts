@@ -52,7 +52,7 @@ const bytes = (h: string): Uint8Array => Uint8Array.from(Buffer.from(h, 'hex'));
  * the journal hand out the same array for as long as they hold it, and ethereumjs asks for the same
  * account many times per tx, wanting a fresh Account each time (it changes and puts it back).
  */
-type AccountFieldsOf = readonly [nonce: bigint, balance: bigint, storageRoot: Uint8Array, codeHash: Uint8Array];
+export type AccountFieldsOf = readonly [nonce: bigint, balance: bigint, storageRoot: Uint8Array, codeHash: Uint8Array];
 const decoded = new WeakMap<Uint8Array, AccountFieldsOf>();
 
 function accountOf(e: Journaled): Account {
@@ -152,6 +152,12 @@ export class FlatStateManager implements StateManagerInterface {
     return e === undefined ? undefined : accountOf(e);
   }
 
+  /** the account's [nonce, balance, storageRoot, codeHash] as the running code sees it, without making an Account (evm/revmtx.ts) */
+  accountFieldsSync(addr: Uint8Array): AccountFieldsOf | undefined {
+    const e = this.entryOf(hex(addr), addr);
+    return e === undefined ? undefined : fieldsOfJournaled(e);
+  }
+
   async putAccount(address: Address, account?: Account): Promise<void> {
     if (account === undefined) return this.deleteAccount(address);
     const { nonce, balance, storageRoot, codeHash } = account;
@@ -189,6 +195,11 @@ export class FlatStateManager implements StateManagerInterface {
     const acct = this.accountSync(addr);
     if (!acct || !acct.isContract()) return new Uint8Array(0);
     return this.codes.get(hex(acct.codeHash)) ?? this.flat.code(acct.codeHash) ?? new Uint8Array(0);
+  }
+
+  /** code by its hash: put in this block, or committed (empty when unknown) */
+  codeByHashSync(hash: Uint8Array): Uint8Array {
+    return this.codes.get(hex(hash)) ?? this.flat.code(hash) ?? EMPTY;
   }
 
   async getCodeSize(address: Address): Promise<number> {

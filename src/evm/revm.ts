@@ -16,8 +16,18 @@ import type { CallEngine } from '../config/options.js';
 export const REVM_ADDON_FILE = 'ferry_revm_call.node';
 
 
+/** The block a call or tx runs in, as the addon reads it. */
+export interface RevmBlockInput {
+  number: number;
+  timestamp: number;
+  coinbase: Uint8Array;
+  baseFee: Uint8Array;
+  gasLimit: number;
+  prevrandao: Uint8Array;
+}
+
 /** A call's input; the addon reads the byte fields in place (any Uint8Array, not copied). */
-export interface RevmCallInput {
+export interface RevmCallInput extends RevmBlockInput {
   spec: string;
   chainId: number;
   from: Uint8Array;
@@ -26,12 +36,6 @@ export interface RevmCallInput {
   data: Uint8Array;
   gas: number;
   gasPrice: Uint8Array;
-  number: number;
-  timestamp: number;
-  coinbase: Uint8Array;
-  baseFee: Uint8Array;
-  gasLimit: number;
-  prevrandao: Uint8Array;
   /** epoch ms at which the call stops with status "timeout"; Infinity: never */
   deadline: number;
   /** keep the input of each console.log call (RevmCallOutput.console) */
@@ -60,7 +64,36 @@ export interface RevmState {
   blockHash(n: number): Buffer;
 }
 
+/** A block tx's input (native/revm-call/src/transact.rs TxInput). */
+export interface RevmTxInput extends RevmBlockInput {
+  spec: string;
+  chainId: number;
+  txType: number;
+  from: Uint8Array;
+  to?: Uint8Array;
+  nonce: number;
+  value: Uint8Array;
+  data: Uint8Array;
+  gas: number;
+  /** gasPrice, or maxFeePerGas for type 2 */
+  gasPrice: Uint8Array;
+  priorityFee?: Uint8Array;
+  /** per entry: address ‖ key count (4 bytes) ‖ keys */
+  accessList: Uint8Array;
+  touched: boolean;
+  console: boolean;
+}
+
 interface Addon {
+  /** absent in an addon built before block txs ran on revm */
+  transact?(
+    input: RevmTxInput,
+    account: RevmState['account'],
+    code: RevmState['code'],
+    storage: RevmState['storage'],
+    blockHash: RevmState['blockHash'],
+  ): Buffer;
+
   call(
     input: RevmCallInput,
     account: RevmState['account'],
@@ -120,6 +153,13 @@ export function haltError(reason: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** The engine block txs run on (evm/revmtx.ts), said at start-up (node/run.ts). */
+export function blockEngineText(): string {
+  const { addon, why } = loadRevm();
+  if (addon === undefined) return `ethereumjs (${why})`;
+  return addon.transact === undefined ? 'ethereumjs (the revm addon predates block txs: npm run build:native)' : 'revm (ethereumjs for what it leaves: docs/architecture.md "One block")';
 }
 
 /** The engine plain eth_calls run on under `wanted`, said at start-up (node/run.ts). */

@@ -4,25 +4,18 @@
 // fast path (contracts, 7702-delegated EOAs, precompiles, the console.log address, the sender, the
 // coinbase) and txs runTx refuses (nonce, funds, fee cap, gas limit).
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import type { StateManagerInterface } from '@ethereumjs/common';
 import { Wallet } from 'ethers';
 import { SUPPORTED_HARDFORKS } from '../../src/config/genesis.js';
 import { makeCommon } from '../../src/evm/common.js';
 import { attachConsoleLog, CONSOLE_ADDRESS_HEX } from '../../src/evm/consolelog.js';
 import type { ExecutedBlock } from '../../src/evm/blockexec.js';
-import { EvmRunner, type At, type BlockContext } from '../../src/evm/runner.js';
+import type { BlockContext } from '../../src/evm/runner.js';
 import { TouchCollector } from '../../src/evm/touched.js';
 import { decodeTx, type DecodedTx } from '../../src/evm/tx.js';
-import { FlatState, type FlatChange } from '../../src/store/flatstate.js';
-import { Store } from '../../src/store/store.js';
-import { TrieDB } from '../../src/store/triedb.js';
 import { devKeys } from '../helpers/accounts.js';
 import { prng } from '../helpers/chaingen.js';
-import { createMerkleRunner } from '../helpers/merklerunner.js';
+import { blockSide, type BlockSide } from '../helpers/blockside.js';
 
 const CHAIN_ID = 9000;
 const GWEI = 10n ** 9n;
@@ -57,59 +50,24 @@ function alloc() {
   ]);
 }
 
-interface Side {
-  r: EvmRunner<StateManagerInterface>;
-  parent: At;
-  runCalls: () => number;
+interface Side extends BlockSide {
   /** the console.log lines the blocks printed */
   lines: string[];
-  /** writes what a flat runner's block changed, as Commit does (chain/app.ts) */
-  commit: (height: bigint, b: ExecutedBlock) => void;
 }
 
 /** A runner over the flat layer (what the node runs), or over the Merkle trie (the library's own state manager). */
 async function runner(kind: 'flat' | 'merkle', fork: string, fast: boolean): Promise<Side> {
-  const common = makeCommon(BigInt(CHAIN_ID), fork);
-  const store = new Store(join(mkdtempSync(join(tmpdir(), 'ferry-fasttx-')), 'db'));
-  const trieDb = new TrieDB(store);
-  const hashOf = (n: bigint) => hexBytes(n.toString(16).padStart(64, '0'));
-  const flat = new FlatState(store);
-  const r: EvmRunner<StateManagerInterface> = kind === 'flat' ? await EvmRunner.createFlat(common, flat, trieDb, hashOf) : await createMerkleRunner(common, trieDb, hashOf);
-  const commit = (height: bigint, change: FlatChange | undefined, root: Uint8Array): At => {
-    if (change === undefined) return root;
-    store.transaction(() => {
-      trieDb.flushInto(store);
-      flat.write(Number(height), change);
-    });
-    trieDb.afterCommit();
-    flat.applied(Number(height), change);
-    return { height, root };
-  };
-  r.fastTransfers = fast;
   const lines: string[] = [];
-  for (const evm of r.evms()) {
-    TouchCollector.attach(evm);
-    attachConsoleLog(evm as never, (line) => lines.push(line));
-  }
-  let calls = 0;
-  const evm = r.vm.evm as unknown as { runCall: (o: unknown) => Promise<unknown> };
-  const inner = evm.runCall.bind(evm);
-  evm.runCall = (o) => {
-    // a tx's own message (a CALL inside runs through runCall with its message)
-    if ((o as { message?: unknown }).message === undefined) calls++;
-    return inner(o);
-  };
-  const genesis = await r.state.applyGenesis(alloc());
-  const side: Side = {
-    r,
-    parent: commit(0n, genesis.change, genesis.root),
-    runCalls: () => calls,
-    lines,
-    commit: (height, b) => {
-      side.parent = commit(height, b.flatChange, b.stateRoot);
-    },
-  };
-  return side;
+  const side = await blockSide(kind, makeCommon(BigInt(CHAIN_ID), fork), alloc(), (r) => {
+    r.fastTransfers = fast;
+    // runTx on both sides: the contract txs revm runs are compared in revm-block.test.ts
+    r.revmTxs = false;
+    for (const evm of r.evms()) {
+      TouchCollector.attach(evm);
+      attachConsoleLog(evm as never, (line) => lines.push(line));
+    }
+  });
+  return Object.assign(side, { lines });
 }
 
 /** Random txs of one block: mostly transfers that may take the fast path, some that must not. */

@@ -8,22 +8,24 @@
 //! - storage(address20, slot32) -> 32 bytes
 //! - blockHash(number as f64) -> 32 bytes
 use napi::bindgen_prelude::{Buffer, BufferSlice, FnArgs, Function};
-use napi::{sys, Env, JsValue};
+use napi::{Env, JsValue};
 use napi_derive::napi;
 use revm::context::result::{EVMError, ExecutionResult, Output};
 use revm::context::{BlockEnv, CfgEnv, ContextTr, TxEnv};
 use revm::handler::{ExecuteEvm, MainnetContext, MainnetEvm};
-use revm::database_interface::{DBErrorMarker, Database};
 use revm::interpreter::interpreter::EthInterpreter;
 use revm::interpreter::{CallInputs, CallOutcome, InstructionResult, Interpreter};
 use revm::primitives::hardfork::SpecId;
-use revm::primitives::{keccak256, Address, Bytes, HashMap, StorageKey, StorageValue, TxKind, B256, U256};
-use revm::state::{AccountInfo, Bytecode};
+use revm::primitives::{Address, Bytes, TxKind, B256, U256};
 use revm::{Context, InspectEvm, Inspector, MainBuilder, MainContext};
 use std::cell::RefCell;
-use std::ptr;
+use std::thread::LocalKey;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+mod db;
+mod transact;
+use db::{Js, JsDb};
 
 /// steps between two looks at the clock (a look is a vDSO clock read, tens of ns)
 const STEPS_PER_CLOCK_CHECK: u32 = 1024;
@@ -77,182 +79,53 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Watch {
 /// console.log calls kept per eth_call; later ones are dropped (each call of a loop would otherwise grow it)
 const MAX_CONSOLE_LINES: usize = 10_000;
 
-/// A JavaScript callback threw or answered in the wrong shape.
-#[derive(Debug)]
-struct JsDbError(String);
-
-impl std::fmt::Display for JsDbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "state callback failed: {}", self.0)
-    }
-}
-impl std::error::Error for JsDbError {}
-impl DBErrorMarker for JsDbError {}
-
-/// The four state callbacks of the call running now, as raw N-API handles: valid only while that
-/// call's `call` runs on this thread (set at its start, cleared at its end). Arguments go to JavaScript
-/// as Buffers copied into V8's heap and answers are copied out at once, so no N-API reference,
-/// external buffer or finalizer is made per read (napi-rs' `Buffer` makes one of each).
-#[derive(Clone, Copy)]
-struct Js {
-    env: sys::napi_env,
-    account: sys::napi_value,
-    code: sys::napi_value,
-    storage: sys::napi_value,
-    block_hash: sys::napi_value,
-}
-
-impl Js {
-    fn buffer(&self, bytes: &[u8]) -> Result<sys::napi_value, JsDbError> {
-        let mut out = ptr::null_mut();
-        let status = unsafe { sys::napi_create_buffer_copy(self.env, bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut out) };
-        if status != sys::Status::napi_ok {
-            return Err(JsDbError(format!("creating an argument failed (N-API status {status})")));
-        }
-        Ok(out)
-    }
-
-    /// `f(args)`; a callback that threw leaves its exception pending, and the call ends with it
-    fn call(&self, f: sys::napi_value, args: &[sys::napi_value]) -> Result<sys::napi_value, JsDbError> {
-        let mut this = ptr::null_mut();
-        let mut out = ptr::null_mut();
-        let status = unsafe {
-            sys::napi_get_undefined(self.env, &mut this);
-            sys::napi_call_function(self.env, this, f, args.len(), args.as_ptr(), &mut out)
-        };
-        if status != sys::Status::napi_ok {
-            return Err(JsDbError(format!("the callback threw (N-API status {status})")));
-        }
-        Ok(out)
-    }
-
-    /// the bytes of a Buffer answer, or None for null / undefined
-    fn bytes(&self, v: sys::napi_value, what: &str) -> Result<Option<&[u8]>, JsDbError> {
-        let mut kind = 0;
-        unsafe { sys::napi_typeof(self.env, v, &mut kind) };
-        if kind == sys::ValueType::napi_null || kind == sys::ValueType::napi_undefined {
-            return Ok(None);
-        }
-        let mut data = ptr::null_mut();
-        let mut len = 0usize;
-        let status = unsafe { sys::napi_get_buffer_info(self.env, v, &mut data, &mut len) };
-        if status != sys::Status::napi_ok {
-            return Err(JsDbError(format!("{what}: the answer is not a Buffer")));
-        }
-        Ok(Some(if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(data as *const u8, len) } }))
-    }
-}
-
-/// Analysed bytecode kept by code hash across calls (code is immutable under its hash), so a contract
-/// called again is neither read through the callback nor analysed for jump destinations again; code is
-/// kept only when its keccak is the hash it was asked by.
-/// Bounded by MAX_CACHED_CODES entries and MAX_CACHED_CODE_BYTES bytes; when full it starts over.
-const MAX_CACHED_CODES: usize = 1024;
-const MAX_CACHED_CODE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The state revm reads: the running call's callbacks, and the code cache.
-struct JsDb {
-    js: Option<Js>,
-    codes: HashMap<B256, Bytecode>,
-    code_bytes: usize,
-}
-
-fn word(b: &[u8], what: &str) -> Result<[u8; 32], JsDbError> {
-    <[u8; 32]>::try_from(b).map_err(|_| JsDbError(format!("{what}: expected 32 bytes, got {}", b.len())))
-}
-
-impl JsDb {
-    fn js(&self) -> Result<Js, JsDbError> {
-        self.js.ok_or_else(|| JsDbError("no call is running".into()))
-    }
-}
-
-impl Database for JsDb {
-    type Error = JsDbError;
-
-    fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, JsDbError> {
-        let js = self.js()?;
-        let got = js.call(js.account, &[js.buffer(address.as_slice())?])?;
-        let Some(raw) = js.bytes(got, "account")? else { return Ok(None) };
-        if raw.len() != 72 {
-            return Err(JsDbError(format!("account: expected 72 bytes, got {}", raw.len())));
-        }
-        let mut info = AccountInfo::default();
-        info.balance = U256::from_be_slice(&raw[0..32]);
-        info.nonce = u64::from_be_bytes(raw[32..40].try_into().unwrap());
-        info.code_hash = B256::from(word(&raw[40..72], "code hash")?);
-        info.code = None;
-        Ok(Some(info))
-    }
-
-    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, JsDbError> {
-        if let Some(code) = self.codes.get(&code_hash) {
-            return Ok(code.clone());
-        }
-        let js = self.js()?;
-        let got = js.call(js.code, &[js.buffer(code_hash.as_slice())?])?;
-        let raw = js.bytes(got, "code")?.unwrap_or(&[]);
-        let code = Bytecode::new_raw(Bytes::copy_from_slice(raw));
-        // kept only under its true hash (an unknown hash answers empty code, which may be known at a
-        // later height; a caller's made-up hash must not stand for other code in a later call)
-        if !raw.is_empty() && keccak256(raw) == code_hash {
-            if self.codes.len() >= MAX_CACHED_CODES || self.code_bytes + raw.len() > MAX_CACHED_CODE_BYTES {
-                self.codes.clear();
-                self.code_bytes = 0;
-            }
-            self.code_bytes += raw.len();
-            self.codes.insert(code_hash, code.clone());
-        }
-        Ok(code)
-    }
-
-    fn storage(&mut self, address: Address, index: StorageKey) -> Result<StorageValue, JsDbError> {
-        let js = self.js()?;
-        let args = [js.buffer(address.as_slice())?, js.buffer(&index.to_be_bytes::<32>())?];
-        let got = js.call(js.storage, &args)?;
-        let raw = js.bytes(got, "storage")?.ok_or_else(|| JsDbError("storage: no answer".into()))?;
-        Ok(U256::from_be_bytes(word(raw, "storage")?))
-    }
-
-    fn block_hash(&mut self, number: u64) -> Result<B256, JsDbError> {
-        let js = self.js()?;
-        let mut n = ptr::null_mut();
-        unsafe { sys::napi_create_double(js.env, number as f64, &mut n) };
-        let got = js.call(js.block_hash, &[n])?;
-        let raw = js.bytes(got, "block hash")?.ok_or_else(|| JsDbError("block hash: no answer".into()))?;
-        Ok(B256::from(word(raw, "block hash")?))
-    }
-}
-
 type CallEvm = MainnetEvm<MainnetContext<JsDb>, Watch>;
 
-/// One revm kept per thread (a call worker) and used call after call: building one per call allocated
-/// its eight preallocated frames (each a 32 KiB stack) and the instruction table every time, which was
-/// most of the addon's time for a short call. Rebuilt when the hardfork or the chain id changes.
-struct Engine {
+/// One revm kept per thread (a call worker, the chain thread) and used call after call: building one per
+/// call allocated its eight preallocated frames (each a 32 KiB stack) and the instruction table every
+/// time, which was most of the addon's time for a short call. Rebuilt when the hardfork or the chain id
+/// changes. `I`: the inspector (calls: Watch; block txs: transact.rs BlockWatch).
+pub(crate) struct Engine<I> {
     spec: SpecId,
     chain_id: u64,
-    evm: CallEvm,
+    evm: MainnetEvm<MainnetContext<JsDb>, I>,
 }
 
-impl Engine {
-    fn new(spec: SpecId, chain_id: u64) -> Engine {
-        let mut cfg = CfgEnv::new_with_spec(spec);
-        cfg.chain_id = chain_id;
-        // eth_call: no nonce check, and the block's gas limit does not bound the call (go-ethereum
-        // internal/ethapi/api.go doCall sets NoBaseFee and skips the nonce check the same way)
-        cfg.disable_nonce_check = true;
-        cfg.disable_block_gas_limit = true;
-        cfg.disable_base_fee = true;
-        cfg.tx_gas_limit_cap = Some(u64::MAX);
-        let db = JsDb { js: None, codes: HashMap::default(), code_bytes: 0 };
-        let watch = Watch { deadline_ms: f64::INFINITY, steps: 0, timed_out: false, console: None };
-        Engine { spec, chain_id, evm: Context::mainnet().with_db(db).with_cfg(cfg).build_mainnet_with_inspector(watch) }
-    }
+/// `f` on the thread's kept engine in `key`, made by `make` when there is none for these rules; a
+/// callback that called back into the addon gets an engine of its own.
+pub(crate) fn with_engine<I: 'static, R>(
+    key: &'static LocalKey<RefCell<Option<Engine<I>>>>,
+    spec: SpecId,
+    chain_id: u64,
+    make: fn(CfgEnv) -> MainnetEvm<MainnetContext<JsDb>, I>,
+    f: impl FnOnce(&mut MainnetEvm<MainnetContext<JsDb>, I>) -> R,
+) -> R {
+    let mut cfg = CfgEnv::new_with_spec(spec);
+    cfg.chain_id = chain_id;
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) => {
+            if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
+                *kept = Some(Engine { spec, chain_id, evm: make(cfg) });
+            }
+            f(&mut kept.as_mut().unwrap().evm)
+        }
+        Err(_) => f(&mut make(cfg)),
+    })
+}
+
+fn call_evm(mut cfg: CfgEnv) -> CallEvm {
+    // eth_call: no nonce check, and the block's gas limit does not bound the call (go-ethereum
+    // internal/ethapi/api.go doCall sets NoBaseFee and skips the nonce check the same way)
+    cfg.disable_nonce_check = true;
+    cfg.disable_block_gas_limit = true;
+    cfg.disable_base_fee = true;
+    cfg.tx_gas_limit_cap = Some(u64::MAX);
+    let watch = Watch { deadline_ms: f64::INFINITY, steps: 0, timed_out: false, console: None };
+    Context::mainnet().with_db(JsDb::new()).with_cfg(cfg).build_mainnet_with_inspector(watch)
 }
 
 thread_local! {
-    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+    static ENGINE: RefCell<Option<Engine<Watch>>> = const { RefCell::new(None) };
 }
 
 /// One call's transaction and block environment. The byte fields are read in place (BufferSlice: no
@@ -305,28 +178,40 @@ pub struct CallOutput {
     pub console: Vec<Buffer>,
 }
 
-fn u256_of(b: &[u8], what: &str) -> napi::Result<U256> {
+pub(crate) fn u256_of(b: &[u8], what: &str) -> napi::Result<U256> {
     if b.len() > 32 {
         return Err(napi::Error::from_reason(format!("{what}: more than 32 bytes")));
     }
     Ok(U256::from_be_slice(b))
 }
 
-fn address_of(b: &[u8], what: &str) -> napi::Result<Address> {
+pub(crate) fn address_of(b: &[u8], what: &str) -> napi::Result<Address> {
     if b.len() != 20 {
         return Err(napi::Error::from_reason(format!("{what}: expected 20 bytes")));
     }
     Ok(Address::from_slice(b))
 }
 
-fn u64_of(n: f64, what: &str) -> napi::Result<u64> {
+pub(crate) fn u64_of(n: f64, what: &str) -> napi::Result<u64> {
     if !(n >= 0.0 && n <= 9_007_199_254_740_991.0 && n.fract() == 0.0) {
         return Err(napi::Error::from_reason(format!("{what}: not a safe integer")));
     }
     Ok(n as u64)
 }
 
-fn buf(b: &[u8]) -> Buffer {
+/// A block's environment from the fields a call's or a tx's input gives.
+pub(crate) fn block_env(number: f64, timestamp: f64, coinbase: &[u8], base_fee: &[u8], gas_limit: f64, prevrandao: &[u8]) -> napi::Result<BlockEnv> {
+    let mut block = BlockEnv::default();
+    block.number = U256::from(u64_of(number, "number")?);
+    block.timestamp = U256::from(u64_of(timestamp, "timestamp")?);
+    block.beneficiary = address_of(coinbase, "coinbase")?;
+    block.basefee = u64::try_from(u256_of(base_fee, "baseFee")?).map_err(|_| napi::Error::from_reason("baseFee: above 2^64"))?;
+    block.gas_limit = u64_of(gas_limit, "gasLimit")?;
+    block.prevrandao = Some(B256::from(u256_of(prevrandao, "prevrandao")?.to_be_bytes::<32>()));
+    Ok(block)
+}
+
+pub(crate) fn buf(b: &[u8]) -> Buffer {
     Buffer::from(b.to_vec())
 }
 
@@ -344,14 +229,7 @@ pub fn call<'a>(
         .map_err(|_| napi::Error::from_reason(format!("unknown hardfork {}", input.spec)))?;
     let chain_id = u64_of(input.chain_id, "chainId")?;
 
-    let mut block = BlockEnv::default();
-    block.number = U256::from(u64_of(input.number, "number")?);
-    block.timestamp = U256::from(u64_of(input.timestamp, "timestamp")?);
-    block.beneficiary = address_of(&input.coinbase, "coinbase")?;
-    block.basefee = u64::try_from(u256_of(&input.base_fee, "baseFee")?)
-        .map_err(|_| napi::Error::from_reason("baseFee: above 2^64"))?;
-    block.gas_limit = u64_of(input.gas_limit, "gasLimit")?;
-    block.prevrandao = Some(B256::from(u256_of(&input.prevrandao, "prevrandao")?.to_be_bytes::<32>()));
+    let block = block_env(input.number, input.timestamp, &input.coinbase, &input.base_fee, input.gas_limit, &input.prevrandao)?;
 
     let mut tx = TxEnv::default();
     tx.caller = address_of(&input.from, "from")?;
@@ -373,21 +251,11 @@ pub fn call<'a>(
         timed_out: false,
         console: if input.console { Some(Vec::new()) } else { None },
     };
-    ENGINE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut kept) => {
-            if !matches!(kept.as_ref(), Some(e) if e.spec == spec && e.chain_id == chain_id) {
-                *kept = Some(Engine::new(spec, chain_id));
-            }
-            run(kept.as_mut().unwrap(), js, block, tx, watch)
-        }
-        // a callback that called back into the addon: that inner call gets an engine of its own
-        Err(_) => run(&mut Engine::new(spec, chain_id), js, block, tx, watch),
-    })
+    with_engine(&ENGINE, spec, chain_id, call_evm, |evm| run(evm, js, block, tx, watch))
 }
 
-/// The call on `engine`, which is left clean for the next one (journal finalized, callbacks dropped).
-fn run(engine: &mut Engine, js: Js, block: BlockEnv, tx: TxEnv, watch: Watch) -> napi::Result<CallOutput> {
-    let evm = &mut engine.evm;
+/// The call on `evm`, which is left clean for the next one (journal finalized, callbacks dropped).
+fn run(evm: &mut CallEvm, js: Js, block: BlockEnv, tx: TxEnv, watch: Watch) -> napi::Result<CallOutput> {
     evm.ctx.journaled_state.database.js = Some(js);
     evm.ctx.block = block;
     *evm.ctx.error() = Ok(());
