@@ -23,12 +23,13 @@ import type {
   ProposalRequest,
 } from '../types/abci.js';
 import type { Genesis } from '../config/genesis.js';
-import type { MempoolOptions } from '../config/options.js';
+import type { CallEngine, MempoolOptions } from '../config/options.js';
 import { ForkSchedule } from '../evm/forks.js';
 import { attachConsoleLog } from '../evm/consolelog.js';
 import { useSyncSteps } from '../evm/syncsteps.js';
 import { TouchCollector } from '../evm/touched.js';
 import { EvmRunner } from '../evm/runner.js';
+import { blockEngineText } from '../evm/revm.js';
 import type { FlatStateManager } from '../evm/flatstate.js';
 import { feeCap, type DecodedTx } from '../evm/tx.js';
 import { limitExceeded } from '../lib/errors.js';
@@ -85,6 +86,8 @@ export interface AppOptions {
   impersonation?: boolean;
   /** state and history pruning (store/prune.ts; absent: archive) */
   pruning?: PrunePlan;
+  /** 'ethereumjs': every block tx on ethereumjs' runTx; else contract txs on revm where it can (evm/revmtx.ts) */
+  blockEngine?: CallEngine;
 }
 
 export class EvmApp implements Application {
@@ -171,6 +174,8 @@ export class EvmApp implements Application {
     // BLOCKHASH of blocks a state-synced or history-pruned home does not hold (store/hashwindow.ts)
     const hashOf = blockHashLookup(store);
     const runner = await EvmRunner.createFlat(common, flat, trieDb, hashOf);
+    runner.revmTxs = opts.blockEngine !== 'ethereumjs';
+    log.info({ engine: blockEngineText(runner.revmTxs ? 'revm' : 'ethereumjs') }, 'block engine');
     const checkRunner = await EvmRunner.createFlat(common, flat, trieDb.view(), hashOf);
     // block execution runs the interpreter's synchronous fast loop too (evm/syncsteps.ts): state-replay
     // checks it against recorded roots, and the traces replay blocks on the library's own loop

@@ -276,6 +276,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     'with pruning = "custom": prune every this many blocks (at least 10)'),
   def(APP, '', 'min-retain-blocks', readCount, (o, v) => (o.pruning.minRetainBlocks = v), (o) => String(o.pruning.minRetainBlocks),
     'blocks of history kept below the head, returned to CometBFT as retain_height (0 = keep every block)'),
+  def(APP, '', 'block-engine', readCallEngine, (o, v) => (o.blockEngine = v), (o) => tomlString(o.blockEngine),
+    "engine of a block's txs: revm (contract txs of types 0-2 through the native addon; ethereumjs for the rest and when it is not built), or ethereumjs"),
   def(APP, 'state-sync', 'snapshot-interval', readCount, (o, v) => (o.stateSync.snapshotInterval = v), (o) => String(o.stateSync.snapshotInterval),
     'with --with-cometbft=false: take a state-sync snapshot every this many blocks (0 = none; docs/abci.md "State sync")'),
   def(APP, 'state-sync', 'snapshot-keep-recent', readCount, (o, v) => (o.stateSync.snapshotKeepRecent = v), (o) => String(o.stateSync.snapshotKeepRecent),

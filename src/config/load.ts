@@ -40,6 +40,7 @@ export function defaultOptions(home: string): NodeOptions {
     home,
     minimumGasPrice: DEFAULT_MINIMUM_GAS_PRICE,
     minimumGasPriceFromFlag: false,
+    blockEngine: 'revm',
     logLevel: DEFAULT_LOG_LEVEL,
     jsonRpc: { ...DEFAULT_JSON_RPC, api: [...DEFAULT_JSON_RPC.api] },
     rpc: { ...DEFAULT_RPC, corsAllowedOrigins: [...DEFAULT_RPC.corsAllowedOrigins] },

@@ -200,6 +200,12 @@ export interface NodeOptions {
   stateSync: StateSyncOptions;
   /** wei per gas; txs below are rejected by CheckTx */
   minimumGasPrice: bigint;
+  /**
+   * engine of a block's txs: revm runs contract txs of types 0–2 through the native addon (ethereumjs the
+   * rest, and everything when the addon is not built: evm/revmtx.ts); ethereumjs runs them all. Both give
+   * the same state, receipts and traces (test/e2e/block-engines.test.ts).
+   */
+  blockEngine: CallEngine;
   /** true when --minimum-gas-prices was given on the command line (miner_setGasPrice then has no effect) */
   minimumGasPriceFromFlag: boolean;
   logLevel: string;

@@ -155,8 +155,9 @@ export function haltError(reason: string): string | undefined {
   }
 }
 
-/** The engine block txs run on (evm/revmtx.ts), said at start-up (node/run.ts). */
-export function blockEngineText(): string {
+/** The engine block txs run on under `wanted` (evm/revmtx.ts), said at start-up (node/run.ts). */
+export function blockEngineText(wanted: CallEngine): string {
+  if (wanted === 'ethereumjs') return 'ethereumjs';
   const { addon, why } = loadRevm();
   if (addon === undefined) return `ethereumjs (${why})`;
   return addon.transact === undefined ? 'ethereumjs (the revm addon predates block txs: npm run build:native)' : 'revm (ethereumjs for what it leaves: docs/architecture.md "One block")';

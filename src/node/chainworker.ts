@@ -147,6 +147,7 @@ async function main(): Promise<void> {
     {
       minGasPrice: opts.minimumGasPrice,
       mempool: opts.mempool,
+      blockEngine: opts.blockEngine,
       coinbaseFromProposer: external,
       pruning: { ...pruningPlan(opts.pruning), minRetainBlocks: opts.pruning.minRetainBlocks },
       // impersonated txs only while the node serves the namespaces that turn it on (docs/dev-mode.md)

@@ -6,7 +6,7 @@
  * A fork re-forked in place (anvil_reset naming another block or origin; node/refork.ts) gets a new
  * chain thread, store, call workers and services; the listeners stay (docs/fork-mode.md "Reset").
  */
-import { blockEngineText, callEngineText } from '../evm/revm.js';
+import { callEngineText } from '../evm/revm.js';
 import { loadCoinbase } from '../chain/app.js';
 import { abciQuery } from '../chain/query.js';
 import { ChainReader } from '../chain/reader.js';
@@ -108,7 +108,6 @@ async function startCore(s: Shared, genesis: Genesis, boot: Boot): Promise<Core>
     log.child({ module: 'calls' }),
   );
   log.info({ engine: callEngineText(opts.jsonRpc.callEngine) }, 'eth_call engine');
-  log.info({ engine: blockEngineText() }, 'block engine');
   reader = await ChainReader.create(store, {
     chainId: genesis.evmChainId,
     hardfork: genesis.evm.hardfork,

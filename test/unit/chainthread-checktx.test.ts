@@ -67,6 +67,7 @@ describe('CheckTx refusals cross the chain thread with their reason', () => {
       home: dir,
       minimumGasPrice: 0n,
       minimumGasPriceFromFlag: false,
+      blockEngine: 'revm',
       logLevel: 'silent',
       jsonRpc: { ...DEFAULT_JSON_RPC, allowUnprotectedTxs: false },
       rpc: DEFAULT_RPC,
