@@ -11,7 +11,8 @@
  * maxFeePerGas], [big maxPriorityFeePerGas], [bytes to], big value, bytes input, uvarint access-list
  * length, each: bytes address, uvarint key count, bytes per key; [uvarint authorization count, each:
  * big chainId, bytes address, big nonce, big yParity, big r, big s, u8 1 then bytes authority or u8 0],
- * big v, big r, big s, bytes from, bytes raw.
+ * big v, big r, big s, bytes from, bytes raw. Every bytes field is written as a blob (bytelayout.ts: it comes
+ * back a Node Buffer when it was one, as from the V8 serializer: a tx's raw envelope often is).
  */
 import { decodeValue } from '../lib/serial.js';
 import type { AccessListItem, AuthorizationItem, EvmBlock, EvmHeader, EvmTx, TxType } from '../types/chain.js';
@@ -38,28 +39,28 @@ function writeTx(w: LayoutWriter, tx: EvmTx): void {
   if (tx.authorizationList !== undefined) flags |= TX_FLAG.authorizationList;
   w.u8(flags);
   w.u8(tx.type);
-  w.bytes(tx.hash);
+  w.blob(tx.hash);
   if (tx.chainId !== undefined) w.big(tx.chainId);
   w.big(tx.nonce);
   w.big(tx.gasLimit);
   if (tx.gasPrice !== undefined) w.big(tx.gasPrice);
   if (tx.maxFeePerGas !== undefined) w.big(tx.maxFeePerGas);
   if (tx.maxPriorityFeePerGas !== undefined) w.big(tx.maxPriorityFeePerGas);
-  if (tx.to !== undefined) w.bytes(tx.to);
+  if (tx.to !== undefined) w.blob(tx.to);
   w.big(tx.value);
-  w.bytes(tx.input);
+  w.blob(tx.input);
   w.uvarint(tx.accessList.length);
   for (const item of tx.accessList) {
-    w.bytes(item.address);
+    w.blob(item.address);
     w.uvarint(item.storageKeys.length);
-    for (const k of item.storageKeys) w.bytes(k);
+    for (const k of item.storageKeys) w.blob(k);
   }
   const list = tx.authorizationList;
   if (list !== undefined) {
     w.uvarint(list.length);
     for (const a of list) {
       w.big(a.chainId);
-      w.bytes(a.address);
+      w.blob(a.address);
       w.big(a.nonce);
       w.big(a.yParity);
       w.big(a.r);
@@ -67,15 +68,15 @@ function writeTx(w: LayoutWriter, tx: EvmTx): void {
       if (a.authority === undefined) w.u8(0);
       else {
         w.u8(1);
-        w.bytes(a.authority);
+        w.blob(a.authority);
       }
     }
   }
   w.big(tx.v);
   w.big(tx.r);
   w.big(tx.s);
-  w.bytes(tx.from);
-  w.bytes(tx.raw);
+  w.blob(tx.from);
+  w.blob(tx.raw);
 }
 
 export function encodeBlock(block: EvmBlock): Buffer {
@@ -84,15 +85,15 @@ export function encodeBlock(block: EvmBlock): Buffer {
   const w = new LayoutWriter(size);
   const h = block.header;
   w.u8(BLOCK_FORMAT);
-  w.bytes(h.hash);
-  w.bytes(h.parentHash);
-  w.bytes(h.stateRoot);
-  w.bytes(h.transactionsRoot);
-  w.bytes(h.receiptsRoot);
-  w.bytes(h.logsBloom);
-  w.bytes(h.miner);
-  w.bytes(h.extraData);
-  w.bytes(h.mixHash);
+  w.blob(h.hash);
+  w.blob(h.parentHash);
+  w.blob(h.stateRoot);
+  w.blob(h.transactionsRoot);
+  w.blob(h.receiptsRoot);
+  w.blob(h.logsBloom);
+  w.blob(h.miner);
+  w.blob(h.extraData);
+  w.blob(h.mixHash);
   w.big(h.number);
   w.big(h.gasLimit);
   w.big(h.gasUsed);
@@ -107,21 +108,21 @@ export function encodeBlock(block: EvmBlock): Buffer {
 function readTx(r: LayoutReader): EvmTx {
   const flags = r.u8();
   const type = r.u8() as TxType;
-  const hash = r.bytes();
+  const hash = r.blob();
   const chainId = flags & TX_FLAG.chainId ? r.big() : undefined;
   const nonce = r.big();
   const gasLimit = r.big();
   const gasPrice = flags & TX_FLAG.gasPrice ? r.big() : undefined;
   const maxFeePerGas = flags & TX_FLAG.maxFeePerGas ? r.big() : undefined;
   const maxPriorityFeePerGas = flags & TX_FLAG.maxPriorityFeePerGas ? r.big() : undefined;
-  const to = flags & TX_FLAG.to ? r.bytes() : undefined;
+  const to = flags & TX_FLAG.to ? r.blob() : undefined;
   const value = r.big();
-  const input = r.bytes();
+  const input = r.blob();
   const accessList: AccessListItem[] = new Array(r.uvarint());
   for (let i = 0; i < accessList.length; i++) {
-    const address = r.bytes();
+    const address = r.blob();
     const storageKeys: Uint8Array[] = new Array(r.uvarint());
-    for (let k = 0; k < storageKeys.length; k++) storageKeys[k] = r.bytes();
+    for (let k = 0; k < storageKeys.length; k++) storageKeys[k] = r.blob();
     accessList[i] = { address, storageKeys };
   }
   let authorizationList: AuthorizationItem[] | undefined;
@@ -130,19 +131,20 @@ function readTx(r: LayoutReader): EvmTx {
     for (let i = 0; i < authorizationList.length; i++) {
       authorizationList[i] = {
         chainId: r.big(),
-        address: r.bytes(),
+        address: r.blob(),
         nonce: r.big(),
         yParity: r.big(),
         r: r.big(),
         s: r.big(),
-        authority: r.u8() === 1 ? r.bytes() : undefined,
+        authority: r.u8() === 1 ? r.blob() : undefined,
       };
     }
   }
-  const head = { hash, type, chainId, nonce, gasLimit, gasPrice, maxFeePerGas, maxPriorityFeePerGas, to, value, input, accessList };
-  const tail = { v: r.big(), r: r.big(), s: r.big(), from: r.bytes(), raw: r.bytes() };
-  // the optional key exists only on the txs that had it (types/chain.ts: type 4 only)
-  return authorizationList === undefined ? { ...head, ...tail } : { ...head, authorizationList, ...tail };
+  // the optional key exists only on the txs that had it (types/chain.ts: type 4 only), where evm/tx.ts puts it
+  if (authorizationList === undefined) {
+    return { hash, type, chainId, nonce, gasLimit, gasPrice, maxFeePerGas, maxPriorityFeePerGas, to, value, input, accessList, v: r.big(), r: r.big(), s: r.big(), from: r.blob(), raw: r.blob() };
+  }
+  return { hash, type, chainId, nonce, gasLimit, gasPrice, maxFeePerGas, maxPriorityFeePerGas, to, value, input, accessList, authorizationList, v: r.big(), r: r.big(), s: r.big(), from: r.blob(), raw: r.blob() };
 }
 
 /** A stored block, in either form (this layout, or the V8 serializer's of older rows). */
@@ -151,15 +153,15 @@ export function decodeBlock(bytes: Uint8Array): EvmBlock {
   if (bytes[0] !== BLOCK_FORMAT) throw new Error(`a stored block has an unknown format ${bytes[0]}`);
   const r = new LayoutReader(bytes, 'a stored block');
   r.at = 1;
-  const hash = r.bytes();
-  const parentHash = r.bytes();
-  const stateRoot = r.bytes();
-  const transactionsRoot = r.bytes();
-  const receiptsRoot = r.bytes();
-  const logsBloom = r.bytes();
-  const miner = r.bytes();
-  const extraData = r.bytes();
-  const mixHash = r.bytes();
+  const hash = r.blob();
+  const parentHash = r.blob();
+  const stateRoot = r.blob();
+  const transactionsRoot = r.blob();
+  const receiptsRoot = r.blob();
+  const logsBloom = r.blob();
+  const miner = r.blob();
+  const extraData = r.blob();
+  const mixHash = r.blob();
   const header: EvmHeader = {
     number: r.big(),
     hash,

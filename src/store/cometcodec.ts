@@ -11,12 +11,13 @@
  * lastCommitHash, dataHash, validatorsHash, nextValidatorsHash, consensusHash, appHash,
  * lastResultsHash, evidenceHash, proposerAddress), uvarint tx count and bytes per tx, uvarint evidence
  * count (always 0), commit lastCommit; blockId; commit; the results: events, uvarint tx result count
- * and bytes per result, bytes appHash, [validator updates: uvarint count, each bytes pubKey, sbig
+ * and bytes per result (plain bytes, not a blob: decoded at once), bytes appHash, [validator updates: uvarint count, each bytes pubKey, sbig
  * power]; uvarint size; [validators]; [nextValidators] (validators: uvarint count, each bytes address,
  * bytes pubKey, sbig votingPower). time: sbig seconds, int nanos; blockId: bytes hash, int
  * partSetHeader.total, bytes partSetHeader.hash; commit: sbig height, int round, blockId, uvarint
  * signature count, each u8 blockIdFlag, bytes validatorAddress, time, bytes signature; events: uvarint
- * count, each str type, uvarint attribute count, each str key, str value, u8 index.
+ * count, each str type, uvarint attribute count, each str key, str value, u8 index. Every bytes field
+ * is written as a blob (bytelayout.ts: it comes back a Node Buffer when it was one, as from V8's serializer).
  */
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import type { AbciEvent, BlockID, BlockIDFlag, CometBlockRecord, Commit, CommitSig, ExecTxResult, Header, Timestamp, Validator, ValidatorUpdate } from '../types/cometbft.js';
@@ -52,9 +53,9 @@ function writeTime(w: LayoutWriter, t: Timestamp): void {
 }
 
 function writeBlockId(w: LayoutWriter, id: BlockID): void {
-  w.bytes(id.hash);
+  w.blob(id.hash);
   w.int(id.partSetHeader.total);
-  w.bytes(id.partSetHeader.hash);
+  w.blob(id.partSetHeader.hash);
 }
 
 function writeCommit(w: LayoutWriter, c: Commit): void {
@@ -64,9 +65,9 @@ function writeCommit(w: LayoutWriter, c: Commit): void {
   w.uvarint(c.signatures.length);
   for (const s of c.signatures) {
     w.u8(s.blockIdFlag);
-    w.bytes(s.validatorAddress);
+    w.blob(s.validatorAddress);
     writeTime(w, s.timestamp);
-    w.bytes(s.signature);
+    w.blob(s.signature);
   }
 }
 
@@ -77,14 +78,14 @@ function writeHeader(w: LayoutWriter, h: Header): void {
   w.sbig(h.height);
   writeTime(w, h.time);
   writeBlockId(w, h.lastBlockId);
-  for (const b of [h.lastCommitHash, h.dataHash, h.validatorsHash, h.nextValidatorsHash, h.consensusHash, h.appHash, h.lastResultsHash, h.evidenceHash, h.proposerAddress]) w.bytes(b);
+  for (const b of [h.lastCommitHash, h.dataHash, h.validatorsHash, h.nextValidatorsHash, h.consensusHash, h.appHash, h.lastResultsHash, h.evidenceHash, h.proposerAddress]) w.blob(b);
 }
 
 function writeValidators(w: LayoutWriter, vs: Validator[]): void {
   w.uvarint(vs.length);
   for (const v of vs) {
-    w.bytes(v.address);
-    w.bytes(v.pubKey);
+    w.blob(v.address);
+    w.blob(v.pubKey);
     w.sbig(v.votingPower);
   }
 }
@@ -105,7 +106,7 @@ export function encodeCometRecord(rec: CometBlockRecord): Buffer {
   w.u8(flags);
   writeHeader(w, block.header);
   w.uvarint(block.data.txs.length);
-  for (const tx of block.data.txs) w.bytes(tx);
+  for (const tx of block.data.txs) w.blob(tx);
   w.uvarint(0);
   writeCommit(w, block.lastCommit);
   writeBlockId(w, rec.blockId);
@@ -122,11 +123,11 @@ export function encodeCometRecord(rec: CometBlockRecord): Buffer {
   }
   w.uvarint(txResults.length);
   for (const r of txResults) w.bytes(r);
-  w.bytes(results.appHash);
+  w.blob(results.appHash);
   if (results.validatorUpdates !== undefined) {
     w.uvarint(results.validatorUpdates.length);
     for (const u of results.validatorUpdates) {
-      w.bytes(u.pubKey);
+      w.blob(u.pubKey);
       w.sbig(u.power);
     }
   }
@@ -138,7 +139,7 @@ export function encodeCometRecord(rec: CometBlockRecord): Buffer {
 
 const readTime = (r: LayoutReader): Timestamp => ({ seconds: r.sbig(), nanos: r.int() });
 
-const readBlockId = (r: LayoutReader): BlockID => ({ hash: r.bytes(), partSetHeader: { total: r.int(), hash: r.bytes() } });
+const readBlockId = (r: LayoutReader): BlockID => ({ hash: r.blob(), partSetHeader: { total: r.int(), hash: r.blob() } });
 
 function readCommit(r: LayoutReader): Commit {
   const height = r.sbig();
@@ -146,7 +147,7 @@ function readCommit(r: LayoutReader): Commit {
   const blockId = readBlockId(r);
   const signatures: CommitSig[] = new Array(r.uvarint());
   for (let i = 0; i < signatures.length; i++) {
-    signatures[i] = { blockIdFlag: r.u8() as BlockIDFlag, validatorAddress: r.bytes(), timestamp: readTime(r), signature: r.bytes() };
+    signatures[i] = { blockIdFlag: r.u8() as BlockIDFlag, validatorAddress: r.blob(), timestamp: readTime(r), signature: r.blob() };
   }
   return { height, round, blockId, signatures };
 }
@@ -158,21 +159,21 @@ function readHeader(r: LayoutReader): Header {
     height: r.sbig(),
     time: readTime(r),
     lastBlockId: readBlockId(r),
-    lastCommitHash: r.bytes(),
-    dataHash: r.bytes(),
-    validatorsHash: r.bytes(),
-    nextValidatorsHash: r.bytes(),
-    consensusHash: r.bytes(),
-    appHash: r.bytes(),
-    lastResultsHash: r.bytes(),
-    evidenceHash: r.bytes(),
-    proposerAddress: r.bytes(),
+    lastCommitHash: r.blob(),
+    dataHash: r.blob(),
+    validatorsHash: r.blob(),
+    nextValidatorsHash: r.blob(),
+    consensusHash: r.blob(),
+    appHash: r.blob(),
+    lastResultsHash: r.blob(),
+    evidenceHash: r.blob(),
+    proposerAddress: r.blob(),
   };
 }
 
 function readValidators(r: LayoutReader): Validator[] {
   const vs: Validator[] = new Array(r.uvarint());
-  for (let i = 0; i < vs.length; i++) vs[i] = { address: r.bytes(), pubKey: r.bytes(), votingPower: r.sbig() };
+  for (let i = 0; i < vs.length; i++) vs[i] = { address: r.blob(), pubKey: r.blob(), votingPower: r.sbig() };
   return vs;
 }
 
@@ -196,7 +197,7 @@ export function decodeCometRecord(bytes: Uint8Array): CometBlockRecord {
   const flags = r.u8();
   const header = readHeader(r);
   const txs: Uint8Array[] = new Array(r.uvarint());
-  for (let i = 0; i < txs.length; i++) txs[i] = r.bytes();
+  for (let i = 0; i < txs.length; i++) txs[i] = r.blob();
   if (r.uvarint() !== 0) throw new Error('a stored CometBFT record holds evidence, which this layout does not');
   const lastCommit = readCommit(r);
   const blockId = readBlockId(r);
@@ -210,11 +211,11 @@ export function decodeCometRecord(bytes: Uint8Array): CometBlockRecord {
   }
   const txResults: ExecTxResult[] = new Array(r.uvarint());
   for (let i = 0; i < txResults.length; i++) txResults[i] = decodeValue<ExecTxResult>(r.bytes());
-  const appHash = r.bytes();
+  const appHash = r.blob();
   let validatorUpdates: ValidatorUpdate[] | undefined;
   if (flags & FLAG.validatorUpdates) {
     validatorUpdates = new Array(r.uvarint());
-    for (let i = 0; i < validatorUpdates.length; i++) validatorUpdates[i] = { pubKey: r.bytes(), power: r.sbig() };
+    for (let i = 0; i < validatorUpdates.length; i++) validatorUpdates[i] = { pubKey: r.blob(), power: r.sbig() };
   }
   const size = r.uvarint();
   const validators = flags & FLAG.validators ? readValidators(r) : undefined;

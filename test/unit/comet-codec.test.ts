@@ -69,7 +69,7 @@ test('records with every optional field absent or present, signatures, zero time
     const base = record();
     const rec: CometBlockRecord = {
       ...base,
-      block: { ...base.block, data: { txs: mask & 1 ? [] : base.block.data.txs }, lastCommit: { ...base.block.lastCommit, round: 3, signatures: [sig(2, 1), sig(1, 0), sig(3, 2)] } },
+      block: { ...base.block, data: { txs: mask & 1 ? [] : [...base.block.data.txs, Buffer.from('a Buffer tx')] }, lastCommit: { ...base.block.lastCommit, round: 3, signatures: [sig(2, 1), sig(1, 0), sig(3, 2)] } },
       commit: { ...base.commit, signatures: [sig(2, 9)] },
       results: {
         events: [{ type: 'ünï', attributes: [{ key: 'k', value: '✓', index: false }] }],
