@@ -17,14 +17,14 @@
  *     bytes address, uvarint topic count, bytes per topic, bytes data, uvarint logIndex,
  *     and when own: big blockNumber, bytes blockHash, bytes transactionHash, uvarint transactionIndex
  */
-import { bigIntToBytes, bytesToBigInt } from '../lib/bytes.js';
+import { bigIntToBytes } from '../lib/bytes.js';
 import { uvarintLength, writeUvarint } from '../lib/protobuf.js';
 import { decodeValue } from '../lib/serial.js';
 import type { EvmLog, EvmReceipt, TxType } from '../types/chain.js';
+import { LayoutReader, V8_VERSION_TAG } from './bytelayout.js';
 
 /** The first byte of a receipt in this layout (V8's serializer output begins with 0xFF). */
 export const RECEIPT_FORMAT = 1;
-const V8_VERSION_TAG = 0xff;
 
 /** the flags byte: which optional fields follow */
 const FLAG = { to: 1, contract: 2, vmError: 4, revertData: 8 } as const;
@@ -120,40 +120,11 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
   return w.out;
 }
 
-class Reader {
-  at = 0;
-  constructor(private readonly b: Uint8Array) {}
-  u8(): number {
-    if (this.at >= this.b.length) throw new RangeError('a stored receipt ends early');
-    return this.b[this.at++]!;
-  }
-  uvarint(): number {
-    let n = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = this.u8();
-      n += (byte & 0x7f) * scale;
-      if (byte < 0x80) return n;
-      scale *= 0x80;
-    }
-  }
-  bytes(): Uint8Array {
-    const n = this.uvarint();
-    if (this.at + n > this.b.length) throw new RangeError('a stored receipt ends early');
-    const v = new Uint8Array(this.b.buffer, this.b.byteOffset + this.at, n);
-    this.at += n;
-    return v;
-  }
-  big(): bigint {
-    return bytesToBigInt(this.bytes());
-  }
-}
-
 /** A stored receipt, in either form (this layout, or the V8 serializer's of older rows). */
 export function decodeReceipt(bytes: Uint8Array): EvmReceipt {
   if (bytes[0] === V8_VERSION_TAG) return decodeValue<EvmReceipt>(bytes);
   if (bytes[0] !== RECEIPT_FORMAT) throw new Error(`a stored receipt has an unknown format ${bytes[0]}`);
-  const r = new Reader(bytes);
+  const r = new LayoutReader(bytes, 'a stored receipt');
   r.at = 1;
   const flags = r.u8();
   const type = r.u8() as TxType;
@@ -183,7 +154,7 @@ export function decodeReceipt(bytes: Uint8Array): EvmReceipt {
       ? { address, topics, data, blockNumber: r.big(), blockHash: r.bytes(), transactionHash: r.bytes(), transactionIndex: r.uvarint(), logIndex }
       : { address, topics, data, blockNumber, blockHash, transactionHash, transactionIndex, logIndex };
   }
-  if (r.at !== bytes.length) throw new Error('a stored receipt has bytes after its end');
+  r.end();
   return {
     transactionHash,
     transactionIndex,

@@ -10,8 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { RLP } from '@ethereumjs/rlp';
-import { decodeValue, encodeValue } from '../lib/serial.js';
-import type { EvmBlock } from '../types/chain.js';
+import { encodeValue } from '../lib/serial.js';
+import { decodeBlock } from './blockcodec.js';
 import { decodeReceipt } from './receiptcodec.js';
 import { windowHashes } from './hashwindow.js';
 import {
@@ -64,7 +64,7 @@ function blockRecord(db: Database.Database, height: number): Uint8Array {
   return encodeValue({
     height: BigInt(height),
     hash: new Uint8Array(row.hash),
-    evm: decodeValue<EvmBlock>(row.evm),
+    evm: decodeBlock(row.evm),
     receipts: txs.map((t) => decodeReceipt(t.receipt)),
     nativeHashes: txs.map((t) => new Uint8Array(t.native_hash)),
   });
@@ -87,7 +87,7 @@ function writeFrom(db: Database.Database, job: SnapshotJob): SnapshotInfo {
 
   const head = db.prepare<[number], { evm: Buffer }>('SELECT evm FROM blocks WHERE height = ?').get(h);
   if (!head) throw new SnapshotFormatError(`block ${h} is not stored: no snapshot of it`);
-  const stateRoot = decodeValue<EvmBlock>(head.evm).header.stateRoot;
+  const stateRoot = decodeBlock(head.evm).header.stateRoot;
   w.record(RecordTag.Meta, encodeMeta({ format: SNAPSHOT_FORMAT, height: job.height, chainId: job.chainId, stateRoot }));
   w.record(RecordTag.Block, blockRecord(db, 0));
   w.record(RecordTag.Block, blockRecord(db, h));

@@ -7,8 +7,8 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Lru } from '../lib/lru.js';
-import { encodeValue } from '../lib/serial.js';
 import { decodeReceipt, encodeReceipt } from './receiptcodec.js';
+import { decodeBlock, encodeBlock } from './blockcodec.js';
 import { decodeCometRecord, encodeCometRecord } from './cometcodec.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
 import { WalCheckpointer, WAL_WRITER_CHECKPOINT_PAGES, type CheckpointResult } from './checkpoint.js';
@@ -261,7 +261,7 @@ export class Store {
       delBlocksAbove: this.db.prepare('DELETE FROM blocks WHERE height > ?'),
       delLogsAbove: this.db.prepare('DELETE FROM logs WHERE height > ?'),
     };
-    this.blocks = new DecodedByHeight<EvmBlock>((h) => this.stmts.blockByHeight.get(h)?.evm, BLOCK_CACHE_BYTES);
+    this.blocks = new DecodedByHeight<EvmBlock>((h) => this.stmts.blockByHeight.get(h)?.evm, BLOCK_CACHE_BYTES, decodeBlock);
     this.comet = new HeightRepository<CometBlockRecord>(this.db, 'comet', BLOCK_CACHE_BYTES, { encode: encodeCometRecord, decode: decodeCometRecord });
     if (!this.reader) {
       const latest = () => (this.stmts.latest.get()?.h ?? undefined) as number | undefined;
@@ -332,7 +332,7 @@ export class Store {
 
   putBlock(w: BlockWrite): void {
     const h = Number(w.height);
-    this.stmts.putBlock.run(h, buf(w.hash), encodeValue(w.evm));
+    this.stmts.putBlock.run(h, buf(w.hash), encodeBlock(w.evm));
     this.trieRefs?.rootAt(h, w.evm.header.stateRoot);
     w.receipts.forEach((r, i) => {
       this.stmts.putTx.run(buf(r.transactionHash), h, i, buf(w.nativeHashes[i]!), encodeReceipt(r));
