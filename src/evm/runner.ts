@@ -262,7 +262,7 @@ export class EvmRunner<S extends StateManagerInterface = FlatStateManager> {
   private readonly blocks = new Lru<string, Block>(BLOCK_CONTEXT_CACHE_SIZE);
   /** whether blocks run plain value transfers without the EVM (evm/fasttransfer.ts; off: every tx through runTx, for tests) */
   fastTransfers = true;
-  /** whether blocks run their other txs on revm where the addon is built (evm/revmtx.ts; off: runTx, for tests) */
+  /** whether blocks run their other txs on revm where the addon is built (evm/revmtx.ts; off: runTx — app.toml block-engine = "ethereumjs", and tests) */
   revmTxs = true;
 
   /** the ethereumjs block of a context (blocks, calls and traced replays run in it) */
