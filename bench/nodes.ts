@@ -13,8 +13,9 @@ import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
 /**
  * `ferry`: `ferry start` (a block every second); `ferry-dev`: `ferry dev` (a block as soon as txs arrive,
  * like the peers' automine); `ferry-metrics`: ferry with both Prometheus listeners on (--metrics,
- * [instrumentation] prometheus); `ferry-dev-ejs` / `ferry-dev-revm`: `ferry dev` with its plain eth_calls on
- * one engine (--json-rpc.call-engine; docs/benchmarks.md "eth_call on revm")
+ * [instrumentation] prometheus); `ferry-dev-ejs` / `ferry-dev-revm`: `ferry dev` with its plain eth_calls and
+ * its blocks' txs on one engine (--json-rpc.call-engine, --block-engine; docs/benchmarks.md "eth_call on
+ * revm", "Block txs on revm")
  */
 export const NODE_NAMES = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev', 'ferry-metrics', 'ferry-dev-ejs', 'ferry-dev-revm'] as const;
 export type NodeName = (typeof NODE_NAMES)[number];
@@ -263,7 +264,7 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
         name === 'ferry-metrics'
           ? ['--metrics', '--json-rpc.metrics-address', `127.0.0.1:${await freePort()}`, '--instrumentation.prometheus', '--instrumentation.prometheus_listen_addr', `127.0.0.1:${await freePort()}`]
           : name === 'ferry-dev-ejs' || name === 'ferry-dev-revm'
-            ? ['--json-rpc.call-engine', name === 'ferry-dev-ejs' ? 'ethereumjs' : 'revm']
+            ? ['--json-rpc.call-engine', name === 'ferry-dev-ejs' ? 'ethereumjs' : 'revm', '--block-engine', name === 'ferry-dev-ejs' ? 'ethereumjs' : 'revm']
             : [];
       const entry = join(REPO_ROOT, 'dist', 'src', 'bin', 'ferry.js');
       if (!existsSync(entry)) throw new Error('dist/src/bin/ferry.js is not built yet');
