@@ -15,7 +15,7 @@ import type { BlockContext } from '../evm/runner.js';
 import type { CallOutcome, SimCall } from '../evm/simulate.js';
 import { decodeConsoleLog } from '../evm/consolelog.js';
 import { ForkSchedule, type ForkRules } from '../evm/forks.js';
-import { haltError, loadRevm, revmSpec, type RevmCallInput, type RevmCallOutput, type RevmState } from '../evm/revm.js';
+import { haltError, loadRevm, revmSpec, stateWord, type RevmCallInput, type RevmCallOutput, type RevmState } from '../evm/revm.js';
 import { EvmTimeoutError } from '../evm/vmerrors.js';
 import { rlpDecodeView, type RlpItem } from '../evm/rlpwrite.js';
 import type { FlatState } from '../store/flatstate.js';
@@ -47,13 +47,6 @@ export function packAccount(rlp: Uint8Array): Buffer | undefined {
   out.set(nonce, 40 - nonce.length);
   out.set(codeHash, 40);
   return out;
-}
-
-function padded(v: Uint8Array): Buffer {
-  if (v.length === 32) return Buffer.from(v.buffer, v.byteOffset, 32);
-  const b = Buffer.alloc(32);
-  b.set(v, 32 - v.length);
-  return b;
 }
 
 export class RevmCalls {
@@ -99,11 +92,11 @@ export class RevmCalls {
         return c === undefined ? Buffer.alloc(0) : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
       },
       storage(address, slot) {
-        return padded(flat.storage(address, slot, height));
+        return stateWord(flat.storage(address, slot, height));
       },
       blockHash: (n) => {
         const h = this.blockHash(BigInt(n));
-        return h === undefined ? ZERO32 : padded(h);
+        return h === undefined ? ZERO32 : stateWord(h);
       },
     };
     this.last = { height, state };
@@ -137,7 +130,7 @@ export class RevmCalls {
       // fee cap and tip zeroes the context's base fee), and revm takes only such calls
       baseFee: ZERO32,
       gasLimit: Number(ctx.gasLimit),
-      prevrandao: padded(ctx.mixHash),
+      prevrandao: stateWord(ctx.mixHash),
       deadline,
       console: this.onConsoleLog !== undefined,
     };

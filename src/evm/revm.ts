@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallEngine } from '../config/options.js';
+import { bigIntToBytes } from '../lib/bytes.js';
 
 /** the addon's file, under dist/native/ (scripts/build-native.mjs puts it there) */
 export const REVM_ADDON_FILE = 'ferry_revm_call.node';
@@ -82,6 +83,23 @@ export interface RevmTxInput extends RevmBlockInput {
   accessList: Uint8Array;
   touched: boolean;
   console: boolean;
+}
+
+/** A 32-byte word of the addon's wire formats: `v` (at most 32 bytes) left-padded, or `v` itself as a Buffer view. */
+export function stateWord(v: Uint8Array): Buffer {
+  if (v.length === 32) return Buffer.from(v.buffer, v.byteOffset, 32);
+  const b = Buffer.alloc(32);
+  b.set(v, 32 - v.length);
+  return b;
+}
+
+/** An account of the addon's wire format from its fields: balance (32) ‖ nonce (8) ‖ code hash (32). */
+export function accountAnswer(nonce: bigint, balance: bigint, codeHash: Uint8Array): Buffer {
+  const out = Buffer.alloc(72);
+  out.set(bigIntToBytes(balance, 32), 0);
+  out.writeBigUInt64BE(nonce, 32);
+  out.set(codeHash, 40);
+  return out;
 }
 
 interface Addon {

@@ -16,12 +16,13 @@
  */
 import type { Block } from '@ethereumjs/block';
 import type { TypedTransaction } from '@ethereumjs/tx';
-import { Account, Address, KECCAK256_RLP, bigIntToUnpaddedBytes, generateAddress } from '@ethereumjs/util';
+import { Account, Address, KECCAK256_NULL, KECCAK256_RLP, bigIntToUnpaddedBytes, equalsBytes, generateAddress } from '@ethereumjs/util';
+import { bytesToBigInt } from '../lib/bytes.js';
 import { Bloom } from '@ethereumjs/vm';
 import type { Common } from '@ethereumjs/common';
 import { CONSOLE_ADDRESS_HEX } from './consolelog.js';
 import type { FlatStateManager } from './flatstate.js';
-import { haltError, loadRevm, revmSpec, type RevmState, type RevmTxInput } from './revm.js';
+import { accountAnswer, haltError, loadRevm, revmSpec, stateWord, type RevmState, type RevmTxInput } from './revm.js';
 import { vmErrorText } from './vmerrors.js';
 
 const ZERO32 = Buffer.alloc(32);
@@ -87,23 +88,6 @@ function readAnswer(b: Buffer): TxAnswer {
 
 type Addon = NonNullable<ReturnType<typeof loadRevm>['addon']>;
 
-function padded(v: Uint8Array): Buffer {
-  if (v.length === 32) return Buffer.from(v.buffer, v.byteOffset, 32);
-  const b = Buffer.alloc(32);
-  b.set(v, 32 - v.length);
-  return b;
-}
-
-/** the 72-byte account of the addon's wire format (native/revm-call/src/lib.rs) */
-function packAccount(nonce: bigint, balance: bigint, codeHash: Uint8Array): Buffer {
-  const out = Buffer.alloc(72);
-  if (balance < 1n << 64n) out.writeBigUInt64BE(balance, 24);
-  else out.write(balance.toString(16).padStart(64, '0'), 0, 'hex');
-  out.writeBigUInt64BE(nonce, 32);
-  out.set(codeHash, 40);
-  return out;
-}
-
 /** an access list in the addon's layout: per entry address ‖ key count (4) ‖ keys */
 function packAccessList(tx: TypedTransaction): Uint8Array {
   const list = (tx as { accessList?: [Uint8Array, Uint8Array[]][] }).accessList;
@@ -123,7 +107,6 @@ function packAccessList(tx: TypedTransaction): Uint8Array {
 }
 
 const u64 = (b: Uint8Array, at: number): bigint => Buffer.from(b.buffer, b.byteOffset, b.byteLength).readBigUInt64BE(at);
-const big = (b: Uint8Array): bigint => BigInt('0x' + (Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex') || '0'));
 
 /** The revm executor of one runner's blocks (a FlatStateManager's journal), when the addon is built. */
 export class RevmBlockTxs {
@@ -136,13 +119,13 @@ export class RevmBlockTxs {
     this.state = {
       account: (address) => {
         const f = sm.accountFieldsSync(address);
-        return f === undefined ? null : packAccount(f[0], f[1], f[3]);
+        return f === undefined ? null : accountAnswer(f[0], f[1], f[3]);
       },
       code: (hash) => {
         const c = sm.codeByHashSync(hash);
         return Buffer.from(c.buffer, c.byteOffset, c.byteLength);
       },
-      storage: (address, slot) => padded(sm.storageSync(address, slot)),
+      storage: (address, slot) => stateWord(sm.storageSync(address, slot)),
       // BLOCKHASH leaves the tx to runTx (transact.rs); revm may still read before it is told
       blockHash: () => ZERO32,
     };
@@ -164,7 +147,7 @@ export class RevmBlockTxs {
     const sm = this.sm;
     // EIP-3607 and EIP-7702 senders: runTx has the texts and the delegation rules
     const from = sm.accountFieldsSync(sender);
-    if (from !== undefined && !equalsEmptyCodeHash(from[3])) return undefined;
+    if (from !== undefined && !equalsBytes(from[3], KECCAK256_NULL)) return undefined;
     const h = block.header;
     const t = tx as TypedTransaction & { gasPrice?: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint };
     if (tx.nonce > BigInt(Number.MAX_SAFE_INTEGER) || tx.gasLimit > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
@@ -234,7 +217,7 @@ export class RevmBlockTxs {
     for (let i = 0; i < accounts.length; ) {
       const address = new Address(new Uint8Array(accounts.subarray(i, i + 20)));
       const flags = accounts[i + 20]!;
-      const balance = big(accounts.subarray(i + 21, i + 53));
+      const balance = bytesToBigInt(accounts.subarray(i + 21, i + 53));
       const nonce = u64(accounts, i + 53);
       const codeHash = new Uint8Array(accounts.subarray(i + 61, i + 93));
       const codeLen = accounts.readUInt32BE(i + 93);
@@ -252,12 +235,6 @@ export class RevmBlockTxs {
     }
     for (const a of deleted) await sm.deleteAccount(a);
   }
-}
-
-const EMPTY_CODE_HASH_HEX = 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470';
-
-function equalsEmptyCodeHash(h: Uint8Array): boolean {
-  return Buffer.from(h.buffer, h.byteOffset, h.byteLength).toString('hex') === EMPTY_CODE_HASH_HEX;
 }
 
 function isTrustedPrecompile(a: Uint8Array): boolean {

@@ -10,6 +10,8 @@
  * big: the bytes of a non-negative bigint's minimal big-endian form (empty for 0); sbig: a u8 sign
  * (1: negative) then big of the magnitude; int: a zigzag uvarint of a safe integer; str: UTF-8 bytes.
  */
+import { writeUvarint } from '../lib/protobuf.js';
+
 /** V8's serializer output always begins with its version tag: rows of older homes begin with it */
 export const V8_VERSION_TAG = 0xff;
 
@@ -39,11 +41,7 @@ export class LayoutWriter {
   uvarint(v: number): void {
     if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`a stored length or count is not a non-negative safe integer: ${v}`);
     this.room(8);
-    while (v >= 0x80) {
-      this.out[this.at++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.out[this.at++] = v;
+    this.at = writeUvarint(this.out, this.at, v);
   }
 
   int(v: number): void {
