@@ -11,14 +11,12 @@
  * and the block (engine.mine) are timed on this thread's CPU (schedstat), over the last three quarters
  * of the txs. Both builds run in the same minutes, so the machine's load moves both alike.
  */
-import { mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, readSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AbiCoder, getCreateAddress } from 'ethers';
-import type { Logger } from '../src/lib/log.js';
-import { DEPLOY_GAS, HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TOKENS_PER_SENDER, TRANSFER_GAS, devWallet, signTx, tokenBytecode } from './chain.js';
+import { SENDERS, benchTxs } from './chain.js';
+import { openDevChain } from './devchain.js';
 
 const { values } = parseArgs({
   options: { a: { type: 'string' }, b: { type: 'string' }, kind: { type: 'string', default: 'erc20' }, txs: { type: 'string', default: '4000' } },
@@ -36,7 +34,6 @@ function threadRunNs(): number {
   const n = readSync(schedstat, schedstatBytes, 0, schedstatBytes.length, 0);
   return Number(schedstatBytes.toString('latin1', 0, n).split(' ')[0]);
 }
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
 /** one build's chain, from its own dist folder */
 async function open(dist: string) {
@@ -45,23 +42,10 @@ async function open(dist: string) {
   const { devGenesis } = await load<typeof import('../src/config/genesis.js')>('src/config/genesis.js');
   const { generateValidatorKey } = await load<typeof import('../src/consensus/cometbft/index.js')>('src/consensus/cometbft/index.js');
   const { Engine, genesisEngineOptions } = await load<typeof import('../src/consensus/engine.js')>('src/consensus/engine.js');
+  const { Store } = await load<typeof import('../src/store/store.js')>('src/store/store.js');
   const { decodeTx } = await load<typeof import('../src/evm/tx.js')>('src/evm/tx.js');
   const { typedSigned } = await load<typeof import('../src/chain/txsigner.js')>('src/chain/txsigner.js');
-  const { Store } = await load<typeof import('../src/store/store.js')>('src/store/store.js');
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-checkcost-'));
-  const key = generateValidatorKey();
-  const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
-  const store = new Store(join(dir, 'ferry.db'), { walCheckpointer: true, durable: false });
-  const mempool = { size: total + 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: total + 100 };
-  const app = await EvmApp.create(store, genesis, { minGasPrice: 0n, mempool }, silent, { onPoolChange() {} });
-  const engine = new Engine(
-    store,
-    app,
-    { ...genesisEngineOptions(genesis, key, 1n), timeoutCommitMs: 1000, blockOnTx: false, noTimer: true, createEmptyBlocks: true },
-    silent,
-    { onCommitted() {} },
-  );
-  await engine.start();
+  const { genesis, app, engine, close } = await openDevChain({ EvmApp, Engine, Store, devGenesis, generateValidatorKey, genesisEngineOptions }, total);
   const stats = { checkNs: 0, blockNs: 0, txs: 0 };
   /** CheckTx of each tx (with the RPC thread's sender and hash, found untimed), then the block */
   async function block(raws: Uint8Array[], measure: boolean): Promise<void> {
@@ -80,30 +64,15 @@ async function open(dist: string) {
     stats.checkNs += checkNs;
     stats.txs += raws.length;
   }
-  return { genesis, stats, block, close: async () => (await engine.stop(), store.close(), rmSync(dir, { recursive: true, force: true })) };
+  return { genesis, stats, block, close };
 }
 
 const builds = [await open(values.a), await open(values.b)] as const;
 const info = { chainId: builds[0].genesis.evmChainId, maxFeePerGas: 100n * 10n ** 9n };
-const senders = Array.from({ length: SENDERS }, (_, i) => devWallet(i));
-const nonces = senders.map(() => 0);
 const bytes = (hex: string) => new Uint8Array(Buffer.from(hex.slice(2), 'hex'));
-let token: string | undefined;
-if (kind === 'erc20') {
-  const args = AbiCoder.defaultAbiCoder().encode(['address[]', 'uint256'], [senders.map((s) => s.address), TOKENS_PER_SENDER]);
-  const deploy = bytes(signTx(senders[0]!, info, { to: null, nonce: nonces[0]!++, gasLimit: DEPLOY_GAS, data: tokenBytecode() + args.slice(2) }).raw);
-  for (const b of builds) await b.block([deploy], false);
-  token = getCreateAddress({ from: senders[0]!.address, nonce: 0 });
-}
-const raws: Uint8Array[] = [];
-for (let k = 0; k < total; k++) {
-  const s = k % senders.length;
-  const holder = HOLDERS[k % HOLDER_COUNT]!;
-  const fields = token
-    ? { to: token, gasLimit: TOKEN_TRANSFER_GAS, data: TOKEN_ABI.encodeFunctionData('transfer', [holder, 1n]) }
-    : { to: holder, value: 1n, gasLimit: TRANSFER_GAS };
-  raws.push(bytes(signTx(senders[s]!, info, { ...fields, nonce: nonces[s]!++ }).raw));
-}
+const { deploy, raws: signed } = benchTxs(kind, total, info);
+if (deploy !== undefined) for (const b of builds) await b.block([bytes(deploy)], false);
+const raws = signed.map(bytes);
 for (let at = 0, i = 0; at < total; at += SENDERS, i++) {
   const slice = raws.slice(at, at + SENDERS);
   const measure = at >= total / 4;
