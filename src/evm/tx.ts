@@ -28,7 +28,6 @@ export const isDynamicFeeType = (type: number): boolean => type === 2 || type ==
 /** geth core/txpool/validation.go: a set-code tx without authorizations */
 export const EMPTY_AUTH_LIST_TEXT = 'set code tx must have at least one authorization tuple';
 
-
 /**
  * The signer of an EIP-7702 authorization (keccak256(0x05 ‖ rlp([chainId, address, nonce])) signed),
  * or undefined when the signature values are invalid or do not recover (go-ethereum
@@ -174,10 +173,11 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
 
 /**
  * A canonical type-1 or type-2 envelope built from its fields read as views of `raw`
- * (evm/rlpcanonical.ts): the same fields @ethereumjs/tx's createTxFromRLP decodes (into copies) and
- * hands to the same constructor, which checks them; undefined for any other bytes, which
+ * (evm/rlpcanonical.ts): the same fields @ethereumjs/tx's createTxFromRLP decodes (into copies), made
+ * into the library's object by evm/typedtx.ts after the constructor's checks, or, when a field fails
+ * them, handed to the same constructor, which refuses them; undefined for any other bytes, which
  * createTxFromRLP decodes and refuses as always (docs/benchmarks.md "Ingest: admission and the V8
- * platform threads").
+ * platform threads", "CheckTx on the chain thread").
  */
 function fromFields(raw: Uint8Array, common: Common): TypedTransaction | undefined {
   const type = raw[0];
