@@ -11,19 +11,16 @@
  *
  *   npm run build && node dist/bench/blockcost.js [--kind transfers|erc20] [--txs N] [--block-txs N]
  */
-import { mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { openSync, readSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { AbiCoder, getCreateAddress } from 'ethers';
 import { EvmApp } from '../src/chain/app.js';
 import { devGenesis } from '../src/config/genesis.js';
 import { generateValidatorKey } from '../src/consensus/cometbft/index.js';
 import { Engine, genesisEngineOptions } from '../src/consensus/engine.js';
 import { decodeTx } from '../src/evm/tx.js';
-import type { Logger } from '../src/lib/log.js';
 import { Store } from '../src/store/store.js';
-import { DEPLOY_GAS, HOLDERS, HOLDER_COUNT, SENDERS, TOKEN_ABI, TOKEN_TRANSFER_GAS, TOKENS_PER_SENDER, TRANSFER_GAS, devWallet, signTx, tokenBytecode } from './chain.js';
+import { benchTxs } from './chain.js';
+import { openDevChain } from './devchain.js';
 
 const MAX_FEE = 100n * 10n ** 9n;
 
@@ -36,7 +33,6 @@ const total = Number(values.txs);
 const perBlock = Number(values['block-txs']);
 if (!(total > 0 && perBlock > 0)) throw new Error('--txs and --block-txs must be positive');
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 /**
  * This thread's time on a CPU, ns (schedstat: nanosecond resolution, unlike stat's clock ticks), read
  * through one kept descriptor. The chain-thread figure was stat's utime + stime (10 ms clock ticks) and
@@ -50,17 +46,7 @@ function threadRunNs(): number {
   return Number(schedstatBytes.toString('latin1', 0, n).split(' ')[0]);
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'ferry-blockcost-'));
-const key = generateValidatorKey();
-const genesis = devGenesis({ validatorPubKey: key.pubKey, genesisTime: '2026-01-01T00:00:00Z' });
-const store = new Store(join(dir, 'ferry.db'), { walCheckpointer: true, durable: false });
-const app = await EvmApp.create(
-  store,
-  genesis,
-  { minGasPrice: 0n, mempool: { size: total + 100, maxTxBytes: 128 * 1024, priceBumpPercent: 10, accountQueue: total + 100 } },
-  silent,
-  { onPoolChange() {} },
-);
+const { genesis, store, app, engine, close } = await openDevChain({ EvmApp, Engine, Store, devGenesis, generateValidatorKey, genesisEngineOptions }, total);
 // the block's store transaction (app.commit, the CometBFT record, the event index and COMMIT), timed alone
 let storeNs = 0;
 const transaction = store.transaction.bind(store);
@@ -72,36 +58,15 @@ store.transaction = <T>(fn: () => T): T => {
     storeNs += threadRunNs() - t0;
   }
 };
-const engine = new Engine(
-  store,
-  app,
-  { ...genesisEngineOptions(genesis, key, 1n), timeoutCommitMs: 1000, blockOnTx: false, noTimer: true, createEmptyBlocks: true },
-  silent,
-  { onCommitted() {} },
-);
-await engine.start();
 const info = { chainId: genesis.evmChainId, maxFeePerGas: MAX_FEE };
-const senders = Array.from({ length: SENDERS }, (_, i) => devWallet(i));
-const nonces = senders.map(() => 0);
 async function admit(raw: string): Promise<void> {
   const r = await app.checkEvmTx(decodeTx(Buffer.from(raw.slice(2), 'hex'), app.common));
   if (r.code !== 0) throw new Error(`CheckTx refused a bench tx: ${r.log}`);
 }
-let token: string | undefined;
-if (kind === 'erc20') {
-  const args = AbiCoder.defaultAbiCoder().encode(['address[]', 'uint256'], [senders.map((s) => s.address), TOKENS_PER_SENDER]);
-  await admit(signTx(senders[0]!, info, { to: null, nonce: nonces[0]!++, gasLimit: DEPLOY_GAS, data: tokenBytecode() + args.slice(2) }).raw);
+const { deploy, raws } = benchTxs(kind, total, info);
+if (deploy !== undefined) {
+  await admit(deploy);
   await engine.mine(1n);
-  token = getCreateAddress({ from: senders[0]!.address, nonce: 0 });
-}
-const raws: string[] = [];
-for (let k = 0; k < total; k++) {
-  const s = k % senders.length;
-  const holder = HOLDERS[k % HOLDER_COUNT]!;
-  const fields = token
-    ? { to: token, gasLimit: TOKEN_TRANSFER_GAS, data: TOKEN_ABI.encodeFunctionData('transfer', [holder, 1n]) }
-    : { to: holder, value: 1n, gasLimit: TRANSFER_GAS };
-  raws.push(signTx(senders[s]!, info, { ...fields, nonce: nonces[s]!++ }).raw);
 }
 let threadNs = 0;
 let processUs = 0;
@@ -127,6 +92,4 @@ console.log(
     `${(processUs / total).toFixed(0)} µs/tx process CPU, ${((wallMs * 1000) / total).toFixed(0)} µs/tx wall, ` +
     `${(storeNs / 1000 / total).toFixed(0)} µs/tx in the store transaction (this thread)`,
 );
-await engine.stop();
-store.close();
-rmSync(dir, { recursive: true, force: true });
+await close();

@@ -3,7 +3,7 @@
  * with ethers, the bench ERC-20 (compiled with solc), and waiting for receipts.
  */
 import { createRequire } from 'node:module';
-import { AbiCoder, HDNodeWallet, Interface, Transaction, id, keccak256 } from 'ethers';
+import { AbiCoder, HDNodeWallet, Interface, Transaction, getCreateAddress, id, keccak256 } from 'ethers';
 import type { RpcClient } from './rpc.js';
 import { sleep } from './rpc.js';
 
@@ -160,6 +160,33 @@ export function signTx(w: HDNodeWallet, info: ChainInfo, f: TxFields): { raw: st
   tx.signature = w.signingKey.sign(tx.unsignedHash);
   const raw = tx.serialized;
   return { raw, hash: keccak256(raw) };
+}
+
+/**
+ * The in-process benches' txs (bench/blockcost.ts, bench/checkcost.ts): `count` signed transfers from the
+ * SENDERS dev accounts in turn — value transfers to the holders, or ERC-20 transfers of the bench token,
+ * which `deploy` (sender 0, nonce 0) creates first.
+ */
+export function benchTxs(kind: 'transfers' | 'erc20', count: number, info: ChainInfo): { deploy: string | undefined; raws: string[] } {
+  const senders = Array.from({ length: SENDERS }, (_, i) => devWallet(i));
+  const nonces = senders.map(() => 0);
+  let deploy: string | undefined;
+  let token: string | undefined;
+  if (kind === 'erc20') {
+    const args = AbiCoder.defaultAbiCoder().encode(['address[]', 'uint256'], [senders.map((s) => s.address), TOKENS_PER_SENDER]);
+    deploy = signTx(senders[0]!, info, { to: null, nonce: nonces[0]!++, gasLimit: DEPLOY_GAS, data: tokenBytecode() + args.slice(2) }).raw;
+    token = getCreateAddress({ from: senders[0]!.address, nonce: 0 });
+  }
+  const raws: string[] = [];
+  for (let k = 0; k < count; k++) {
+    const s = k % senders.length;
+    const holder = HOLDERS[k % HOLDER_COUNT]!;
+    const fields = token
+      ? { to: token, gasLimit: TOKEN_TRANSFER_GAS, data: TOKEN_ABI.encodeFunctionData('transfer', [holder, 1n]) }
+      : { to: holder, value: 1n, gasLimit: TRANSFER_GAS };
+    raws.push(signTx(senders[s]!, info, { ...fields, nonce: nonces[s]!++ }).raw);
+  }
+  return { deploy, raws };
 }
 
 export async function pendingNonce(c: RpcClient, address: string): Promise<number> {

@@ -113,7 +113,7 @@ export class Admission {
       }
       // CometBFT's CheckTx of a tx admitted here a moment ago (forwarded): the pool holds it, so CometBFT may too
       if (!dryRun && this.local.delete(hexKey(hash)) && this.d.pool.has(d.evm.hash)) return admitted(d.evm.gasLimit, d.evm.hash);
-      return this.admit(d, native, dryRun, hash);
+      return this.admit(d, native, dryRun);
     });
   }
 
@@ -124,7 +124,7 @@ export class Admission {
    */
   async admitLocal(d: DecodedTx, native: Uint8Array, hash: Uint8Array): Promise<CheckTxResult> {
     this.rememberDecoded(native, d, hash);
-    const r = await this.admit(d, native, false, hash);
+    const r = await this.admit(d, native);
     this.local.add(hexKey(hash));
     if (this.local.size > MAX_LOCAL_ADMITTED) this.local.delete(this.local.values().next().value!);
     return r;
@@ -150,7 +150,7 @@ export class Admission {
       const hash = nativeHash(native);
       const d = this.decodeNative(native, hash);
       const tx = d.evm;
-      if (!this.d.pool.has(tx.hash)) return this.admit(d, native, false, hash);
+      if (!this.d.pool.has(tx.hash)) return this.admit(d, native);
       const acct = await this.d.latestAccount(tx.from);
       let failure;
       if (tx.nonce < (acct?.nonce ?? 0n)) failure = txRejected('nonceTooLow', 'nonce too low');
@@ -168,7 +168,7 @@ export class Admission {
   }
 
   /** The stateful checks, then the pool; throws txRejected (geth's texts) when the tx is refused. */
-  private async admit(d: DecodedTx, native: Uint8Array, dryRun = false, hash?: Uint8Array): Promise<CheckTxResult> {
+  private async admit(d: DecodedTx, native: Uint8Array, dryRun = false): Promise<CheckTxResult> {
     const { pool, dev } = this.d;
     const tx = d.evm;
     if (native.length > this.d.mempool.maxTxBytes) throw txRejected('decode', GethText.oversizedData);
@@ -197,7 +197,7 @@ export class Admission {
     }
     checkAuthorizations(pool, tx, acct);
     if (dryRun) return admitted(tx.gasLimit, tx.hash);
-    const removed = pool.add({ decoded: d, native, nativeHash: hash ?? nativeHash(native) }, stateNonce, baseFee);
+    const removed = pool.add({ decoded: d, native }, stateNonce, baseFee);
     this.d.onPoolChange({ added: [tx], removed: removed.map((r) => r.hash), natives: [native] });
     return admitted(tx.gasLimit, tx.hash);
   }

@@ -112,7 +112,7 @@ export class Proposals {
     decoded.forEach((d, i) => {
       if (!d) return;
       try {
-        scratch.add({ decoded: d, native: req.txs[i]!, nativeHash: new Uint8Array() }, nonces.get(hexKey(d.evm.from))!, baseFee);
+        scratch.add({ decoded: d, native: req.txs[i]! }, nonces.get(hexKey(d.evm.from))!, baseFee);
       } catch (e) {
         if (!isTxRejected(e)) throw e;
       }

@@ -13,7 +13,6 @@ import { GethText } from '../lib/gethtexts.js';
 export interface PoolEntry {
   decoded: DecodedTx;
   native: Uint8Array;
-  nativeHash: Uint8Array;
   /** arrival order */
   seq: number;
 }

@@ -9,6 +9,7 @@ import type { AuthorizationItem, EvmTx, TxType } from '../types/chain.js';
 import { GethText } from '../lib/gethtexts.js';
 import { ecrecover, keccak256 } from './common.js';
 import { canonicalListView } from './rlpcanonical.js';
+import { SECP256K1_HALF_N, SECP256K1_N, typedTxOf } from './typedtx.js';
 
 /** The envelope types ferry decodes; type 4 (EIP-7702 set code) only where the rules in force include EIP-7702 (Prague on). */
 export const SUPPORTED_TX_TYPES = new Set([0, 1, 2, 4]);
@@ -26,10 +27,6 @@ export const isDynamicFeeType = (type: number): boolean => type === 2 || type ==
 
 /** geth core/txpool/validation.go: a set-code tx without authorizations */
 export const EMPTY_AUTH_LIST_TEXT = 'set code tx must have at least one authorization tuple';
-
-/** secp256k1 group order, and half of it (geth crypto.ValidateSignatureValues, homestead rule) */
-const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
-const SECP256K1_HALF_N = SECP256K1_N >> 1n;
 
 /**
  * The signer of an EIP-7702 authorization (keccak256(0x05 ‖ rlp([chainId, address, nonce])) signed),
@@ -176,16 +173,20 @@ export function decodeTx(raw: Uint8Array, common: Common, sender?: Uint8Array, h
 
 /**
  * A canonical type-1 or type-2 envelope built from its fields read as views of `raw`
- * (evm/rlpcanonical.ts): the same fields @ethereumjs/tx's createTxFromRLP decodes (into copies) and
- * hands to the same constructor, which checks them; undefined for any other bytes, which
+ * (evm/rlpcanonical.ts): the same fields @ethereumjs/tx's createTxFromRLP decodes (into copies), made
+ * into the library's object by evm/typedtx.ts after the constructor's checks, or, when a field fails
+ * them, handed to the same constructor, which refuses them; undefined for any other bytes, which
  * createTxFromRLP decodes and refuses as always (docs/benchmarks.md "Ingest: admission and the V8
- * platform threads").
+ * platform threads", "CheckTx on the chain thread").
  */
 function fromFields(raw: Uint8Array, common: Common): TypedTransaction | undefined {
   const type = raw[0];
   if (type !== 1 && type !== 2) return undefined;
-  const fields = canonicalListView(raw, 1) as Uint8Array[] | undefined;
+  const fields = canonicalListView(raw, 1);
   if (fields === undefined) return undefined;
+  // the library's object without its constructor where every field passes its checks (evm/typedtx.ts)
+  const built = typedTxOf(type, fields, common);
+  if (built !== undefined) return built;
   const make = type === 2 ? create1559FeeMarketTxFromBytesArray : createAccessList2930TxFromBytesArray;
   return make(fields as never, { common, freeze: false });
 }

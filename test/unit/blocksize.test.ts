@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Account } from '@ethereumjs/util';
 import { Wallet } from 'ethers';
-import { nativeHash, wrapEthereumTx } from '../../src/chain/nativetx.js';
+import { wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { Proposals } from '../../src/chain/proposal.js';
 import { TxPool, type PoolEntry } from '../../src/chain/txpool.js';
 import { BLOCK_SIZE_BUFFER_ZONE, MAX_RLP_BLOCK_SIZE, blockSizeBound, blockSizeBounded, headerSizeBound } from '../../src/evm/blocksize.js';
@@ -53,7 +53,7 @@ async function signBigTxs(): Promise<Omit<PoolEntry, 'seq'>[]> {
     });
     const decoded = decodeTx(Buffer.from(raw.slice(2), 'hex'), osaka);
     const native = wrapEthereumTx(decoded.evm.raw, decoded.evm.from, decoded.evm.gasLimit, feeCap(decoded.evm));
-    out.push({ decoded, native, nativeHash: nativeHash(native) });
+    out.push({ decoded, native });
   }
   return out;
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Wallet } from 'ethers';
-import { nativeHash, wrapEthereumTx } from '../../src/chain/nativetx.js';
+import { wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { TxPool, hexKey, type PoolEntry, type PoolLimits } from '../../src/chain/txpool.js';
 import { makeCommon } from '../../src/evm/common.js';
 import { decodeTx, feeCap } from '../../src/evm/tx.js';
@@ -54,7 +54,7 @@ async function entry(signer: number, spec: TxSpec): Promise<NewEntry> {
   });
   const decoded = decodeTx(Buffer.from(raw.slice(2), 'hex'), common);
   const native = wrapEthereumTx(decoded.evm.raw, decoded.evm.from, decoded.evm.gasLimit, feeCap(decoded.evm));
-  return { decoded, native, nativeHash: nativeHash(native) };
+  return { decoded, native };
 }
 
 const hashOf = (e: NewEntry | PoolEntry | EvmTx): string => hexKey('decoded' in e ? e.decoded.evm.hash : e.hash);
