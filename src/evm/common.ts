@@ -1,6 +1,7 @@
 /**
- * ethereumjs Common for ferry's chain, with native secp256k1 recovery plugged into the custom-crypto
- * hooks (~50 µs per sender instead of ~1200 µs in pure JS; docs/architecture.md "Where transactions are decoded").
+ * ethereumjs Common for ferry's chain, with native Keccak-256 and secp256k1 recovery plugged into the
+ * custom-crypto hooks (~45 µs per sender instead of ~1200 µs in pure JS; docs/architecture.md "Where
+ * transactions are decoded").
  */
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -11,14 +12,36 @@ import { paramsTx } from '@ethereumjs/tx';
 import { paramsVM } from '@ethereumjs/vm';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { lazyKzg } from './kzg.js';
+import { loadRevm } from './revm.js';
 
 const require = createRequire(import.meta.url);
-// the `secp256k1` package's native binding (N-API, prebuilt in the package)
-const secp = require('secp256k1') as {
+
+interface SecpPackage {
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean, out?: Uint8Array): Uint8Array;
   ecdsaSign(msg32: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number };
   publicKeyCreate(key: Uint8Array, compressed?: boolean): Uint8Array;
-};
+}
+let secpPackage: SecpPackage | undefined;
+/** the `secp256k1` package's native binding (N-API, prebuilt in the package), loaded when first needed */
+const secp = (): SecpPackage => (secpPackage ??= require('secp256k1') as SecpPackage);
+
+/**
+ * Keccak-256 and secp256k1 recovery from ferry's own addon (native/revm-call/src/crypto.rs), one N-API
+ * call each, when it was built with them; the `keccak` and `secp256k1` packages' bindings otherwise
+ * (docs/benchmarks.md "Native Keccak and secp256k1").
+ */
+const { addon } = loadRevm();
+const addonKeccak = addon?.keccak256;
+const addonRecover = addon?.ecrecover;
+
+/**
+ * Typed arrays of up to 64 bytes live on V8's heap (its typed_array_max_size_in_heap), and N-API
+ * moves such an array's bytes off the heap before the addon may read them, which costs more than the
+ * hash: input that short is copied into a scratch array of this size first. Every scratch array here
+ * has its own ArrayBuffer (off the heap), made once per thread; a hash or recovery runs to its end
+ * synchronously, so one set per thread serves them all.
+ */
+const ON_HEAP_MAX_BYTES = 64;
 
 /** The `keccak` package's N-API state object (prebuilt in the package), used without its stream wrapper. */
 interface KeccakState {
@@ -27,46 +50,63 @@ interface KeccakState {
   absorbLastFewBits(bits: number): void;
   squeeze(length: number): Uint8Array;
 }
-function loadNativeKeccak(): (new () => KeccakState) | undefined {
+function loadPackageKeccak(): (new () => KeccakState) | undefined {
   try {
     const dir = dirname(require.resolve('keccak/package.json'));
-    const addon = (require('node-gyp-build') as (d: string) => unknown)(dir);
-    return typeof addon === 'function' ? (addon as new () => KeccakState) : undefined;
+    const binding = (require('node-gyp-build') as (d: string) => unknown)(dir);
+    return typeof binding === 'function' ? (binding as new () => KeccakState) : undefined;
   } catch {
     return undefined;
   }
 }
-const NativeKeccak = loadNativeKeccak();
 /** Keccak-256 rate and capacity in bits; 0x01 is the Keccak (not SHA-3) padding suffix. */
 const KECCAK_RATE = 1088;
 const KECCAK_CAPACITY = 512;
 const KECCAK_PAD = 0x01;
 
 /**
- * Keccak-256: native when the addon loads (about 2-5x faster than JS on trie nodes), @noble/hashes otherwise.
- * One sponge per thread, reset by `initialize` (the addon's KeccakWidth1600_SpongeInitialize zeroes it)
- * before each hash: a hash runs to its end synchronously, and a new state object per hash cost a third
- * of the hash (docs/benchmarks.md "The chain thread per transfer").
+ * The addon's Keccak-256: writes into one scratch output, copied out per hash (cheaper than a new
+ * Buffer made by the addon: docs/benchmarks.md "Native Keccak and secp256k1").
  */
-const sponge = NativeKeccak && new NativeKeccak();
-export const keccak256: (msg: Uint8Array) => Uint8Array = sponge
-  ? (msg) => {
-      const s = sponge;
-      s.initialize(KECCAK_RATE, KECCAK_CAPACITY);
-      s.absorb(Buffer.from(msg.buffer, msg.byteOffset, msg.byteLength));
-      s.absorbLastFewBits(KECCAK_PAD);
-      const out = s.squeeze(32);
-      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+function addonKeccak256(hash: (data: Uint8Array, len: number, out: Uint8Array) => void): (msg: Uint8Array) => Uint8Array {
+  const input = new Uint8Array(new ArrayBuffer(ON_HEAP_MAX_BYTES));
+  const out = new Uint8Array(new ArrayBuffer(32));
+  return (msg) => {
+    const n = msg.length;
+    if (n <= ON_HEAP_MAX_BYTES) {
+      input.set(msg);
+      hash(input, n, out);
+    } else {
+      hash(msg, n, out);
     }
-  : (msg) => keccak_256(msg);
-
-function pad32(b: Uint8Array): Uint8Array {
-  if (b.length === 32) return b;
-  if (b.length > 32) throw new Error('invalid signature component length');
-  const out = new Uint8Array(32);
-  out.set(b, 32 - b.length);
-  return out;
+    return out.slice();
+  };
 }
+
+/**
+ * The `keccak` package's Keccak-256: one sponge per thread, reset by `initialize` (the package's
+ * KeccakWidth1600_SpongeInitialize zeroes it) before each hash: a new state object per hash cost a
+ * third of the hash (docs/benchmarks.md "The chain thread per transfer").
+ */
+function packageKeccak256(State: new () => KeccakState): (msg: Uint8Array) => Uint8Array {
+  const sponge = new State();
+  return (msg) => {
+    sponge.initialize(KECCAK_RATE, KECCAK_CAPACITY);
+    sponge.absorb(Buffer.from(msg.buffer, msg.byteOffset, msg.byteLength));
+    sponge.absorbLastFewBits(KECCAK_PAD);
+    const out = sponge.squeeze(32);
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  };
+}
+
+const PackageKeccak = addonKeccak ? undefined : loadPackageKeccak();
+
+/** Keccak-256: ferry's addon, else the `keccak` package's binding, else @noble/hashes (JS, 2-10x slower). */
+export const keccak256: (msg: Uint8Array) => Uint8Array = addonKeccak
+  ? addonKeccak256(addonKeccak)
+  : PackageKeccak
+    ? packageKeccak256(PackageKeccak)
+    : (msg) => keccak_256(msg);
 
 function recoveryId(v: bigint, chainId: bigint | undefined): number {
   if (v === 0n || v === 1n) return Number(v);
@@ -75,22 +115,64 @@ function recoveryId(v: bigint, chainId: bigint | undefined): number {
   return Number(rec);
 }
 
-/** 64-byte uncompressed public key (no 0x04 prefix), as ethereumjs expects. */
-export function ecrecover(msgHash: Uint8Array, v: bigint, r: Uint8Array, s: Uint8Array, chainId?: bigint): Uint8Array {
-  const sig = new Uint8Array(64);
-  sig.set(pad32(r), 0);
-  sig.set(pad32(s), 32);
-  const pub = secp.ecdsaRecover(sig, recoveryId(v, chainId), msgHash, false);
-  return pub.subarray(1);
+/** the `secp256k1` package's texts (its lib/index.js), thrown by the addon's path too */
+const MESSAGE_LENGTH_TEXT = 'Expected message to be an Uint8Array with length 32';
+const SIGNATURE_PARSE_TEXT = 'Signature could not be parsed';
+const RECOVER_TEXT = 'Public key could not be recover';
+/** the addon's ecrecover answers other than 0 (recovered) */
+const RECOVER_FAILURES: Record<number, string> = { 1: SIGNATURE_PARSE_TEXT, 2: RECOVER_TEXT };
+
+/** `b` (r or s) right-aligned in the 32 bytes of `into` at `at`; more than 32 bytes is refused */
+function put32(into: Uint8Array, at: number, b: Uint8Array): void {
+  if (b.length > 32) throw new Error('invalid signature component length');
+  into.fill(0, at, at + 32 - b.length);
+  into.set(b, at + 32 - b.length);
 }
 
+type Recover = (msgHash: Uint8Array, v: bigint, r: Uint8Array, s: Uint8Array, chainId?: bigint) => Uint8Array;
+
+/** The addon's recovery: hash ‖ r ‖ s written into one scratch input, the key copied out of one scratch output. */
+function addonEcrecover(recover: (hash32: Uint8Array, sig64: Uint8Array, recid: number, out: Uint8Array) => number): Recover {
+  const input = new Uint8Array(new ArrayBuffer(96));
+  const hash = input.subarray(0, 32);
+  const sig = input.subarray(32, 96);
+  const out = new Uint8Array(new ArrayBuffer(64));
+  return (msgHash, v, r, s, chainId) => {
+    // the package path's order of refusals: r, s, v, then the message's length
+    put32(sig, 0, r);
+    put32(sig, 32, s);
+    const recid = recoveryId(v, chainId);
+    if (msgHash.length !== 32) throw new Error(MESSAGE_LENGTH_TEXT);
+    hash.set(msgHash);
+    const status = recover(hash, sig, recid, out);
+    if (status !== 0) throw new Error(RECOVER_FAILURES[status] ?? RECOVER_TEXT);
+    return out.slice();
+  };
+}
+
+/** The `secp256k1` package's recovery. */
+const packageEcrecover: Recover = (msgHash, v, r, s, chainId) => {
+  const sig = new Uint8Array(64);
+  put32(sig, 0, r);
+  put32(sig, 32, s);
+  const pub = secp().ecdsaRecover(sig, recoveryId(v, chainId), msgHash, false);
+  return pub.subarray(1);
+};
+
+/**
+ * 64-byte uncompressed public key (no 0x04 prefix), as ethereumjs expects. Either path accepts a high s
+ * (libsecp256k1 recovers with it; tx decoding refuses it before) and throws for r or s zero or not below
+ * the group order and for a signature no key recovers.
+ */
+export const ecrecover: Recover = addonRecover ? addonEcrecover(addonRecover) : packageEcrecover;
+
 export function ecdsaSign(msgHash: Uint8Array, privateKey: Uint8Array): { r: Uint8Array; s: Uint8Array; recovery: number } {
-  const { signature, recid } = secp.ecdsaSign(msgHash, privateKey);
+  const { signature, recid } = secp().ecdsaSign(msgHash, privateKey);
   return { r: signature.slice(0, 32), s: signature.slice(32, 64), recovery: recid };
 }
 
 export function privateKeyToAddress(privateKey: Uint8Array): Uint8Array {
-  const pub = secp.publicKeyCreate(privateKey, false).subarray(1);
+  const pub = secp().publicKeyCreate(privateKey, false).subarray(1);
   return keccak256(pub).slice(12);
 }
 
@@ -118,4 +200,6 @@ export function makeCommon(chainId: bigint, hardfork: string = DEFAULT_HARDFORK)
 }
 
 /** true when keccak and secp256k1 recovery run natively (the tests require it) */
-export const NATIVE_CRYPTO = NativeKeccak !== undefined && typeof (secp as { ecdsaRecover?: unknown }).ecdsaRecover === 'function';
+export const NATIVE_CRYPTO =
+  (addonKeccak !== undefined || PackageKeccak !== undefined) &&
+  (addonRecover !== undefined || typeof (secp() as { ecdsaRecover?: unknown }).ecdsaRecover === 'function');

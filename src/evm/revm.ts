@@ -103,6 +103,16 @@ export function accountAnswer(nonce: bigint, balance: bigint, codeHash: Uint8Arr
 }
 
 interface Addon {
+  /**
+   * Keccak-256 of `data`'s first `len` bytes, written into `out`'s first 32 (native/revm-call/src/crypto.rs;
+   * evm/common.ts uses it). Absent in an addon built before it had them, as is `ecrecover`.
+   */
+  keccak256?(data: Uint8Array, len: number, out: Uint8Array): void;
+  /**
+   * secp256k1 recovery of `hash32` signed with r ‖ s (`sig64`) and `recid` (0-3): the 64-byte public key
+   * (x ‖ y) written into `out`; returns 0, or 1 when r or s is not below the group order, 2 when no key recovers.
+   */
+  ecrecover?(hash32: Uint8Array, sig64: Uint8Array, recid: number, out: Uint8Array): number;
   /** absent in an addon built before block txs ran on revm */
   transact?(
     input: RevmTxInput,

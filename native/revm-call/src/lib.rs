@@ -1,6 +1,7 @@
 //! ferry-revm-call: one eth_call executed by revm (github:bluealloy/revm, pinned in Cargo.toml), with the
 //! state read through synchronous JavaScript callbacks (the call worker answers them from the flat state,
 //! see docs/benchmarks.md "revm prototype"). Nothing is committed: the call's state changes are dropped.
+//! Block txs run in transact.rs; Keccak-256 and secp256k1 recovery for the JavaScript side in crypto.rs.
 //!
 //! Wire formats (all byte strings are big-endian Buffers):
 //! - account(address20) -> null | 72 bytes: balance (32) ‖ nonce (8) ‖ code hash (32)
@@ -23,6 +24,7 @@ use std::thread::LocalKey;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod crypto;
 mod db;
 mod transact;
 use db::{Js, JsDb};
