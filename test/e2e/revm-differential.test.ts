@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ContractFactory, Interface, JsonRpcProvider, Wallet, getCreateAddress } from 'ethers';
+import { AbiCoder, ContractFactory, Interface, JsonRpcProvider, Signature, Wallet, getCreateAddress, keccak256, toBeHex } from 'ethers';
 import { loadRevm } from '../../src/evm/revm.js';
 import { devAddress, devWallet } from '../helpers/accounts.js';
 import { startFerry, type FerryNode } from '../helpers/node.js';
@@ -91,6 +91,22 @@ describe('revm answers plain eth_calls as ethereumjs does', { skip: addon ? fals
     await same({ from, to: '0x0000000000000000000000000000000000000002', data: '0x616263' });
     await same({ from, to: '0x0000000000000000000000000000000000000004', data: '0xdeadbeef' });
     await same({ from, to: '0x0000000000000000000000000000000000000001', data: '0x' + '00'.repeat(128) });
+    // ecrecover on real signatures (revm's libsecp256k1 against ethereumjs'): both parities, the high-s twin
+    // (the precompile takes s up to n), a v the precompile refuses, r zero, and a short input (zero-padded)
+    const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const abi = AbiCoder.defaultAbiCoder();
+    const recovered: string[] = [];
+    for (let k = 0; k < 6; k++) {
+      const hash = keccak256(toBeHex(k + 1, 32));
+      const sig = Signature.from(devWallet(k % 3).signingKey.sign(hash));
+      const input = (v: number, r: string, s: bigint) => abi.encode(['bytes32', 'uint8', 'bytes32', 'bytes32'], [hash, v, r, toBeHex(s, 32)]);
+      recovered.push(String(await same({ from, to: '0x0000000000000000000000000000000000000001', data: input(sig.v, sig.r, BigInt(sig.s)) })));
+      await same({ from, to: '0x0000000000000000000000000000000000000001', data: input(sig.v === 27 ? 28 : 27, sig.r, N - BigInt(sig.s)) });
+      await same({ from, to: '0x0000000000000000000000000000000000000001', data: input(29, sig.r, BigInt(sig.s)) });
+      await same({ from, to: '0x0000000000000000000000000000000000000001', data: input(sig.v, toBeHex(0, 32), BigInt(sig.s)) });
+      await same({ from, to: '0x0000000000000000000000000000000000000001', data: input(sig.v, sig.r, BigInt(sig.s)).slice(0, 2 + 2 * 100) });
+    }
+    for (let k = 0; k < 6; k++) assert.equal(recovered[k], '0x' + devAddress(k % 3).slice(2).toLowerCase().padStart(64, '0'), `signature ${k} recovers its signer`);
     await same({ from, to: probe, data: probeI.encodeFunctionData('frames', [other]) });
   });
 
