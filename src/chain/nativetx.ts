@@ -6,7 +6,7 @@
  * The native hash is SHA-256 of the TxRaw bytes.
  */
 import { txRejected, type DomainError } from '../lib/errors.js';
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 import { ProtoDecodeError, ProtoWriter, lenFieldLength, readFields, uvarintLength, writeBytesField, writeLenHead, writeUvarint, type ProtoField } from '../lib/protobuf.js';
 
 export const MSG_ETHEREUM_TX_URL = '/cosmos.evm.vm.v1.MsgEthereumTx';
@@ -23,7 +23,9 @@ export function wrapEthereumTx(raw: Uint8Array, from: Uint8Array, gasLimit: bigi
   // and the V8 platform threads"; test/unit/nativetx.test.ts holds it to ProtoWriter's encoding)
   if (gasLimit > MAX_UINT64) throw new RangeError(`field 2: unsigned value out of range: ${gasLimit}`);
   const fee = feeCap * gasLimit;
-  const amount = fee > 0n ? ASCII.encode(fee.toString()) : EMPTY;
+  // the fee's decimal digits are ASCII: written into `out` one char code each, not through a TextEncoder and
+  // a second array (docs/benchmarks.md "Small per-tx items on the chain thread")
+  const amount = fee > 0n ? fee.toString() : '';
   const msgLen = lenFieldLength(from.length) + lenFieldLength(raw.length);
   const anyLen = MSG_URL_FIELD.length + lenFieldLength(msgLen);
   const bodyLen = 1 + uvarintLength(anyLen) + anyLen + EXT_OPTION_FIELD.length;
@@ -46,7 +48,9 @@ export function wrapEthereumTx(raw: Uint8Array, from: Uint8Array, gasLimit: bigi
     at = writeLenHead(out, at, 1, coinLen);
     out.set(DENOM_FIELD, at);
     at += DENOM_FIELD.length;
-    at = writeBytesField(out, at, 2, amount);
+    at = writeLenHead(out, at, 2, amount.length);
+    for (let i = 0; i < amount.length; i++) out[at + i] = amount.charCodeAt(i);
+    at += amount.length;
   }
   if (gasLimit > 0n) {
     out[at++] = (2 << 3) | 0; // field 2, varint
@@ -56,15 +60,20 @@ export function wrapEthereumTx(raw: Uint8Array, from: Uint8Array, gasLimit: bigi
 }
 
 const MAX_UINT64 = (1n << 64n) - 1n;
-const ASCII = new TextEncoder();
-const EMPTY = new Uint8Array(0);
 /** the fixed parts of the wrapping: MsgEthereumTx's Any type URL field, the extension option (an Any with its URL only, as field 1023), the fee denom field */
 const MSG_URL_FIELD = new ProtoWriter().string(1, MSG_ETHEREUM_TX_URL).finish();
 const EXT_OPTION_FIELD = new ProtoWriter().lengthDelimited(1023, any(EXT_OPTION_ETHEREUM_TX_URL, new Uint8Array())).finish();
 const DENOM_FIELD = new ProtoWriter().string(1, EVM_DENOM).finish();
 
+/**
+ * SHA-256 in one call (Node's crypto.hash, from 20.12) where the runtime has it: no Hash object per tx, for
+ * every block tx's hash (docs/benchmarks.md "Small per-tx items on the chain thread"); createHash before it
+ */
+const sha256: (b: Uint8Array) => Uint8Array =
+  typeof nodeCrypto.hash === 'function' ? (b) => nodeCrypto.hash('sha256', b, 'buffer') : (b) => nodeCrypto.createHash('sha256').update(b).digest();
+
 export function nativeHash(txBytes: Uint8Array): Uint8Array {
-  return createHash('sha256').update(txBytes).digest();
+  return sha256(txBytes);
 }
 
 /** bytes that are not a native Ethereum tx */

@@ -23,14 +23,26 @@ export const AUTOMINE_ANSWER_TIMEOUT_MS = 30_000;
 interface Waiter {
   hash: Uint8Array;
   blocks: number;
-  release(): void;
+  /** when the hold ends anyway (the clock's ms): AUTOMINE_ANSWER_TIMEOUT_MS after it began */
+  deadline: number;
+  resolve(): void;
 }
 
+/**
+ * The held submissions, oldest first (a Set keeps insertion order, and every hold lasts as long, so the
+ * oldest's deadline is the nearest). One timer for all of them, armed for the oldest's deadline, instead
+ * of a timer set and cleared per held tx (docs/benchmarks.md "Small per-tx items on the chain thread"):
+ * when it fires it answers every submission whose deadline has come and is armed again for the next.
+ */
 export class MinedAnswers {
   private readonly waiters = new Set<Waiter>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
-  /** `pooled`: whether the pool still holds the tx of `hash`. */
-  constructor(private readonly pooled: (hash: Uint8Array) => boolean) {}
+  /** `pooled`: whether the pool still holds the tx of `hash`; `now`: a monotonic clock in ms. */
+  constructor(
+    private readonly pooled: (hash: Uint8Array) => boolean,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   get size(): number {
     return this.waiters.size;
@@ -40,17 +52,8 @@ export class MinedAnswers {
   hold(hash: Uint8Array): Promise<void> {
     if (this.waiters.size >= MAX_AUTOMINE_WAITERS) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => w.release(), AUTOMINE_ANSWER_TIMEOUT_MS);
-      const w: Waiter = {
-        hash,
-        blocks: 0,
-        release: () => {
-          clearTimeout(timer);
-          this.waiters.delete(w);
-          resolve();
-        },
-      };
-      this.waiters.add(w);
+      this.waiters.add({ hash, blocks: 0, deadline: this.now() + AUTOMINE_ANSWER_TIMEOUT_MS, resolve });
+      if (this.timer === undefined) this.arm();
     });
   }
 
@@ -60,23 +63,59 @@ export class MinedAnswers {
    */
   afterBlock(idle: boolean): number {
     let answered = 0;
-    for (const w of [...this.waiters]) {
+    for (const w of this.waiters) {
       w.blocks++;
       if (idle || !this.pooled(w.hash) || w.blocks >= AUTOMINE_ANSWER_MAX_BLOCKS) {
-        w.release();
+        this.release(w);
         answered++;
       }
     }
+    this.rearm();
     return answered;
   }
 
   /** After a dev operation: answers the submissions whose tx left the pool without a block (dropped, reset); all when `all` (automine off). */
   afterDevOp(all: boolean): void {
-    for (const w of [...this.waiters]) if (all || !this.pooled(w.hash)) w.release();
+    for (const w of this.waiters) if (all || !this.pooled(w.hash)) this.release(w);
+    this.rearm();
   }
 
   /** Answers every held submission (the chain thread stopping). */
   releaseAll(): void {
-    for (const w of [...this.waiters]) w.release();
+    for (const w of this.waiters) this.release(w);
+    this.rearm();
+  }
+
+  /** (deleting the current entry while iterating a Set is safe: the iteration goes on with the next) */
+  private release(w: Waiter): void {
+    this.waiters.delete(w);
+    w.resolve();
+  }
+
+  /** the timer for the oldest held submission's deadline (none while nothing is held) */
+  private arm(): void {
+    const oldest = this.waiters.values().next().value;
+    if (oldest === undefined) return;
+    this.timer = setTimeout(() => this.expire(), Math.max(0, oldest.deadline - this.now()));
+  }
+
+  /**
+   * after releases: the timer stops when nothing is held; else it stays armed for a deadline no later than
+   * the new oldest's (it fires, answers none whose deadline has not come, and is armed for the next)
+   */
+  private rearm(): void {
+    if (this.waiters.size > 0 || this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    const now = this.now();
+    for (const w of this.waiters) {
+      if (w.deadline > now) break;
+      this.release(w);
+    }
+    this.arm();
   }
 }

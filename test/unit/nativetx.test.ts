@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EVM_DENOM, EXT_OPTION_ETHEREUM_TX_URL, MSG_ETHEREUM_TX_URL, unwrapEthereumTx, wrapEthereumTx } from '../../src/chain/nativetx.js';
+import { createHash } from 'node:crypto';
+import { EVM_DENOM, EXT_OPTION_ETHEREUM_TX_URL, MSG_ETHEREUM_TX_URL, nativeHash, unwrapEthereumTx, wrapEthereumTx } from '../../src/chain/nativetx.js';
 import { ProtoWriter } from '../../src/lib/protobuf.js';
 
 /** the wrapping written message by message with the general writer */
@@ -45,6 +46,24 @@ describe('wrapEthereumTx', () => {
     assert.equal(cases, rawLengths.length * gasLimits.length * feeCaps.length * 2);
   });
 
+  it('writes the fee amount for fees of every digit count a fee cap and gas limit can make', () => {
+    // the amount is the fee's decimal string (cosmos-sdk types/coin.go Coin.Amount, an Int as text), written
+    // char by char: fees of 1 to 97 digits (fee cap up to 2^256 - 1, gas limit up to 2^64 - 1)
+    const raw = bytes(110, 5);
+    const from = bytes(20, 2);
+    for (let d = 1; d <= 97; d++) {
+      const low = 10n ** BigInt(d - 1);
+      for (const [gasLimit, feeCap] of [[1n, low], [1n, low * 10n - 1n], [1n, low + 123_456_789n % low], [3n, low * 3n + 1n]] as const) {
+        const digits = (gasLimit * feeCap).toString().length;
+        if (digits !== d) continue;
+        assert.deepEqual(wrapEthereumTx(raw, from, gasLimit, feeCap), reference(raw, from, gasLimit, feeCap), `fee ${gasLimit * feeCap}`);
+      }
+    }
+    const most = ((1n << 256n) - 1n) * ((1n << 64n) - 1n);
+    assert.equal(most.toString().length, 97);
+    assert.deepEqual(wrapEthereumTx(raw, from, (1n << 64n) - 1n, (1n << 256n) - 1n), reference(raw, from, (1n << 64n) - 1n, (1n << 256n) - 1n));
+  });
+
   it('unwraps to the envelope and sender it wrapped', () => {
     const raw = bytes(130, 3);
     const from = bytes(20, 9);
@@ -54,5 +73,13 @@ describe('wrapEthereumTx', () => {
   it('refuses a gas limit past 64 bits, as the writer does', () => {
     assert.throws(() => wrapEthereumTx(bytes(10, 1), bytes(20, 1), 1n << 64n, 1n), RangeError);
     assert.throws(() => reference(bytes(10, 1), bytes(20, 1), 1n << 64n, 1n), RangeError);
+  });
+
+  it('hashes native bytes with SHA-256 (CometBFT tmhash), as createHash does', () => {
+    assert.equal(Buffer.from(nativeHash(new TextEncoder().encode('abc'))).toString('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    for (const len of [0, 1, 55, 56, 64, 230, 70_000]) {
+      const b = bytes(len, len);
+      assert.deepEqual(new Uint8Array(nativeHash(b)), new Uint8Array(createHash('sha256').update(b).digest()), `${len} B`);
+    }
   });
 });
