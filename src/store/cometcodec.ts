@@ -20,9 +20,9 @@
  * is written as a blob (bytelayout.ts: it comes back a Node Buffer when it was one, as from V8's serializer).
  */
 import { decodeValue } from '../lib/serial.js';
-import type { AbciEvent, BlockID, BlockIDFlag, CometBlockRecord, Commit, CommitSig, ExecTxResult, Header, Timestamp, Validator, ValidatorUpdate } from '../types/cometbft.js';
+import type { BlockID, BlockIDFlag, CometBlockRecord, Commit, CommitSig, ExecTxResult, Header, Timestamp, Validator, ValidatorUpdate } from '../types/cometbft.js';
 import { LayoutReader, LayoutWriter, V8_VERSION_TAG } from './bytelayout.js';
-import { decodeTxResult, encodeTxResultOnce } from './resultcodec.js';
+import { decodeTxResult, encodeTxResultOnce, readEvents, writeEvents } from './resultcodec.js';
 
 /** The first byte of a record in this layout (V8's serializer output begins with 0xFF). */
 export const COMET_FORMAT = 1;
@@ -97,16 +97,7 @@ export function encodeCometRecord(rec: CometBlockRecord): Buffer {
   writeCommit(w, block.lastCommit);
   writeBlockId(w, rec.blockId);
   writeCommit(w, rec.commit);
-  w.uvarint(results.events.length);
-  for (const e of results.events) {
-    w.str(e.type);
-    w.uvarint(e.attributes.length);
-    for (const a of e.attributes) {
-      w.str(a.key);
-      w.str(a.value);
-      w.u8(a.index ? 1 : 0);
-    }
-  }
+  writeEvents(w, results.events);
   w.uvarint(txResults.length);
   for (const r of txResults) w.bytes(r);
   w.blob(results.appHash);
@@ -188,13 +179,7 @@ export function decodeCometRecord(bytes: Uint8Array): CometBlockRecord {
   const lastCommit = readCommit(r);
   const blockId = readBlockId(r);
   const commit = readCommit(r);
-  const events: AbciEvent[] = new Array(r.uvarint());
-  for (let i = 0; i < events.length; i++) {
-    const type = r.str();
-    const attributes = new Array(r.uvarint());
-    for (let a = 0; a < attributes.length; a++) attributes[a] = { key: r.str(), value: r.str(), index: r.u8() === 1 };
-    events[i] = { type, attributes };
-  }
+  const events = readEvents(r);
   const txResults: ExecTxResult[] = new Array(r.uvarint());
   for (let i = 0; i < txResults.length; i++) txResults[i] = decodeTxResult(r.bytes());
   const appHash = r.blob();

@@ -62,6 +62,31 @@ function layoutFlags(v: Record<string, unknown>): number | undefined {
   return flags;
 }
 
+/** events (a result's, or a block's in its CometBFT record): uvarint count, each str type, uvarint attribute count, each str key, str value, u8 index */
+export function writeEvents(w: LayoutWriter, events: readonly AbciEvent[]): void {
+  w.uvarint(events.length);
+  for (const e of events) {
+    w.str(e.type);
+    w.uvarint(e.attributes.length);
+    for (const a of e.attributes) {
+      w.str(a.key);
+      w.str(a.value);
+      w.u8(a.index ? 1 : 0);
+    }
+  }
+}
+
+export function readEvents(r: LayoutReader): AbciEvent[] {
+  const events: AbciEvent[] = new Array(r.uvarint());
+  for (let i = 0; i < events.length; i++) {
+    const type = r.str();
+    const attributes = new Array(r.uvarint());
+    for (let a = 0; a < attributes.length; a++) attributes[a] = { key: r.str(), value: r.str(), index: r.u8() === 1 };
+    events[i] = { type, attributes };
+  }
+  return events;
+}
+
 /** The stored bytes of a tx result (encodeTxResultOnce keeps them per result object). */
 export function encodeTxResult(v: object): Buffer {
   const flags = layoutFlags(v as Record<string, unknown>);
@@ -77,16 +102,7 @@ export function encodeTxResult(v: object): Buffer {
   w.sbig(r.gasWanted);
   w.sbig(r.gasUsed);
   w.str(r.codespace);
-  w.uvarint(r.events.length);
-  for (const e of r.events) {
-    w.str(e.type);
-    w.uvarint(e.attributes.length);
-    for (const a of e.attributes) {
-      w.str(a.key);
-      w.str(a.value);
-      w.u8(a.index ? 1 : 0);
-    }
-  }
+  writeEvents(w, r.events);
   return w.finish();
 }
 
@@ -119,13 +135,7 @@ export function decodeTxResult<R = ExecTxResult>(bytes: Uint8Array): R {
   const gasWanted = r.sbig();
   const gasUsed = r.sbig();
   const codespace = r.str();
-  const events: AbciEvent[] = new Array(r.uvarint());
-  for (let i = 0; i < events.length; i++) {
-    const type = r.str();
-    const attributes = new Array(r.uvarint());
-    for (let a = 0; a < attributes.length; a++) attributes[a] = { key: r.str(), value: r.str(), index: r.u8() === 1 };
-    events[i] = { type, attributes };
-  }
+  const events = readEvents(r);
   r.end();
   const result: ExecTxResult =
     flags & FLAG.eventsFirst ? { code, data, log, info, gasWanted, gasUsed, events, codespace } : { code, data, log, info, gasWanted, gasUsed, codespace, events };
