@@ -16,6 +16,8 @@ import { writeUvarint } from '../lib/protobuf.js';
 export const V8_VERSION_TAG = 0xff;
 
 const TWO_POW_48 = 2 ** 48;
+/** strings shorter than this (their length is one uvarint byte) are tried as ASCII in JavaScript */
+const SHORT_STRING = 0x80;
 
 export class LayoutWriter {
   private out: Buffer;
@@ -95,6 +97,20 @@ export class LayoutWriter {
   }
 
   str(s: string): void {
+    // a short ASCII string: its bytes written here, without the two calls into Node for its length and copy
+    if (s.length < SHORT_STRING) {
+      this.room(s.length + 1);
+      const start = this.at;
+      this.out[this.at++] = s.length;
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        this.out[this.at++] = c;
+      }
+      if (i === s.length) return;
+      this.at = start;
+    }
     const len = Buffer.byteLength(s, 'utf8');
     this.uvarint(len);
     this.room(len);

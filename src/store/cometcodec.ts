@@ -2,8 +2,8 @@
  * The stored form of the CometBFT record of a height (the `comet` table, types/cometbft.ts
  * CometBlockRecord): its own layout (store/bytelayout.ts), read back as views into the row's bytes,
  * with each tx result of the FinalizeBlock results written as the bytes the event index stores for that
- * tx (`comet_txs.result`, store/eventindex.ts), so a block's tx results are encoded once, not twice
- * (docs/benchmarks.md "The block's store transaction"). Records written before hold V8 serializer bytes
+ * tx (`comet_txs.result`, store/eventindex.ts; their layout is store/resultcodec.ts), so a block's tx
+ * results are encoded once, not twice (docs/benchmarks.md "The block's store transaction"). Records written before hold V8 serializer bytes
  * (lib/serial.ts, first byte 0xFF), with the tx results as values or as those bytes: all read the same.
  *
  * Layout: u8 COMET_FORMAT, u8 flags (FLAG: which optional fields follow); the block: its header
@@ -19,9 +19,10 @@
  * count, each str type, uvarint attribute count, each str key, str value, u8 index. Every bytes field
  * is written as a blob (bytelayout.ts: it comes back a Node Buffer when it was one, as from V8's serializer).
  */
-import { decodeValue, encodeValue } from '../lib/serial.js';
-import type { AbciEvent, BlockID, BlockIDFlag, CometBlockRecord, Commit, CommitSig, ExecTxResult, Header, Timestamp, Validator, ValidatorUpdate } from '../types/cometbft.js';
+import { decodeValue } from '../lib/serial.js';
+import type { BlockID, BlockIDFlag, CometBlockRecord, Commit, CommitSig, ExecTxResult, Header, Timestamp, Validator, ValidatorUpdate } from '../types/cometbft.js';
 import { LayoutReader, LayoutWriter, V8_VERSION_TAG } from './bytelayout.js';
+import { decodeTxResult, encodeTxResultOnce, readEvents, writeEvents } from './resultcodec.js';
 
 /** The first byte of a record in this layout (V8's serializer output begins with 0xFF). */
 export const COMET_FORMAT = 1;
@@ -31,21 +32,6 @@ const FLAG = { validatorUpdates: 1, validators: 2, nextValidators: 4 } as const;
 
 /** bytes of a record besides its txs and their results, about (the writer's first size) */
 const RECORD_BYTES = 1500;
-
-/**
- * The storage-codec bytes of a tx result, made once per result object: the block's record and the
- * event index's row of the tx are written in the same store transaction from the same objects, which
- * are not changed once FinalizeBlock has answered.
- */
-const encoded = new WeakMap<object, Buffer>();
-export function encodeTxResultOnce(result: object): Buffer {
-  let bytes = encoded.get(result);
-  if (bytes === undefined) {
-    bytes = encodeValue(result);
-    encoded.set(result, bytes);
-  }
-  return bytes;
-}
 
 function writeTime(w: LayoutWriter, t: Timestamp): void {
   w.sbig(t.seconds);
@@ -111,16 +97,7 @@ export function encodeCometRecord(rec: CometBlockRecord): Buffer {
   writeCommit(w, block.lastCommit);
   writeBlockId(w, rec.blockId);
   writeCommit(w, rec.commit);
-  w.uvarint(results.events.length);
-  for (const e of results.events) {
-    w.str(e.type);
-    w.uvarint(e.attributes.length);
-    for (const a of e.attributes) {
-      w.str(a.key);
-      w.str(a.value);
-      w.u8(a.index ? 1 : 0);
-    }
-  }
+  writeEvents(w, results.events);
   w.uvarint(txResults.length);
   for (const r of txResults) w.bytes(r);
   w.blob(results.appHash);
@@ -183,7 +160,7 @@ function decodeV8Record(bytes: Uint8Array): CometBlockRecord {
   const results = rec.results.txResults as (ExecTxResult | Uint8Array)[];
   for (let i = 0; i < results.length; i++) {
     const r = results[i]!;
-    if (r instanceof Uint8Array) results[i] = decodeValue<ExecTxResult>(r);
+    if (r instanceof Uint8Array) results[i] = decodeTxResult(r);
   }
   return rec;
 }
@@ -202,15 +179,9 @@ export function decodeCometRecord(bytes: Uint8Array): CometBlockRecord {
   const lastCommit = readCommit(r);
   const blockId = readBlockId(r);
   const commit = readCommit(r);
-  const events: AbciEvent[] = new Array(r.uvarint());
-  for (let i = 0; i < events.length; i++) {
-    const type = r.str();
-    const attributes = new Array(r.uvarint());
-    for (let a = 0; a < attributes.length; a++) attributes[a] = { key: r.str(), value: r.str(), index: r.u8() === 1 };
-    events[i] = { type, attributes };
-  }
+  const events = readEvents(r);
   const txResults: ExecTxResult[] = new Array(r.uvarint());
-  for (let i = 0; i < txResults.length; i++) txResults[i] = decodeValue<ExecTxResult>(r.bytes());
+  for (let i = 0; i < txResults.length; i++) txResults[i] = decodeTxResult(r.bytes());
   const appHash = r.blob();
   let validatorUpdates: ValidatorUpdate[] | undefined;
   if (flags & FLAG.validatorUpdates) {

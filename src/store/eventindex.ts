@@ -14,7 +14,7 @@ import type Database from 'better-sqlite3';
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import { DomainError } from '../lib/errors.js';
 import { rebuildTable, WITHOUT_ROWID } from './migrate.js';
-import { encodeTxResultOnce } from './cometcodec.js';
+import { decodeTxResult, encodeTxResultOnce } from './resultcodec.js';
 
 /** Most index rows one search may read before it is refused (every result set has a bound). */
 export const SEARCH_ROW_LIMIT = 250_000;
@@ -310,7 +310,7 @@ export class EventIndex {
       height: BigInt(row.height),
       index: row.idx,
       tx: new Uint8Array(row.tx),
-      result: decodeValue<R>(row.result),
+      result: decodeTxResult<R>(row.result),
     };
   }
 

@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeValue, encodeValue } from '../../src/lib/serial.js';
-import { COMET_FORMAT, decodeCometRecord, encodeCometRecord, encodeTxResultOnce } from '../../src/store/cometcodec.js';
+import { encodeValue } from '../../src/lib/serial.js';
+import { COMET_FORMAT, decodeCometRecord, encodeCometRecord } from '../../src/store/cometcodec.js';
+import { decodeTxResult, encodeTxResultOnce } from '../../src/store/resultcodec.js';
 import type { CometBlockRecord, ExecTxResult } from '../../src/types/cometbft.js';
 
 const z = (n: number, fill = 0) => new Uint8Array(n).fill(fill);
@@ -50,7 +51,7 @@ test('a record reads back as written; its tx results are the bytes the event ind
   rec.results.txResults.forEach((r, i) => {
     assert.ok(bytes.includes(encodeTxResultOnce(r)), `tx result ${i} is stored as the event index's bytes`);
     assert.equal(encodeTxResultOnce(r), encodeTxResultOnce(r), 'encoded once per result');
-    assert.deepEqual(decodeValue(encodeTxResultOnce(r)), r);
+    assert.deepEqual(decodeTxResult(encodeTxResultOnce(r)), r);
   });
 });
 
@@ -90,10 +91,10 @@ test('records with every optional field absent or present, signatures, zero time
 
 test('a record the previous ferry wrote (V8 serializer, tx results as their bytes) still reads', () => {
   const rec = record();
-  const old = encodeValue({ ...rec, results: { ...rec.results, txResults: rec.results.txResults.map(encodeTxResultOnce) } });
+  const old = encodeValue({ ...rec, results: { ...rec.results, txResults: rec.results.txResults.map((r) => encodeValue(r)) } });
   assert.equal(old[0], 0xff);
   assert.deepStrictEqual(decodeCometRecord(old), rec);
-  assert.deepStrictEqual(decodeValue(encodeTxResultOnce(rec.results.txResults[0]!)), rec.results.txResults[0]);
+  assert.deepStrictEqual(decodeTxResult(encodeTxResultOnce(rec.results.txResults[0]!)), rec.results.txResults[0]);
 });
 
 test('a damaged record is an error', () => {
