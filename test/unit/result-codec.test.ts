@@ -8,19 +8,7 @@ import { test } from 'node:test';
 import { encodeValue } from '../../src/lib/serial.js';
 import { decodeTxResult, encodeTxResultOnce, RESULT_FORMAT } from '../../src/store/resultcodec.js';
 import type { ExecTxResult } from '../../src/types/cometbft.js';
-
-/** a small deterministic generator (xorshift32), so a failure can be replayed */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 2 ** 32;
-  };
-}
+import { xorshift32 as rng } from '../helpers/rng.js';
 
 const TEXTS = ['', 'a', 'out of gas', 'ünï ✓ 🚀', 'x'.repeat(300), '{"address":"0x00","topics":[]}'];
 

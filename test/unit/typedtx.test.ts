@@ -13,6 +13,7 @@ import { makeCommon } from '../../src/evm/common.js';
 import { canonicalListView } from '../../src/evm/rlpcanonical.js';
 import { typedTxOf } from '../../src/evm/typedtx.js';
 import type { RlpItem } from '../../src/evm/rlpwrite.js';
+import { xorshift32 as rng } from '../helpers/rng.js';
 
 const CHAIN_ID = 9000n;
 const commons: Array<[string, Common]> = [
@@ -22,19 +23,6 @@ const commons: Array<[string, Common]> = [
   // a Common without ferry's own copy(): the library copies it into each tx
   ['plain osaka', createCustomCommon({ chainId: Number(CHAIN_ID) }, Mainnet, { hardfork: 'osaka' })],
 ];
-
-/** a small deterministic generator (xorshift32), so a failure names a reproducible case */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x1_0000_0000;
-  };
-}
 
 const bytes = (n: number, r: () => number): Uint8Array => Uint8Array.from({ length: n }, () => Math.floor(r() * 256));
 /** a minimal big-endian integer of `n` bytes (no leading zero) */
