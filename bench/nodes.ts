@@ -282,11 +282,13 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,
+          // no line per block (info): its quietest setting, as Anvil runs with --quiet and Hardhat with its logging off
+          '--log_level', 'warn',
           ...metricsArgs,
           // extra ferry flags, e.g. BENCH_FERRY_ARGS="--consensus.block_on_tx" for automine-like dev mode
           ...(process.env.BENCH_FERRY_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
         ],
-        version: ferryVersion(),
+        version: `${ferryVersion()}, --log_level warn`,
       });
     }
     case 'bare':
