@@ -26,7 +26,7 @@ import {
   evidenceHash,
   headerHash,
   lastResultsHash,
-  signCommitAsync,
+  signCommit,
   parseTime,
   timestampFromMillis,
   timestampToMillis,
@@ -420,13 +420,6 @@ export class Engine {
     step('Polka', 'RoundStepPrevote');
     step('Lock', 'RoundStepPrevote');
     step('NewRoundStep', 'RoundStepPrecommit');
-    // the precommit is signed before the block executes, as CometBFT's enterPrecommit signs it before
-    // finalizeCommit runs FinalizeBlock (consensus/state.go); vote time: max(now, block time + 1ms), as
-    // its voteTime. On libuv's pool while the block executes (docs/benchmarks.md "newHeads, part 1")
-    const voteMs = Math.max(this.devTime.now(), timeMs + 1);
-    const signing = signCommitAsync(this.opts.chainId, height, 0, blockId, timestampFromMillis(voteMs), this.opts.validatorKey.privKey);
-    // a block that fails drops its vote: no unhandled rejection meanwhile
-    signing.catch(() => undefined);
     let results: FinalizeBlockResponse;
     const executeStart = performance.now();
     try {
@@ -443,7 +436,9 @@ export class Engine {
     }
     // the CheckTx requests that came in during execution are answered before the block is written
     await yieldToEventLoop();
-    const sig = await signing;
+    // precommit: vote time is max(now, block time + 1ms), as CometBFT's voteTime
+    const voteMs = Math.max(this.devTime.now(), timeMs + 1);
+    const sig = signCommit(this.opts.chainId, height, 0, blockId, timestampFromMillis(voteMs), this.opts.validatorKey.privKey);
     const signatures = validators.map((_, i) => (i === ownIndex ? sig : commitSigAbsent()));
     const commit: Commit = { height, round: 0, blockId, signatures };
     const rec: CometBlockRecord = { block, blockId, commit, results, size: blockBytes.length, validators, nextValidators };

@@ -118,32 +118,15 @@ export function signCommit(
   timestamp: Timestamp,
   privKey: Uint8Array,
 ): CommitSig {
-  const bytes = voteSignBytes(chainId, { type: SignedMsgType.precommit, height, round, blockId, timestamp });
-  return precommitSig(privKey, timestamp, ed25519Sign(privKey, bytes));
-}
-
-/**
- * signCommit's CommitSig, signed on libuv's thread pool (node:crypto's sign with a callback) while this
- * thread goes on: the same bytes, signed off the thread that asked.
- */
-export function signCommitAsync(
-  chainId: string,
-  height: bigint,
-  round: number,
-  blockId: BlockID,
-  timestamp: Timestamp,
-  privKey: Uint8Array,
-): Promise<CommitSig> {
-  const bytes = voteSignBytes(chainId, { type: SignedMsgType.precommit, height, round, blockId, timestamp });
-  return new Promise((resolve, reject) =>
-    sign(null, bytes, privateKeyObject(privKey), (err, signature) => (err ? reject(err) : resolve(precommitSig(privKey, timestamp, new Uint8Array(signature))))),
-  );
-}
-
-function precommitSig(privKey: Uint8Array, timestamp: Timestamp, signature: Uint8Array): CommitSig {
   const cached = cachedKey(privKey);
   cached.address ??= ed25519KeyFromSeed(privKey.subarray(0, ED25519_SEED_SIZE)).address;
-  return { blockIdFlag: BlockIDFlag.commit, validatorAddress: cached.address.slice(), timestamp, signature };
+  const bytes = voteSignBytes(chainId, { type: SignedMsgType.precommit, height, round, blockId, timestamp });
+  return {
+    blockIdFlag: BlockIDFlag.commit,
+    validatorAddress: cached.address.slice(),
+    timestamp,
+    signature: ed25519Sign(privKey, bytes),
+  };
 }
 
 /** CommitSig for a validator that did not vote: flag Absent, no address, zero time, no signature. */
