@@ -13,10 +13,10 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 
 /**
  * Least time between two checkpoints of the checkpoint worker, while blocks are being committed. A
- * busy dev node writes ~25,000 WAL frames a second; the shorter the interval, the smaller the WAL the
+ * busy dev node writes ~27,000 WAL frames a second; the shorter the interval, the smaller the WAL the
  * writer starts over, and the less its COMMITs and reads pay for a long one (250 → 100 ms: the chain
- * thread −40 µs per ERC-20 transfer, ~+5 % tx/s, docs/benchmarks.md "A smaller WAL"). A node making
- * a block a second checkpoints once a block either way.
+ * thread −40 µs per ERC-20 transfer, ~+5 % tx/s: docs/benchmarks.md "A dev block's cycle, and a smaller
+ * WAL"). A node making a block a second checkpoints once a block either way.
  */
 export const WAL_CHECKPOINT_INTERVAL_MS = 100;
 /**
