@@ -16,7 +16,7 @@
  */
 import { decodeValue } from '../lib/serial.js';
 import type { AccessListItem, AuthorizationItem, EvmBlock, EvmHeader, EvmTx, TxType } from '../types/chain.js';
-import { LayoutReader, LayoutWriter, V8_VERSION_TAG } from './bytelayout.js';
+import { LayoutWriter, layoutReader, type LayoutReader } from './bytelayout.js';
 
 /** The first byte of a block in this layout (V8's serializer output begins with 0xFF). */
 export const BLOCK_FORMAT = 1;
@@ -136,10 +136,8 @@ function readTx(r: LayoutReader): EvmTx {
 
 /** A stored block, in either form (this layout, or the V8 serializer's of older rows). */
 export function decodeBlock(bytes: Uint8Array): EvmBlock {
-  if (bytes[0] === V8_VERSION_TAG) return decodeValue<EvmBlock>(bytes);
-  if (bytes[0] !== BLOCK_FORMAT) throw new Error(`a stored block has an unknown format ${bytes[0]}`);
-  const r = new LayoutReader(bytes, 'a stored block');
-  r.at = 1;
+  const r = layoutReader(bytes, BLOCK_FORMAT, 'a stored block');
+  if (r === undefined) return decodeValue<EvmBlock>(bytes);
   const hash = r.blob();
   const parentHash = r.blob();
   const stateRoot = r.blob();

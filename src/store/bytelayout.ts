@@ -123,6 +123,18 @@ export class LayoutWriter {
   }
 }
 
+/**
+ * A reader past the format byte of a stored record in this layout; undefined when the bytes are an older
+ * row of V8's serializer (the caller decodes those its old way). Any other first byte is refused.
+ */
+export function layoutReader(bytes: Uint8Array, format: number, what: string): LayoutReader | undefined {
+  if (bytes[0] === V8_VERSION_TAG) return undefined;
+  if (bytes[0] !== format) throw new Error(`${what} has an unknown format ${bytes[0]}`);
+  const r = new LayoutReader(bytes, what);
+  r.at = 1;
+  return r;
+}
+
 /** Reads a layout; `what` names the record in errors ("a stored block"). */
 export class LayoutReader {
   at = 0;

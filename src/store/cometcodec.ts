@@ -21,7 +21,7 @@
  */
 import { decodeValue } from '../lib/serial.js';
 import type { BlockID, BlockIDFlag, CometBlockRecord, Commit, CommitSig, ExecTxResult, Header, Timestamp, Validator, ValidatorUpdate } from '../types/cometbft.js';
-import { LayoutReader, LayoutWriter, V8_VERSION_TAG } from './bytelayout.js';
+import { LayoutWriter, layoutReader, type LayoutReader } from './bytelayout.js';
 import { decodeTxResult, encodeTxResultOnce, readEvents, writeEvents } from './resultcodec.js';
 
 /** The first byte of a record in this layout (V8's serializer output begins with 0xFF). */
@@ -167,10 +167,8 @@ function decodeV8Record(bytes: Uint8Array): CometBlockRecord {
 
 /** A stored record, in either form (this layout, or the V8 serializer's of older rows). */
 export function decodeCometRecord(bytes: Uint8Array): CometBlockRecord {
-  if (bytes[0] === V8_VERSION_TAG) return decodeV8Record(bytes);
-  if (bytes[0] !== COMET_FORMAT) throw new Error(`a stored CometBFT record has an unknown format ${bytes[0]}`);
-  const r = new LayoutReader(bytes, 'a stored CometBFT record');
-  r.at = 1;
+  const r = layoutReader(bytes, COMET_FORMAT, 'a stored CometBFT record');
+  if (r === undefined) return decodeV8Record(bytes);
   const flags = r.u8();
   const header = readHeader(r);
   const txs: Uint8Array[] = new Array(r.uvarint());

@@ -21,7 +21,7 @@ import { bigIntToBytes } from '../lib/bytes.js';
 import { uvarintLength, writeUvarint } from '../lib/protobuf.js';
 import { decodeValue } from '../lib/serial.js';
 import type { EvmLog, EvmReceipt, TxType } from '../types/chain.js';
-import { LayoutReader, V8_VERSION_TAG } from './bytelayout.js';
+import { layoutReader } from './bytelayout.js';
 
 /** The first byte of a receipt in this layout (V8's serializer output begins with 0xFF). */
 export const RECEIPT_FORMAT = 1;
@@ -122,10 +122,8 @@ export function encodeReceipt(r: EvmReceipt): Buffer {
 
 /** A stored receipt, in either form (this layout, or the V8 serializer's of older rows). */
 export function decodeReceipt(bytes: Uint8Array): EvmReceipt {
-  if (bytes[0] === V8_VERSION_TAG) return decodeValue<EvmReceipt>(bytes);
-  if (bytes[0] !== RECEIPT_FORMAT) throw new Error(`a stored receipt has an unknown format ${bytes[0]}`);
-  const r = new LayoutReader(bytes, 'a stored receipt');
-  r.at = 1;
+  const r = layoutReader(bytes, RECEIPT_FORMAT, 'a stored receipt');
+  if (r === undefined) return decodeValue<EvmReceipt>(bytes);
   const flags = r.u8();
   const type = r.u8() as TxType;
   const status = r.u8() as 0 | 1;

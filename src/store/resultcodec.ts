@@ -16,7 +16,7 @@
  */
 import { decodeValue, encodeValue } from '../lib/serial.js';
 import type { AbciEvent, ExecTxResult } from '../types/cometbft.js';
-import { LayoutReader, LayoutWriter, V8_VERSION_TAG } from './bytelayout.js';
+import { LayoutWriter, layoutReader, type LayoutReader } from './bytelayout.js';
 
 /** The first byte of a tx result in this layout (V8's serializer output begins with 0xFF). */
 export const RESULT_FORMAT = 1;
@@ -123,10 +123,8 @@ export function encodeTxResultOnce(result: object): Buffer {
 
 /** A stored tx result, in either form (this layout, or V8's serializer of older rows and other values). */
 export function decodeTxResult<R = ExecTxResult>(bytes: Uint8Array): R {
-  if (bytes[0] === V8_VERSION_TAG) return decodeValue<R>(bytes);
-  if (bytes[0] !== RESULT_FORMAT) throw new Error(`a stored tx result has an unknown format ${bytes[0]}`);
-  const r = new LayoutReader(bytes, 'a stored tx result');
-  r.at = 1;
+  const r = layoutReader(bytes, RESULT_FORMAT, 'a stored tx result');
+  if (r === undefined) return decodeValue<R>(bytes);
   const flags = r.u8();
   const code = r.uvarint();
   const data = r.blob();
