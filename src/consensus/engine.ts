@@ -134,6 +134,8 @@ export class Engine {
   private readonly devTime = new DevTime();
   /** what the next automine block waits for (refill.ts) */
   private readonly refill = new AutomineRefill();
+  /** Date.now() at which the next height may start: timeout_commit after the last one began (interval mode) */
+  private nextHeightAt = 0;
 
   constructor(
     private readonly store: Store,
@@ -184,7 +186,10 @@ export class Engine {
       if (wait > 0) {
         if (!this.timer) this.schedule(wait, true, true);
       } else if (!this.timer?.burst || this.timer.refill) this.schedule(BLOCK_ON_TX_DELAY_MS, true);
-    } else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) this.schedule(this.mode.intervalMs);
+    } else if (!this.opts.createEmptyBlocks && !this.timer && this.mode.intervalMs !== null) {
+      // the height was waiting for a tx: it starts once timeout_commit has passed since the last commit
+      this.schedule(Math.max(0, this.nextHeightAt - Date.now()));
+    }
   }
 
   /**
@@ -202,7 +207,13 @@ export class Engine {
       this.schedule(wait, wait > 0, wait > 0);
     } else if (this.mode.intervalMs !== null) {
       const spent = roundStart === undefined ? 0 : Date.now() - roundStart;
-      this.schedule(Math.max(0, this.mode.intervalMs - spent));
+      const wait = Math.max(0, this.mode.intervalMs - spent);
+      this.nextHeightAt = Date.now() + wait;
+      // without empty blocks and with an empty mempool no timer runs: txAvailable() starts the height
+      // (CometBFT waits for the mempool's TxsAvailable; a timer here would wake the node for nothing,
+      // and with timeout_commit = 0 spin)
+      if (!this.opts.createEmptyBlocks && this.last && this.app.pendingCount() === 0) this.clearTimer();
+      else this.schedule(wait);
     } else this.clearTimer();
   }
 
