@@ -11,7 +11,7 @@ import { makeClient, sleep } from './rpc.js';
 import { PEERS_DIR, REPO_ROOT, type PeerPaths } from './setup.js';
 
 /**
- * `ferry`: `ferry start` (a block every second); `ferry-dev`: `ferry dev` (a block as soon as txs arrive,
+ * `ferry`: `ferry start` with no pause between blocks (FERRY_START_FLAGS); `ferry-dev`: `ferry dev` (a block as soon as txs arrive,
  * like the peers' automine); `ferry-metrics`: ferry with both Prometheus listeners on (--metrics,
  * [instrumentation] prometheus); `ferry-dev-ejs` / `ferry-dev-revm`: `ferry dev` with its plain eth_calls and
  * its blocks' txs on one engine (--json-rpc.call-engine, --block-engine; docs/benchmarks.md "eth_call on
@@ -21,6 +21,15 @@ export const NODE_NAMES = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev', 'fe
 export type NodeName = (typeof NODE_NAMES)[number];
 /** the nodes of the issue-23 table, run when --nodes is not given (ferry-metrics is asked for by name) */
 export const DEFAULT_NODES: readonly NodeName[] = ['bare', 'anvil', 'hardhat', 'ferry', 'ferry-dev'];
+
+/**
+ * `ferry start`'s fastest setting: no pause between heights (timeout_commit 0) and a height only when
+ * the mempool has a tx (create_empty_blocks false), so a block follows the last as soon as txs wait,
+ * each through the whole engine (proposal, signed vote, commit), as the peers automine. With the
+ * default 1 s timeout_commit the transfer workloads measure the block interval, not the node
+ * (docs/benchmarks.md "ferry start in the bench").
+ */
+export const FERRY_START_FLAGS: readonly string[] = ['--consensus.timeout_commit', '0s', '--consensus.create_empty_blocks', 'false'];
 
 const START_TIMEOUT_MS: Record<NodeName, number> = { anvil: 30_000, hardhat: 60_000, ferry: 90_000, 'ferry-dev': 90_000, 'ferry-metrics': 90_000, 'ferry-dev-ejs': 90_000, 'ferry-dev-revm': 90_000, bare: 10_000 };
 const STOP_TIMEOUT_MS = 10_000;
@@ -266,6 +275,7 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
           : name === 'ferry-dev-ejs' || name === 'ferry-dev-revm'
             ? ['--json-rpc.call-engine', name === 'ferry-dev-ejs' ? 'ethereumjs' : 'revm', '--block-engine', name === 'ferry-dev-ejs' ? 'ethereumjs' : 'revm']
             : [];
+      const dev = name.startsWith('ferry-dev');
       const entry = join(REPO_ROOT, 'dist', 'src', 'bin', 'ferry.js');
       if (!existsSync(entry)) throw new Error('dist/src/bin/ferry.js is not built yet');
       const scratch = start.home === undefined ? mkdtempSync(join(tmpdir(), 'ferry-bench-home-')) : undefined;
@@ -278,17 +288,18 @@ async function nodeSpec(name: NodeName, peers: PeerPaths, start: StartOptions): 
           // (NODE_OPTIONS refuses --cpu-prof; every thread writes its own profile)
           ...(process.env.BENCH_FERRY_NODE_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
           // BENCH_FERRY_UNBUNDLED=1: the unbundled modules, so a --cpu-prof names each function's own script (bench/profile.ts)
-          process.env.BENCH_FERRY_UNBUNDLED === '1' ? entry : join(REPO_ROOT, 'bin', 'ferry.js'), name.startsWith('ferry-dev') ? 'dev' : 'start', '--home', start.home ?? scratch!,
+          process.env.BENCH_FERRY_UNBUNDLED === '1' ? entry : join(REPO_ROOT, 'bin', 'ferry.js'), dev ? 'dev' : 'start', '--home', start.home ?? scratch!,
           '--json-rpc.address', `127.0.0.1:${port}`,
           '--rpc.laddr', `tcp://127.0.0.1:${cometPort}`,
           '--json-rpc.ws-address', `127.0.0.1:${wsPort}`,
           // no line per block (info): its quietest setting, as Anvil runs with --quiet and Hardhat with its logging off
           '--log_level', 'warn',
           ...metricsArgs,
+          ...(dev ? [] : FERRY_START_FLAGS),
           // extra ferry flags, e.g. BENCH_FERRY_ARGS="--consensus.block_on_tx" for automine-like dev mode
           ...(process.env.BENCH_FERRY_ARGS ?? '').split(/\s+/).filter((a) => a !== ''),
         ],
-        version: `${ferryVersion()}, --log_level warn`,
+        version: `${ferryVersion()}, --log_level warn${dev ? '' : ` ${FERRY_START_FLAGS.join(' ')}`}`,
       });
     }
     case 'bare':

@@ -209,7 +209,7 @@ async function signBatch(ctx: NodeContext, count: number, fields: (k: number) =>
 
 /**
  * Sends signed txs and waits for every sender's last receipt; returns the elapsed ms, and the ms until the
- * last send was answered (with 1 s blocks the rest is mostly the wait for the next block).
+ * last send was answered (the rest is the blocks that hold the last txs, or with a block interval the wait for it).
  */
 async function sendAndConfirm(ctx: NodeContext, signed: Signed): Promise<{ elapsed: number; sentMs: number }> {
   const start = performance.now();
@@ -402,8 +402,9 @@ async function headArrivals(subs: Subscriber[], n: number, deadline: number): Pr
 /**
  * `WS_CLIENTS` WebSocket clients subscribed to newHeads; value transfers are sent one at a time, and for
  * each the time from sending it to each client's arrival of the head of the block that holds it is a
- * sample. With automine (Anvil, Hardhat, ferry dev) that is execution + fan-out; with ferry's 1 s blocks
- * it also holds the wait for the next block (about half the interval on average).
+ * sample. With automine (Anvil, Hardhat, ferry dev) and `ferry start` at timeout_commit 0 that is
+ * execution + fan-out; with a block interval it also holds the wait for the next block (about half the
+ * interval on average).
  */
 async function newHeadsLatency(ctx: NodeContext): Promise<Figure> {
   const wsUrl = ctx.node.wsUrl;
