@@ -307,9 +307,11 @@ export class Store {
   }
   triePutMany(entries: Iterable<[Buffer, Uint8Array]>): void {
     const refs = this.trieRefs;
+    const inserted: [Buffer, Uint8Array][] = [];
     for (const [k, v] of entries) {
-      if (this.stmts.triePut.run(k, buf(v)).changes > 0) refs?.inserted(k, v);
+      if (this.stmts.triePut.run(k, buf(v)).changes > 0 && refs) inserted.push([k, v]);
     }
+    refs?.inserted(inserted);
   }
 
   /** Runs fn in one write transaction (all-or-nothing). */

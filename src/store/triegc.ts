@@ -12,6 +12,15 @@
  * - Pruning a height drops its root's reference; a node whose count reaches zero is deleted and drops
  *   one reference from each of its children, and so on down.
  *
+ * The references a block's new nodes add are not counted in its own transaction: the children they
+ * name go into the journal `trie_refs_log` (one row per block, appended), and the journal is counted
+ * in one pass every TRIE_REFS_LOG_BLOCKS blocks (or TRIE_REFS_LOG_MAX_REFS references) and before any
+ * root is dropped. One pass adds
+ * each child's references once, in key order, where counting as each node is inserted wrote a random
+ * row per child (a branch has up to 16), which cost a pruning node a fifth of its block time
+ * (docs/benchmarks.md "The trie's reference counts"). The journal is in the same transactions as the
+ * nodes, so a crash keeps it exactly as the trie table; what it lists is counted on the next pass.
+ *
  * So a node is deleted only when no stored node and no retained height names it: every retained root
  * stays fully readable (test/unit/triegc.test.ts checks it after random updates and prunes). Contract
  * code (the `trie` table's 'c'-prefixed rows) is not counted and never deleted.
@@ -20,13 +29,27 @@
  * were never counted, and switching it to pruning leaves its trie nodes uncollected.
  */
 import type Database from 'better-sqlite3';
-import { RLP } from '@ethereumjs/rlp';
 
 /** the counts' tables (store/triecollect.ts makes them too) */
 export const TRIE_REFS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS trie_refs (k BLOB PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS trie_roots (height INTEGER PRIMARY KEY, root BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS trie_refs_log (id INTEGER PRIMARY KEY, refs BLOB NOT NULL);
 `;
+
+/**
+ * Blocks whose new nodes wait in the journal before their children's references are counted: the
+ * larger, the more references to one node (a sibling every block names again) are added in one write,
+ * and the longer the pass that counts them (about 1 ms of a pruning node's chain thread per block it
+ * covers, measured with ERC-20 transfers).
+ */
+export const TRIE_REFS_LOG_BLOCKS = 64;
+
+/**
+ * References the journal may hold before it is counted whatever its blocks (a state sync's batches, a
+ * genesis of many accounts): a pass sums them in a map of at most this many children.
+ */
+export const TRIE_REFS_LOG_MAX_REFS = 262_144;
 
 /** meta key: this store counts trie-node references (set when counting started on an empty trie table) */
 export const TRIE_REFS_META_KEY = 'trie_refs';
@@ -36,26 +59,72 @@ export const EMPTY_ROOT_HEX = '56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc00
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
-/** the stored nodes a trie node's encoding names by hash (Ethereum yellow paper appendix D) */
+const EMPTY_ROOT = Buffer.from(EMPTY_ROOT_HEX, 'hex');
+
+/**
+ * The RLP item at `at` (Yellow Paper appendix B) within [at, end): its payload's [start, stop) and
+ * whether it is a list. Trie nodes are read as the trie wrote them; an item that overruns is refused.
+ */
+function rlpItem(b: Uint8Array, at: number, end: number): { list: boolean; start: number; stop: number } {
+  if (at >= end) throw new Error('trie node: RLP item past its end');
+  const p = b[at]!;
+  if (p < 0x80) return { list: false, start: at, stop: at + 1 };
+  const list = p >= 0xc0;
+  const short = p - (list ? 0xc0 : 0x80);
+  let start = at + 1;
+  let len = short;
+  if (short >= 56) {
+    len = 0;
+    for (let i = 0; i < short - 55; i++) len = len * 256 + b[start + i]!;
+    start += short - 55;
+  }
+  if (start + len > end) throw new Error('trie node: RLP item past its end');
+  return { list, start, stop: start + len };
+}
+
+/** the items of the RLP list payload [start, stop), at most `max` (the rest are not read) */
+function rlpItems(b: Uint8Array, start: number, stop: number, max: number): { list: boolean; start: number; stop: number }[] {
+  const out = [];
+  for (let at = start; at < stop && out.length < max + 1; ) {
+    const it = rlpItem(b, at, stop);
+    out.push(it);
+    at = it.stop;
+  }
+  return out;
+}
+
+/**
+ * The stored nodes a trie node's encoding names by hash (Ethereum yellow paper appendix D), as views
+ * of `enc`: a branch's and an extension's 32-byte children, and an account leaf's storage root.
+ */
 export function nodeChildren(enc: Uint8Array): Buffer[] {
   const out: Buffer[] = [];
-  const hashRef = (item: unknown) => {
-    if (item instanceof Uint8Array && item.length === 32 && buf(item).toString('hex') !== EMPTY_ROOT_HEX) out.push(buf(item));
+  const b = buf(enc);
+  const hashRef = (it: { list: boolean; start: number; stop: number }) => {
+    if (!it.list && it.stop - it.start === 32) {
+      const h = b.subarray(it.start, it.stop);
+      if (!h.equals(EMPTY_ROOT)) out.push(h);
+    }
   };
-  const items = RLP.decode(enc) as unknown[];
+  const node = rlpItem(b, 0, b.length);
+  if (!node.list) return out;
+  const items = rlpItems(b, node.start, node.stop, 17);
   if (items.length === 17) {
-    for (let i = 0; i < 16; i++) hashRef(items[i]);
+    for (let i = 0; i < 16; i++) hashRef(items[i]!);
   } else if (items.length === 2) {
-    const path = items[0] as Uint8Array;
-    const leaf = path.length > 0 && path[0]! >> 4 >= 2;
-    if (!leaf) hashRef(items[1]);
+    const path = items[0]!;
+    const leaf = path.stop > path.start && b[path.start]! >> 4 >= 2;
+    if (!leaf) hashRef(items[1]!);
     else {
       // a leaf's value: an account is an RLP list [nonce, balance, storageRoot, codeHash]; a storage
       // slot's value is an RLP string (first byte below 0xc0)
-      const value = items[1] as Uint8Array;
-      if (value.length > 0 && value[0]! >= 0xc0) {
-        const account = RLP.decode(value) as unknown[];
-        if (account.length === 4) hashRef(account[2]);
+      const value = items[1]!;
+      if (!value.list && value.stop > value.start && b[value.start]! >= 0xc0) {
+        const account = rlpItem(b, value.start, value.stop);
+        if (account.list) {
+          const fields = rlpItems(b, account.start, account.stop, 4);
+          if (fields.length === 4) hashRef(fields[2]!);
+        }
       }
     }
   }
@@ -69,6 +138,11 @@ export class TrieRefs {
     db.exec(TRIE_REFS_SCHEMA);
     this.stmts = {
       inc: db.prepare('INSERT INTO trie_refs (k, n) VALUES (?, 1) ON CONFLICT (k) DO UPDATE SET n = n + 1'),
+      add: db.prepare<[Buffer, number]>('INSERT INTO trie_refs (k, n) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET n = n + excluded.n'),
+      logPut: db.prepare<[Buffer]>('INSERT INTO trie_refs_log (refs) VALUES (?)'),
+      logAll: db.prepare<[], { refs: Buffer }>('SELECT refs FROM trie_refs_log ORDER BY id'),
+      logCount: db.prepare<[], { n: number; bytes: number | null }>('SELECT count(*) AS n, sum(length(refs)) AS bytes FROM trie_refs_log'),
+      logClear: db.prepare<[]>('DELETE FROM trie_refs_log'),
       count: db.prepare<[Buffer], { n: number }>('SELECT n FROM trie_refs WHERE k = ?'),
       setCount: db.prepare<[number, Buffer]>('UPDATE trie_refs SET n = ? WHERE k = ?'),
       delRef: db.prepare('DELETE FROM trie_refs WHERE k = ?'),
@@ -79,7 +153,12 @@ export class TrieRefs {
       rootsAbove: db.prepare<[number], { height: number; root: Buffer }>('SELECT height, root FROM trie_roots WHERE height > ? ORDER BY height'),
       delRoot: db.prepare('DELETE FROM trie_roots WHERE height = ?'),
     } satisfies Record<string, Database.Statement>;
+    const log = this.stmts.logCount.get()!;
+    this.logged = { rows: log.n, refs: (log.bytes ?? 0) / 32 };
   }
+
+  /** what the journal holds, not counted yet (a hint for when to count: a rolled-back block leaves it too high) */
+  private logged: { rows: number; refs: number };
 
   /**
    * The store's reference counter: when it already counts, or when `wanted` (state pruning is on)
@@ -94,10 +173,40 @@ export class TrieRefs {
     return new TrieRefs(db);
   }
 
-  /** a trie row was newly inserted (call in the same transaction): its hash-named children gain a reference */
-  inserted(key: Uint8Array, enc: Uint8Array): void {
-    if (key.length !== 32) return; // contract code ('c' + hash)
-    for (const child of nodeChildren(enc)) this.stmts.inc.run(child);
+  /**
+   * Trie rows newly inserted together (a block's, in its transaction; encodings by key): their
+   * hash-named children gain a reference when the journal is next counted. Contract code ('c' + hash)
+   * names none.
+   */
+  inserted(nodes: readonly (readonly [Uint8Array, Uint8Array])[]): void {
+    const refs: Buffer[] = [];
+    for (const [key, enc] of nodes) if (key.length === 32) refs.push(...nodeChildren(enc));
+    if (refs.length === 0) return;
+    this.stmts.logPut.run(Buffer.concat(refs));
+    this.logged.rows++;
+    this.logged.refs += refs.length;
+    if (this.logged.rows >= TRIE_REFS_LOG_BLOCKS || this.logged.refs >= TRIE_REFS_LOG_MAX_REFS) this.countLog();
+  }
+
+  /**
+   * Counts the journal (call in a write transaction): each reference it lists is added, summed per
+   * child and written in key order, and the journal is emptied. Returns the references added.
+   */
+  countLog(): number {
+    const s = this.stmts;
+    const sums = new Map<string, number>();
+    let added = 0;
+    for (const { refs } of s.logAll.all()) {
+      for (let o = 0; o < refs.length; o += 32) {
+        const k = refs.toString('latin1', o, o + 32);
+        sums.set(k, (sums.get(k) ?? 0) + 1);
+        added++;
+      }
+    }
+    for (const k of [...sums.keys()].sort()) s.add.run(Buffer.from(k, 'latin1'), sums.get(k)!);
+    s.logClear.run();
+    this.logged = { rows: 0, refs: 0 };
+    return added;
   }
 
   /** height `height` committed with state root `root` (call in the block's transaction) */
@@ -117,6 +226,7 @@ export class TrieRefs {
   }
 
   private dropRoots(rows: { height: number; root: Buffer }[]): number {
+    if (rows.length > 0 && this.logged.rows > 0) this.countLog();
     let freed = 0;
     for (const r of rows) {
       this.stmts.delRoot.run(r.height);

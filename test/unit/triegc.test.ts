@@ -5,16 +5,22 @@
  * and contracts share identical storage tries), and older heights are pruned at random. After every
  * prune, every retained height's trie is fully readable from the store (every node present, stored
  * under its hash) and its root is the one the same state builds from scratch; and the store holds
- * exactly the nodes the retained roots reach (nothing unreachable left behind).
+ * exactly the nodes the retained roots reach (nothing unreachable left behind). Once the journal of new
+ * nodes' references is counted, every count equals a recount from the stored nodes and roots (each
+ * node's children found by @ethereumjs/rlp's decoder, the reference for triegc.ts's own reader), and
+ * the journal is counted before it grows past its bound and after a restart.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { RLP } from '@ethereumjs/rlp';
 import { keccak256 } from '../../src/evm/common.js';
 import { EMPTY_TRIE_ROOT } from '../../src/evm/orderedtrie.js';
 import { updateTrie, type TrieNodeStore } from '../../src/evm/trieupdate.js';
 import { Store } from '../../src/store/store.js';
-import { TrieRefs } from '../../src/store/triegc.js';
+import { EMPTY_ROOT_HEX, nodeChildren, TRIE_REFS_LOG_BLOCKS, TrieRefs } from '../../src/store/triegc.js';
 import { walkStoredTrie as walk } from '../helpers/triewalk.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -54,6 +60,43 @@ function rootFromScratch(state: State): Uint8Array {
   });
   return updateTrie(s, EMPTY_TRIE_ROOT, accounts);
 }
+
+/** the nodes a trie node names by hash, by @ethereumjs/rlp's decoder (hex) */
+function childrenByLibrary(enc: Uint8Array): string[] {
+  const out: string[] = [];
+  const ref = (x: unknown) => {
+    if (x instanceof Uint8Array && x.length === 32 && hex(x) !== EMPTY_ROOT_HEX) out.push(hex(x));
+  };
+  const items = RLP.decode(enc) as unknown[];
+  if (items.length === 17) items.slice(0, 16).forEach(ref);
+  else if (items.length === 2 && (items[0] as Uint8Array).length > 0 && (items[0] as Uint8Array)[0]! >> 4 >= 2) {
+    const value = items[1] as Uint8Array;
+    if (value.length > 0 && value[0]! >= 0xc0) {
+      const account = RLP.decode(value) as unknown[];
+      if (account.length === 4) ref(account[2]);
+    }
+  } else if (items.length === 2) ref(items[1]);
+  return out;
+}
+
+/**
+ * The counts of trie_refs equal a recount: one per stored node naming a node, one per height whose root
+ * it is. Also checks triegc.ts's nodeChildren against the library's decoding on every stored node.
+ */
+function assertCountsExact(store: Store, what: string): void {
+  const expected = new Map<string, number>();
+  const add = (k: string) => expected.set(k, (expected.get(k) ?? 0) + 1);
+  for (const { k, v } of store.db.prepare('SELECT k, v FROM trie WHERE length(k) = 32').all() as { k: Buffer; v: Buffer }[]) {
+    const children = childrenByLibrary(v);
+    assert.deepEqual(nodeChildren(v).map(hex), children, `${what}: the children of node ${hex(k)}`);
+    children.forEach(add);
+  }
+  for (const { root } of store.db.prepare('SELECT root FROM trie_roots').all() as { root: Buffer }[]) if (hex(root) !== EMPTY_ROOT_HEX) add(hex(root));
+  const counted = new Map((store.db.prepare('SELECT k, n FROM trie_refs').all() as { k: Buffer; n: number }[]).map((r) => [hex(r.k), r.n]));
+  assert.deepEqual([...counted].sort(), [...expected].sort(), `${what}: reference counts`);
+}
+
+const journalRows = (store: Store) => (store.db.prepare('SELECT count(*) AS n FROM trie_refs_log').get() as { n: number }).n;
 
 test('trie-node GC keeps every retained root whole and nothing else', () => {
   for (const seed of [1, 2, 3]) {
@@ -105,8 +148,13 @@ test('trie-node GC keeps every retained root whole and nothing else', () => {
         }
         const stored = store.db.prepare('SELECT count(*) AS n FROM trie WHERE length(k) = 32').get() as { n: number };
         assert.equal(stored.n, seen.size, `seed ${seed} after pruning below ${floor}: only reachable nodes stay`);
+        store.transaction(() => store.trieRefs!.countLog());
+        assertCountsExact(store, `seed ${seed} after pruning below ${floor}`);
       }
+      assert.ok(journalRows(store) < TRIE_REFS_LOG_BLOCKS, `seed ${seed} height ${h}: the journal is counted before it reaches its bound`);
     }
+    store.transaction(() => store.trieRefs!.countLog());
+    assertCountsExact(store, `seed ${seed} at the end`);
     assert.ok(freed > 0, 'pruning deleted nodes');
     store.close();
   }
@@ -118,4 +166,50 @@ test('an archive store, or a store with uncounted nodes, does not count', () => 
   archive.triePutMany([[Buffer.from(keccak256(Uint8Array.of(1))), Uint8Array.of(1)]]);
   assert.equal(TrieRefs.open(archive.db, true), undefined, 'nodes written uncounted: no collection');
   archive.close();
+});
+
+test('the journal of new references outlives a restart and is counted at its bound', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-triegc-'));
+  const path = join(dir, 'ferry.db');
+  const next = rng(7);
+  let root = EMPTY_TRIE_ROOT;
+  let h = 0;
+  /** one block: an account (with a one-slot storage trie) changes, so every block inserts nodes */
+  const block = (store: Store) => {
+    const overlay = new Map<string, Uint8Array>();
+    const nodes: TrieNodeStore = { node: (x) => overlay.get(hex(x)) ?? store.trieGet(Buffer.from(x)), putNode: (x, e) => void overlay.set(hex(x), e) };
+    const storageRoot = updateTrie(nodes, EMPTY_TRIE_ROOT, [[key(Math.floor(next() * SLOTS)), RLP.encode(1 + h)]]);
+    root = updateTrie(nodes, root, [[key(100 + Math.floor(next() * 40)), accountRlp(h, storageRoot)]]);
+    store.transaction(() => {
+      store.triePutMany([...overlay].map(([k, v]) => [Buffer.from(k, 'hex'), v] as [Buffer, Uint8Array]));
+      store.trieRefs!.rootAt(h++, root);
+    });
+  };
+  const open = () => {
+    const store = new Store(path);
+    store.trieRefs = TrieRefs.open(store.db, true);
+    assert.ok(store.trieRefs);
+    return store;
+  };
+  try {
+    let store = open();
+    for (let i = 0; i < 10; i++) block(store);
+    assert.equal(journalRows(store), 10);
+    store.close();
+    store = open();
+    for (let i = 10; i < TRIE_REFS_LOG_BLOCKS - 1; i++) block(store);
+    assert.equal(journalRows(store), TRIE_REFS_LOG_BLOCKS - 1, 'the journal kept what the first run wrote');
+    block(store);
+    assert.equal(journalRows(store), 0, 'counted at its bound, with the rows of both runs');
+    assertCountsExact(store, 'after a restart');
+    store.transaction(() => store.trieRefs!.pruneBelow(h - 1));
+    const seen = new Set<string>();
+    walk(store, root, seen);
+    const stored = store.db.prepare('SELECT count(*) AS n FROM trie WHERE length(k) = 32').get() as { n: number };
+    assert.equal(stored.n, seen.size, 'pruned down to the last root');
+    assertCountsExact(store, 'after pruning');
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
