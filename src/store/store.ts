@@ -270,6 +270,8 @@ export class Store {
   }
 
   close(): void {
+    // a stopped node leaves no reference uncounted (a home is then read alike by a ferry without the journal)
+    if (this.trieRefs && this.db.open && !this.db.inTransaction) this.transaction(() => this.trieRefs!.countLog());
     if (this.checkpointer) {
       this.checkpointer.close();
       // with the worker's connection open the writer is not the last one, so SQLite's checkpoint at

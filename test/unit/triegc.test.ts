@@ -195,8 +195,10 @@ test('the journal of new references outlives a restart and is counted at its bou
     let store = open();
     for (let i = 0; i < 10; i++) block(store);
     assert.equal(journalRows(store), 10);
-    store.close();
+    // a crash: the connection goes without Store.close (which counts the journal)
+    store.db.close();
     store = open();
+    assert.equal(journalRows(store), 10, 'the journal outlived the crash');
     for (let i = 10; i < TRIE_REFS_LOG_BLOCKS - 1; i++) block(store);
     assert.equal(journalRows(store), TRIE_REFS_LOG_BLOCKS - 1, 'the journal kept what the first run wrote');
     block(store);
@@ -208,6 +210,12 @@ test('the journal of new references outlives a restart and is counted at its bou
     const stored = store.db.prepare('SELECT count(*) AS n FROM trie WHERE length(k) = 32').get() as { n: number };
     assert.equal(stored.n, seen.size, 'pruned down to the last root');
     assertCountsExact(store, 'after pruning');
+    block(store);
+    assert.equal(journalRows(store), 1);
+    store.close();
+    store = open();
+    assert.equal(journalRows(store), 0, 'a node stopped cleanly left the journal counted');
+    assertCountsExact(store, 'after a clean stop');
     store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
