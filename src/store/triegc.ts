@@ -15,11 +15,12 @@
  * The references a block's new nodes add are not counted in its own transaction: the children they
  * name go into the journal `trie_refs_log` (one row per block, appended), and the journal is counted
  * in one pass every TRIE_REFS_LOG_BLOCKS blocks (or TRIE_REFS_LOG_MAX_REFS references) and before any
- * root is dropped. One pass adds
- * each child's references once, in key order, where counting as each node is inserted wrote a random
- * row per child (a branch has up to 16), which cost a pruning node a fifth of its block time
- * (docs/benchmarks.md "The trie's reference counts"). The journal is in the same transactions as the
- * nodes, so a crash keeps it exactly as the trie table; what it lists is counted on the next pass.
+ * root is dropped. One pass adds each child's references once, in key order, where counting as each
+ * node is inserted wrote a random row per child (a branch has up to 16), which cost a pruning node a
+ * fifth of its block time (docs/benchmarks.md "The trie's reference counts"). The journal is in the
+ * same transactions as the nodes, so a crash or a rolled-back block keeps it exactly as the trie
+ * table; what it lists is counted on the next pass. Its size is read from the table, never kept in
+ * memory, so a pass that rolled back is done again.
  *
  * So a node is deleted only when no stored node and no retained height names it: every retained root
  * stays fully readable (test/unit/triegc.test.ts checks it after random updates and prunes). Contract
@@ -153,12 +154,7 @@ export class TrieRefs {
       rootsAbove: db.prepare<[number], { height: number; root: Buffer }>('SELECT height, root FROM trie_roots WHERE height > ? ORDER BY height'),
       delRoot: db.prepare('DELETE FROM trie_roots WHERE height = ?'),
     } satisfies Record<string, Database.Statement>;
-    const log = this.stmts.logCount.get()!;
-    this.logged = { rows: log.n, refs: (log.bytes ?? 0) / 32 };
   }
-
-  /** what the journal holds, not counted yet (a hint for when to count: a rolled-back block leaves it too high) */
-  private logged: { rows: number; refs: number };
 
   /**
    * The store's reference counter: when it already counts, or when `wanted` (state pruning is on)
@@ -183,9 +179,8 @@ export class TrieRefs {
     for (const [key, enc] of nodes) if (key.length === 32) refs.push(...nodeChildren(enc));
     if (refs.length === 0) return;
     this.stmts.logPut.run(Buffer.concat(refs));
-    this.logged.rows++;
-    this.logged.refs += refs.length;
-    if (this.logged.rows >= TRIE_REFS_LOG_BLOCKS || this.logged.refs >= TRIE_REFS_LOG_MAX_REFS) this.countLog();
+    const log = this.stmts.logCount.get()!;
+    if (log.n >= TRIE_REFS_LOG_BLOCKS || (log.bytes ?? 0) / 32 >= TRIE_REFS_LOG_MAX_REFS) this.countLog();
   }
 
   /**
@@ -205,7 +200,6 @@ export class TrieRefs {
     }
     for (const k of [...sums.keys()].sort()) s.add.run(Buffer.from(k, 'latin1'), sums.get(k)!);
     s.logClear.run();
-    this.logged = { rows: 0, refs: 0 };
     return added;
   }
 
@@ -226,7 +220,7 @@ export class TrieRefs {
   }
 
   private dropRoots(rows: { height: number; root: Buffer }[]): number {
-    if (rows.length > 0 && this.logged.rows > 0) this.countLog();
+    if (rows.length > 0) this.countLog();
     let freed = 0;
     for (const r of rows) {
       this.stmts.delRoot.run(r.height);

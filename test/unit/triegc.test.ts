@@ -168,54 +168,99 @@ test('an archive store, or a store with uncounted nodes, does not count', () => 
   archive.close();
 });
 
-test('the journal of new references outlives a restart and is counted at its bound', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-triegc-'));
-  const path = join(dir, 'ferry.db');
+/** A file-backed counting store written block by block: one account (with a one-slot storage trie) changes per block, so every block inserts nodes. */
+function journalChain(path: string) {
   const next = rng(7);
   let root = EMPTY_TRIE_ROOT;
   let h = 0;
-  /** one block: an account (with a one-slot storage trie) changes, so every block inserts nodes */
-  const block = (store: Store) => {
-    const overlay = new Map<string, Uint8Array>();
-    const nodes: TrieNodeStore = { node: (x) => overlay.get(hex(x)) ?? store.trieGet(Buffer.from(x)), putNode: (x, e) => void overlay.set(hex(x), e) };
-    const storageRoot = updateTrie(nodes, EMPTY_TRIE_ROOT, [[key(Math.floor(next() * SLOTS)), RLP.encode(1 + h)]]);
-    root = updateTrie(nodes, root, [[key(100 + Math.floor(next() * 40)), accountRlp(h, storageRoot)]]);
-    store.transaction(() => {
+  return {
+    open(): Store {
+      const store = new Store(path);
+      store.trieRefs = TrieRefs.open(store.db, true);
+      assert.ok(store.trieRefs);
+      return store;
+    },
+    /** the block's writes, in the store transaction the caller runs them in */
+    write(store: Store): void {
+      const overlay = new Map<string, Uint8Array>();
+      const nodes: TrieNodeStore = { node: (x) => overlay.get(hex(x)) ?? store.trieGet(Buffer.from(x)), putNode: (x, e) => void overlay.set(hex(x), e) };
+      const storageRoot = updateTrie(nodes, EMPTY_TRIE_ROOT, [[key(Math.floor(next() * SLOTS)), RLP.encode(1 + h)]]);
+      const newRoot = updateTrie(nodes, root, [[key(100 + Math.floor(next() * 40)), accountRlp(h, storageRoot)]]);
       store.triePutMany([...overlay].map(([k, v]) => [Buffer.from(k, 'hex'), v] as [Buffer, Uint8Array]));
-      store.trieRefs!.rootAt(h++, root);
-    });
+      store.trieRefs!.rootAt(h, newRoot);
+      root = newRoot;
+      h++;
+    },
+    block(store: Store): void {
+      store.transaction(() => this.write(store));
+    },
+    get root() {
+      return root;
+    },
+    get height() {
+      return h;
+    },
   };
-  const open = () => {
-    const store = new Store(path);
-    store.trieRefs = TrieRefs.open(store.db, true);
-    assert.ok(store.trieRefs);
-    return store;
-  };
+}
+
+/** prunes below `floor` and checks that the store holds exactly `root`'s nodes, counted exactly */
+function pruneToRoot(store: Store, floor: number, root: Uint8Array, what: string): void {
+  store.transaction(() => store.trieRefs!.pruneBelow(floor));
+  const seen = new Set<string>();
+  walk(store, root, seen);
+  const stored = store.db.prepare('SELECT count(*) AS n FROM trie WHERE length(k) = 32').get() as { n: number };
+  assert.equal(stored.n, seen.size, `${what}: pruned down to the last root`);
+  assertCountsExact(store, what);
+}
+
+test('the journal of new references outlives a restart and is counted at its bound', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-triegc-'));
+  const chain = journalChain(join(dir, 'ferry.db'));
   try {
-    let store = open();
-    for (let i = 0; i < 10; i++) block(store);
+    let store = chain.open();
+    for (let i = 0; i < 10; i++) chain.block(store);
     assert.equal(journalRows(store), 10);
     // a crash: the connection goes without Store.close (which counts the journal)
     store.db.close();
-    store = open();
+    store = chain.open();
     assert.equal(journalRows(store), 10, 'the journal outlived the crash');
-    for (let i = 10; i < TRIE_REFS_LOG_BLOCKS - 1; i++) block(store);
+    for (let i = 10; i < TRIE_REFS_LOG_BLOCKS - 1; i++) chain.block(store);
     assert.equal(journalRows(store), TRIE_REFS_LOG_BLOCKS - 1, 'the journal kept what the first run wrote');
-    block(store);
+    chain.block(store);
     assert.equal(journalRows(store), 0, 'counted at its bound, with the rows of both runs');
     assertCountsExact(store, 'after a restart');
-    store.transaction(() => store.trieRefs!.pruneBelow(h - 1));
-    const seen = new Set<string>();
-    walk(store, root, seen);
-    const stored = store.db.prepare('SELECT count(*) AS n FROM trie WHERE length(k) = 32').get() as { n: number };
-    assert.equal(stored.n, seen.size, 'pruned down to the last root');
-    assertCountsExact(store, 'after pruning');
-    block(store);
+    pruneToRoot(store, chain.height - 1, chain.root, 'after pruning');
+    chain.block(store);
     assert.equal(journalRows(store), 1);
     store.close();
-    store = open();
+    store = chain.open();
     assert.equal(journalRows(store), 0, 'a node stopped cleanly left the journal counted');
     assertCountsExact(store, 'after a clean stop');
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a block rolled back after its pass counted the journal leaves the journal to count again', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-triegc-'));
+  const chain = journalChain(join(dir, 'ferry.db'));
+  try {
+    const store = chain.open();
+    for (let i = 0; i < TRIE_REFS_LOG_BLOCKS - 1; i++) chain.block(store);
+    const root = chain.root;
+    const height = chain.height;
+    // the next block reaches the bound (its pass counts the journal), then fails: all of it rolls back
+    assert.throws(() =>
+      store.transaction(() => {
+        chain.write(store);
+        assert.equal(journalRows(store), 0, 'the pass ran inside the block');
+        throw new Error('the block fails after its pass');
+      }),
+    /the block fails/);
+    assert.equal(journalRows(store), TRIE_REFS_LOG_BLOCKS - 1, 'the journal rolled back with the block');
+    // a prune now must count it first: else nodes only the journal names would go
+    pruneToRoot(store, height - 1, root, 'after the rolled-back pass');
     store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
