@@ -6,6 +6,7 @@
  * per transfer (docs/benchmarks.md "The chain thread per transfer"). RLP is canonical, so the bytes
  * are the same as `RLP.encode`'s for the same input (test/unit/rlpwrite.test.ts).
  */
+import { rlpItemAt } from '../lib/rlpitem.js';
 
 /** a byte string or a list of items */
 export type RlpItem = Uint8Array | readonly RlpItem[];
@@ -117,30 +118,11 @@ export function accountRlp(nonce: bigint, balance: bigint, storageRoot: Uint8Arr
   return rlpEncode([unpaddedBytes(nonce), unpaddedBytes(balance), storageRoot, codeHash]);
 }
 
-/** the payload's [start, end) of the item at `pos`, and whether it is a list */
-function itemAt(enc: Uint8Array, pos: number, end: number): { list: boolean; start: number; stop: number } {
-  if (pos >= end) throw new Error('invalid RLP: an item past the end of its list');
-  const b = enc[pos]!;
-  if (b < 0x80) return { list: false, start: pos, stop: pos + 1 };
-  const list = b >= 0xc0;
-  const short = b - (list ? 0xc0 : 0x80);
-  let start = pos + 1;
-  let len = short;
-  if (short >= 56) {
-    const k = short - 55;
-    len = 0;
-    for (let i = 0; i < k; i++) len = len * 256 + enc[start + i]!;
-    start += k;
-  }
-  if (start + len > end) throw new Error('invalid RLP: an item longer than its input');
-  return { list, start, stop: start + len };
-}
-
 function readItem(enc: Uint8Array, start: number, stop: number, list: boolean): RlpItem {
   if (!list) return enc.subarray(start, stop);
   const out: RlpItem[] = [];
   for (let pos = start; pos < stop; ) {
-    const it = itemAt(enc, pos, stop);
+    const it = rlpItemAt(enc, pos, stop);
     out.push(readItem(enc, it.start, it.stop, it.list));
     pos = it.stop;
   }
@@ -153,7 +135,7 @@ function readItem(enc: Uint8Array, start: number, stop: number, list: boolean): 
  * unlike @ethereumjs/rlp non-canonical prefixes are not refused.
  */
 export function rlpDecodeView(enc: Uint8Array): RlpItem {
-  const it = itemAt(enc, 0, enc.length);
+  const it = rlpItemAt(enc, 0, enc.length);
   if (it.stop !== enc.length) throw new Error('invalid RLP: bytes after the item');
   return readItem(enc, it.start, it.stop, it.list);
 }

@@ -30,6 +30,7 @@
  * were never counted, and switching it to pruning leaves its trie nodes uncollected.
  */
 import type Database from 'better-sqlite3';
+import { rlpItemAt, type RlpItemSpan } from '../lib/rlpitem.js';
 
 /** the counts' tables (store/triecollect.ts makes them too) */
 export const TRIE_REFS_SCHEMA = `
@@ -62,32 +63,11 @@ const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byt
 
 const EMPTY_ROOT = Buffer.from(EMPTY_ROOT_HEX, 'hex');
 
-/**
- * The RLP item at `at` (Yellow Paper appendix B) within [at, end): its payload's [start, stop) and
- * whether it is a list. Trie nodes are read as the trie wrote them; an item that overruns is refused.
- */
-function rlpItem(b: Uint8Array, at: number, end: number): { list: boolean; start: number; stop: number } {
-  if (at >= end) throw new Error('trie node: RLP item past its end');
-  const p = b[at]!;
-  if (p < 0x80) return { list: false, start: at, stop: at + 1 };
-  const list = p >= 0xc0;
-  const short = p - (list ? 0xc0 : 0x80);
-  let start = at + 1;
-  let len = short;
-  if (short >= 56) {
-    len = 0;
-    for (let i = 0; i < short - 55; i++) len = len * 256 + b[start + i]!;
-    start += short - 55;
-  }
-  if (start + len > end) throw new Error('trie node: RLP item past its end');
-  return { list, start, stop: start + len };
-}
-
-/** the items of the RLP list payload [start, stop), at most `max` (the rest are not read) */
-function rlpItems(b: Uint8Array, start: number, stop: number, max: number): { list: boolean; start: number; stop: number }[] {
-  const out = [];
+/** the items of the RLP list payload [start, stop): at most `max` + 1, enough to tell a longer list (the rest are not read) */
+function rlpItems(b: Uint8Array, start: number, stop: number, max: number): RlpItemSpan[] {
+  const out: RlpItemSpan[] = [];
   for (let at = start; at < stop && out.length < max + 1; ) {
-    const it = rlpItem(b, at, stop);
+    const it = rlpItemAt(b, at, stop);
     out.push(it);
     at = it.stop;
   }
@@ -101,13 +81,13 @@ function rlpItems(b: Uint8Array, start: number, stop: number, max: number): { li
 export function nodeChildren(enc: Uint8Array): Buffer[] {
   const out: Buffer[] = [];
   const b = buf(enc);
-  const hashRef = (it: { list: boolean; start: number; stop: number }) => {
+  const hashRef = (it: RlpItemSpan) => {
     if (!it.list && it.stop - it.start === 32) {
       const h = b.subarray(it.start, it.stop);
       if (!h.equals(EMPTY_ROOT)) out.push(h);
     }
   };
-  const node = rlpItem(b, 0, b.length);
+  const node = rlpItemAt(b, 0, b.length);
   if (!node.list) return out;
   const items = rlpItems(b, node.start, node.stop, 17);
   if (items.length === 17) {
@@ -121,7 +101,7 @@ export function nodeChildren(enc: Uint8Array): Buffer[] {
       // slot's value is an RLP string (first byte below 0xc0)
       const value = items[1]!;
       if (!value.list && value.stop > value.start && b[value.start]! >= 0xc0) {
-        const account = rlpItem(b, value.start, value.stop);
+        const account = rlpItemAt(b, value.start, value.stop);
         if (account.list) {
           const fields = rlpItems(b, account.start, account.stop, 4);
           if (fields.length === 4) hashRef(fields[2]!);
