@@ -48,8 +48,8 @@ CREATE TABLE IF NOT EXISTS trie_refs_log (id INTEGER PRIMARY KEY, refs BLOB NOT 
 export const TRIE_REFS_LOG_BLOCKS = 64;
 
 /**
- * References the journal may hold before it is counted whatever its blocks (a state sync's batches, a
- * genesis of many accounts): a pass sums them in a map of at most this many children.
+ * References in the journal at which it is counted whatever its blocks (a state sync's batches, a
+ * genesis of many accounts): a pass sums at most this many, and one block's more, in its map.
  */
 export const TRIE_REFS_LOG_MAX_REFS = 262_144;
 
