@@ -1,6 +1,6 @@
 /**
  * Trie-node garbage collection for a pruning node (docs/abci.md "Pruning"): a reference count per
- * stored trie node, kept in the block's own write transaction, like go-ethereum's hash-based node
+ * stored trie node, kept in the store's write transactions, like go-ethereum's hash-based node
  * database (trie/triedb/hashdb/database.go: a node's parents count, and a root's reference is
  * dropped when its version goes).
  *
