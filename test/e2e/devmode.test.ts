@@ -5,6 +5,7 @@
  * No wall-clock assertions: the hour-long timer means any block beyond genesis+1 was made by a tx.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { JsonRpcProvider, Wallet, type TransactionRequest } from 'ethers';
 import { devAddress, devKeys, devWallet } from '../helpers/accounts.js';
@@ -143,7 +144,49 @@ describe('graceful shutdown on SIGINT, and restart', () => {
   });
 });
 
+/** CPU seconds the process has used, all its threads (/proc/<pid>/stat utime + stime, at Linux's 100 ticks a second) */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds a process spends per second while it should be idle, over `ms` */
+async function idleCpu(pid: number, ms: number): Promise<number> {
+  const before = cpuSeconds(pid);
+  await sleep(ms);
+  return (cpuSeconds(pid) - before) / (ms / 1000);
+}
+
+/** far below the one core a spinning timer loop takes, far above an idle node's timers and GC */
+const IDLE_CPU_MAX = 0.3;
+
 describe('create_empty_blocks = false', () => {
+  it('at timeout_commit 0 an idle node does not spin, and each tx still gets its block at once', async () => {
+    // the bench's `ferry start` (bench/nodes.ts FERRY_START_FLAGS): blocks back to back while txs wait
+    const node = await startFerry({ args: ['--consensus.create_empty_blocks', 'false', '--consensus.timeout_commit', '0s'] });
+    try {
+      await waitForBlock(node.url, 1);
+      const pid = node.proc.pid!;
+      const idle = await idleCpu(pid, 1_500);
+      assert.ok(idle < IDLE_CPU_MAX, `an idle node used ${idle.toFixed(2)} CPU seconds a second`);
+      // cacheTimeout -1: ethers reuses a result for 250 ms by default, and these blocks come sooner (its
+      // second send would reuse the first's pending nonce)
+      const wallet = devWallet(1, new JsonRpcProvider(node.url, Number(EVM_CHAIN_ID), { staticNetwork: true, cacheTimeout: -1 }));
+      const before = await blockNumber(node.url);
+      for (let i = 0; i < 3; i++) {
+        const receipt = await (await wallet.sendTransaction({ to: devAddress(2), value: 1n })).wait();
+        assert.equal(receipt!.status, 1);
+        assert.equal(receipt!.blockNumber, before + i + 1, 'one block per tx, none empty between');
+      }
+      const after = await idleCpu(pid, 1_500);
+      assert.ok(after < IDLE_CPU_MAX, `idle again after its blocks, the node used ${after.toFixed(2)} CPU seconds a second`);
+      assert.equal(await blockNumber(node.url), before + 3, 'no empty blocks');
+    } finally {
+      await node.stop();
+    }
+  });
+
+
   it('the height does not move without transactions, and a tx still gets mined', async () => {
     const node = await startFerry({ args: ['--consensus.create_empty_blocks', 'false', '--consensus.timeout_commit', '100ms'] });
     try {
