@@ -61,12 +61,14 @@ export function windowHashes(db: Database.Database, from: number, to: number): {
 
 /**
  * BLOCKHASH's source over a store: the stored block's hash, else the window's (undefined: neither).
- * Every EVM that runs blocks or calls takes it (chain/app.ts, chain/simulator.ts, chain/trace.ts).
+ * Every EVM that runs blocks or calls takes it (chain/app.ts, chain/simulator.ts, chain/trace.ts). The
+ * stored hash is read from its own column, not from the decoded block: every block's EIP-2935 step reads
+ * its parent's, which no cache holds yet (docs/benchmarks.md "A dev block at one tx").
  */
 export function blockHashLookup(store: Store): (height: bigint) => Uint8Array | undefined {
   let stmt: Database.Statement<[number], { hash: Buffer }> | undefined;
   return (height) => {
-    const stored = store.evmBlock(height)?.header.hash;
+    const stored = store.blockHash(Number(height));
     if (stored) return stored;
     if (!stmt) {
       if (!hasWindow(store.db)) return undefined;
