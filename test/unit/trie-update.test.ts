@@ -119,3 +119,27 @@ test('a node missing from the store is an error, not a wrong root', () => {
   store.nodes.clear();
   assert.throws(() => updateTrie(store, root, [[keccak256(Uint8Array.of(1)), Uint8Array.of(9)]]), /missing trie node/);
 });
+
+test('keys that are prefixes of others (values in branches) give the MPT root', async () => {
+  // the state tries' keys are all 32 bytes, so only a trie of keys used as given puts a value in a branch
+  const rand = rng(99991);
+  const store = new MapStore();
+  const mpt = new MerklePatriciaTrie();
+  let root = EMPTY_TRIE_ROOT;
+  // 1-3 byte keys sharing prefixes: a key ending where another goes on
+  const keys = Array.from({ length: 120 }, (_, i) => Uint8Array.from([0x12, 0x34, i].slice(0, 1 + (i % 3)).map((x, j) => (j === 2 ? x : x ^ (i & 1)))));
+  for (let block = 0; block < 40; block++) {
+    const ops: [Uint8Array, Uint8Array | undefined][] = [];
+    const n = 1 + Math.floor(rand() * 15);
+    for (let j = 0; j < n; j++) {
+      const value = rand() < 0.35 ? undefined : Uint8Array.from(Buffer.alloc(1 + Math.floor(rand() * 40), 1 + Math.floor(rand() * 200)));
+      ops.push([keys[Math.floor(rand() * keys.length)]!, value]);
+    }
+    for (const [k, v] of ops) {
+      if (v === undefined) await mpt.del(k);
+      else await mpt.put(k, v);
+    }
+    root = updateTrie(store, root, ops);
+    assert.equal(hex(root), hex(mpt.root()), `block ${block}: the MPT's root`);
+  }
+});
